@@ -1,0 +1,28 @@
+// Jest runs the TypeScript sources as ES modules (every @nestjs/* 12 package is ESM-only).
+const shared = {
+  testEnvironment: 'node',
+  extensionsToTreatAsEsm: ['.ts'],
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json' }],
+  },
+};
+
+export default {
+  projects: [
+    {
+      ...shared,
+      displayName: 'unit',
+      testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/test/unit/**/*.spec.ts'],
+    },
+    {
+      ...shared,
+      displayName: 'e2e',
+      testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'],
+      globalSetup: '<rootDir>/test/harness/global-setup.ts',
+      globalTeardown: '<rootDir>/test/harness/global-teardown.ts',
+    },
+  ],
+  maxWorkers: 2,
+  testTimeout: 30000,
+};
