@@ -1,0 +1,84 @@
+// npm run bench [-- --duration 10] [--connections 10] [--only name] [--json] [--write]
+// Loads the built service on loopback with autocannon, one scenario at a time, and prints
+// requests/s, p50 and p99 latency and the ratio to GET /health measured in the same run.
+import { writeFileSync } from 'node:fs';
+import autocannon from 'autocannon';
+import { startServer } from './server.mjs';
+import { scenarios } from './scenarios.mjs';
+
+const args = process.argv.slice(2);
+const option = (name, fallback) => {
+  const index = args.indexOf(`--${name}`);
+  return index >= 0 && args[index + 1] ? args[index + 1] : fallback;
+};
+const duration = Number(option('duration', '10'));
+const connections = Number(option('connections', '10'));
+const only = option('only', '');
+const asJson = args.includes('--json');
+const write = args.includes('--write');
+
+function load(baseUrl, scenario) {
+  return new Promise((resolve, reject) => {
+    const options = {
+      url: `${baseUrl}${scenario.path ?? ''}`,
+      connections,
+      duration: scenario.duration ?? duration,
+      amount: scenario.amount,
+      requests: scenario.requests,
+      method: scenario.method,
+      headers: scenario.headers,
+      body: scenario.body,
+    };
+    for (const key of Object.keys(options)) if (options[key] === undefined) delete options[key];
+    const instance = autocannon(
+      options,
+      (error, result) => (error ? reject(error) : resolve(result)),
+    );
+    process.once('SIGINT', () => instance.stop());
+  });
+}
+
+const server = await startServer();
+const results = [];
+try {
+  let reference = null;
+  for (const scenario of scenarios) {
+    if (only && scenario.name !== 'reference' && !scenario.name.includes(only)) continue;
+    const prepared = scenario.prepare ? await scenario.prepare(server.baseUrl) : scenario;
+    const result = await load(server.baseUrl, { ...scenario, ...prepared });
+    const row = {
+      scenario: scenario.title,
+      requestsPerSecond: Math.round(result.requests.average),
+      p50Ms: result.latency.p50,
+      p99Ms: result.latency.p99,
+      non2xx: result.non2xx,
+      errors: result.errors + result.timeouts,
+      ratio: null,
+    };
+    if (scenario.name === 'reference') reference = row.requestsPerSecond;
+    row.ratio = reference ? Math.round((row.requestsPerSecond / reference) * 100) / 100 : null;
+    results.push(row);
+    if (!asJson) {
+      console.log(
+        `${row.scenario.padEnd(44)} ${String(row.requestsPerSecond).padStart(7)} req/s  p50 ${row.p50Ms} ms  p99 ${row.p99Ms} ms  ratio ${row.ratio ?? '-'}${row.non2xx ? `  non-2xx ${row.non2xx}` : ''}${row.errors ? `  errors ${row.errors}` : ''}`,
+      );
+    }
+  }
+} finally {
+  await server.stop();
+}
+
+if (asJson) console.log(JSON.stringify({ connections, durationSeconds: duration, results }, null, 2));
+if (write) {
+  const lines = [
+    '# Benchmark results',
+    '',
+    `${new Date().toISOString()}, ${connections} connections, ${duration} s per scenario, loopback, embedded PostgreSQL.`,
+    '',
+    '| Scenario | req/s | p50 ms | p99 ms | ratio to GET /health |',
+    '|---|---|---|---|---|',
+    ...results.map((r) => `| ${r.scenario} | ${r.requestsPerSecond} | ${r.p50Ms} | ${r.p99Ms} | ${r.ratio ?? '-'} |`),
+    '',
+  ];
+  writeFileSync(new URL('./results.md', import.meta.url), lines.join('\n'));
+}

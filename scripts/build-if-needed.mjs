@@ -1,0 +1,35 @@
+// Compiles the TypeScript sources when dist/ is missing or older than any source file, and
+// records the commit being built for X-Service-Commit.
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const root = new URL('..', import.meta.url).pathname;
+const marker = join(root, 'dist/COMMIT');
+const sources = ['src', 'migrations', 'ormconfig.ts', 'package.json', 'tsconfig.json', 'tsconfig.build.json'];
+
+function newestMtime(path) {
+  const stat = statSync(path);
+  if (!stat.isDirectory()) return stat.mtimeMs;
+  return readdirSync(path).reduce((newest, name) => Math.max(newest, newestMtime(join(path, name))), stat.mtimeMs);
+}
+
+const builtAt = existsSync(marker) ? statSync(marker).mtimeMs : 0;
+const sourcesAt = Math.max(...sources.map((entry) => join(root, entry)).filter(existsSync).map(newestMtime));
+if (process.argv.includes('--force') || sourcesAt > builtAt) {
+  process.stderr.write('Building…\n');
+  execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json')], {
+    stdio: 'inherit',
+  });
+  let commit = process.env.SERVICE_COMMIT || 'unknown';
+  if (!process.env.SERVICE_COMMIT) {
+    try {
+      commit = execFileSync('git', ['rev-parse', '--short=12', 'HEAD'], { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] })
+        .toString()
+        .trim();
+    } catch {
+      // not a git checkout: the commit stays unknown
+    }
+  }
+  writeFileSync(marker, `${commit}\n`);
+}

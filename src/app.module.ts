@@ -1,0 +1,28 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AccessGuard } from './common/access/access.guard.js';
+import { InvalidInputStatusInterceptor } from './common/validation/validation.js';
+import type { AppConfig } from './config/app-config.js';
+import { AppConfigModule } from './config/config.module.js';
+import { dataSourceOptions } from './database/data-source-options.js';
+import { HealthModule } from './health/health.module.js';
+
+@Module({})
+export class AppModule {
+  /** `databaseUrl` is resolved by then: the embedded server has been started if one was needed. */
+  static forRoot(config: AppConfig & { databaseUrl: string }): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        AppConfigModule.forRoot(config),
+        TypeOrmModule.forRoot({ ...dataSourceOptions(config.databaseUrl), autoLoadEntities: true }),
+        HealthModule,
+      ],
+      providers: [
+        { provide: APP_GUARD, useClass: AccessGuard },
+        { provide: APP_INTERCEPTOR, useClass: InvalidInputStatusInterceptor },
+      ],
+    };
+  }
+}

@@ -1,0 +1,46 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { Logger } from 'pino';
+import { pinoHttp } from 'pino-http';
+import { AppModule } from './app.module.js';
+import { AllExceptionsFilter } from './common/errors/all-exceptions.filter.js';
+import { requestContext } from './common/http/request-context.js';
+import { PinoNestLogger } from './common/logging/logger.js';
+import { createValidationPipe } from './common/validation/validation.js';
+import type { AppConfig } from './config/app-config.js';
+
+export const BODY_LIMIT = '1mb';
+
+/** Builds the HTTP application exactly as production runs it; the tests use the same function. */
+export async function createApp(config: AppConfig & { databaseUrl: string }, logger: Logger) {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
+    bodyParser: false,
+    logger: new PinoNestLogger(logger),
+    abortOnError: false,
+  });
+  const errors = new AllExceptionsFilter(logger);
+  app.disable('x-powered-by');
+  app.set('trust proxy', 'loopback');
+  app.set('query parser', 'simple');
+  app.use(requestContext(config.serviceCommit));
+  app.use(
+    pinoHttp({
+      logger,
+      genReqId: (request) => (request as { requestId?: string }).requestId ?? '',
+      customLogLevel: (_request, response, error) =>
+        error || response.statusCode >= 500 ? 'error' : response.statusCode >= 400 ? 'info' : 'debug',
+      serializers: {
+        req: (request: { method: string; url: string }) => ({ method: request.method, url: request.url }),
+        res: (response: { statusCode: number }) => ({ statusCode: response.statusCode }),
+      },
+    }),
+  );
+  app.useBodyParser('json', { limit: BODY_LIMIT });
+  app.useBodyParser('urlencoded', { limit: BODY_LIMIT, extended: false });
+  app.use(errors.middleware);
+  app.useGlobalFilters(errors);
+  app.useGlobalPipes(createValidationPipe());
+  app.enableShutdownHooks([]);
+  return app;
+}

@@ -1,0 +1,53 @@
+/** Every way an App Attest attestation or assertion can be refused; each code names the failed step. */
+export const APP_ATTEST_ERROR_CODES = [
+  'invalid_cbor',
+  'invalid_format',
+  'certificate_chain_invalid',
+  'nonce_mismatch',
+  'key_id_mismatch',
+  'rp_id_mismatch',
+  'counter_not_zero',
+  'aaguid_invalid',
+  'credential_id_mismatch',
+  'invalid_assertion',
+  'signature_invalid',
+  'counter_not_increasing',
+] as const;
+
+export type AppAttestErrorCode = (typeof APP_ATTEST_ERROR_CODES)[number];
+
+export interface AppAttestFailure {
+  ok: false;
+  code: AppAttestErrorCode;
+  message: string;
+}
+
+/**
+ * Thrown by the verification steps and turned into an {@link AppAttestFailure} at the public
+ * entry points, so each step stays a small function that returns only its happy-path value.
+ */
+export class AppAttestError extends Error {
+  constructor(
+    readonly code: AppAttestErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'AppAttestError';
+  }
+}
+
+export function fail(code: AppAttestErrorCode, message: string): never {
+  throw new AppAttestError(code, message);
+}
+
+/** Runs a verification and reports a refused step as a value; any other exception is a bug and propagates. */
+export function refusalAsResult<T>(verify: () => T): T | AppAttestFailure {
+  try {
+    return verify();
+  } catch (error) {
+    if (error instanceof AppAttestError) {
+      return { ok: false, code: error.code, message: error.message };
+    }
+    throw error;
+  }
+}

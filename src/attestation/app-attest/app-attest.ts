@@ -1,0 +1,234 @@
+import { createHash, createPublicKey, verify } from 'node:crypto';
+import { Decoder } from 'cbor-x';
+import { fail, refusalAsResult, type AppAttestFailure } from './app-attest-errors.js';
+import { parseAttestedAuthenticatorData, parseAuthenticatorData } from './auth-data.js';
+import { credentialPublicKeyPoint, readCertificateNonce } from './credential-certificate.js';
+import { verifyCertificateChain, type TrustStore } from './trust-store.js';
+
+export { APP_ATTEST_ERROR_CODES, type AppAttestErrorCode, type AppAttestFailure } from './app-attest-errors.js';
+export { createTrustStore, type TrustStore } from './trust-store.js';
+
+export type AppAttestEnvironment = 'development' | 'production';
+
+export interface AttestationInput {
+  /** The CBOR attestation object, base64-decoded. */
+  attestationObject: Buffer;
+  /** The key identifier as the device reports it: standard base64 of SHA256(public key point). */
+  keyId: string;
+  /** Accepted clientDataHash values; the attestation is valid when its nonce matches any of them. */
+  clientDataHashes: readonly Buffer[];
+  teamId: string;
+  bundleId: string;
+  trustAnchors: TrustStore;
+  /** The time the certificates must be valid at; vectors and replays need it in the past. */
+  now: Date;
+}
+
+export interface AttestationVerified {
+  ok: true;
+  environment: AppAttestEnvironment;
+  /** The attested key, SPKI PEM: store it to verify later assertions. */
+  publicKeyPem: string;
+  /** Apple's receipt, for a later fraud-metric exchange with Apple. */
+  receipt: Buffer;
+  counter: number;
+  credentialId: Buffer;
+  leafNotAfter: Date;
+}
+
+export type AttestationVerification = AttestationVerified | AppAttestFailure;
+
+export interface AssertionInput {
+  /** The CBOR assertion, base64-decoded. */
+  assertion: Buffer;
+  /** The key stored from the attestation. */
+  publicKeyPem: string;
+  /** Accepted SHA256(clientData) values; the signature is valid when it covers any of them. */
+  clientDataHashes: readonly Buffer[];
+  teamId: string;
+  bundleId: string;
+  /** The counter stored after the previous attestation or assertion; the new one must exceed it. */
+  previousCounter: number;
+}
+
+export type AssertionVerification = { ok: true; counter: number } | AppAttestFailure;
+
+const FORMAT = 'apple-appattest';
+const AAGUID_PRODUCTION = Buffer.concat([Buffer.from('appattest'), Buffer.alloc(7)]);
+const AAGUID_DEVELOPMENT = Buffer.from('appattestdevelop');
+// Records and structured-clone extensions are cbor-x conventions no Apple device emits.
+const cbor = new Decoder({ useRecords: false, mapsAsObjects: true });
+const PADDED_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+function sha256(...parts: Buffer[]): Buffer {
+  const hash = createHash('sha256');
+  for (const part of parts) hash.update(part);
+  return hash.digest();
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    !(value instanceof Uint8Array) &&
+    !(value instanceof Map)
+  );
+}
+
+function asBytes(value: unknown): Buffer | undefined {
+  if (!(value instanceof Uint8Array)) return undefined;
+  return Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+}
+
+function decodeCbor(bytes: Buffer, onError: () => never): unknown {
+  try {
+    return cbor.decode(bytes);
+  } catch {
+    return onError();
+  }
+}
+
+interface AttestationObject {
+  authData: Buffer;
+  x5c: [Buffer, ...Buffer[]];
+  receipt: Buffer;
+}
+
+function readCertificates(value: unknown): [Buffer, ...Buffer[]] | undefined {
+  const [first, ...rest] = Array.isArray(value) ? value.map(asBytes) : [];
+  if (!first || !rest.every((der) => der !== undefined)) return undefined;
+  return [first, ...rest];
+}
+
+function readAttestationObject(bytes: Buffer): AttestationObject {
+  const decoded = decodeCbor(bytes, () => fail('invalid_cbor', 'the attestation is not CBOR'));
+  if (!isRecord(decoded)) return fail('invalid_format', 'the attestation is not a CBOR map');
+  if (decoded.fmt !== FORMAT) return fail('invalid_format', `fmt is not ${FORMAT}`);
+  const statement = decoded.attStmt;
+  const authData = asBytes(decoded.authData);
+  if (!isRecord(statement) || !authData) {
+    return fail('invalid_format', 'attStmt or authData is missing');
+  }
+  const x5c = readCertificates(statement.x5c);
+  const receipt = asBytes(statement.receipt);
+  if (!x5c || !receipt) {
+    return fail('invalid_format', 'attStmt needs x5c (certificates) and receipt (bytes)');
+  }
+  return { authData, x5c, receipt };
+}
+
+function checkNonce(nonce: Buffer, authData: Buffer, clientDataHashes: readonly Buffer[]): void {
+  if (!clientDataHashes.some((hash) => sha256(authData, hash).equals(nonce))) {
+    fail('nonce_mismatch', 'the certificate nonce is not SHA256(authData || clientDataHash)');
+  }
+}
+
+/** SHA256 of the credential key, checked against keyId. Returns it as the canonical key id bytes. */
+function checkKeyId(publicKeyPoint: Buffer, keyId: string): Buffer {
+  const expected = sha256(publicKeyPoint);
+  // Compared as text, not bytes: keyId identifies the device from here on, so only Apple's own
+  // spelling (standard padded base64) is accepted and one device cannot appear under two ids.
+  if (expected.toString('base64') !== keyId) {
+    fail('key_id_mismatch', 'keyId is not the SHA256 of the credential certificate key');
+  }
+  return expected;
+}
+
+function checkRpId(rpIdHash: Buffer, teamId: string, bundleId: string): void {
+  if (!rpIdHash.equals(sha256(Buffer.from(`${teamId}.${bundleId}`)))) {
+    fail('rp_id_mismatch', 'rpIdHash is not SHA256(teamId.bundleId)');
+  }
+}
+
+function environmentOf(aaguid: Buffer): AppAttestEnvironment {
+  if (aaguid.equals(AAGUID_PRODUCTION)) return 'production';
+  if (aaguid.equals(AAGUID_DEVELOPMENT)) return 'development';
+  return fail('aaguid_invalid', 'aaguid is neither appattest nor appattestdevelop');
+}
+
+/** Verifies an App Attest attestation object, following Apple's server-side validation steps in order. */
+export function verifyAttestation(input: AttestationInput): AttestationVerification {
+  return refusalAsResult((): AttestationVerified => {
+    const { authData, x5c, receipt } = readAttestationObject(input.attestationObject);
+    const parsed =
+      parseAttestedAuthenticatorData(authData) ?? fail('invalid_format', 'authData lacks attested credential data');
+    const leaf = verifyCertificateChain(x5c, input.trustAnchors, input.now);
+    checkNonce(readCertificateNonce(leaf), authData, input.clientDataHashes);
+    const keyIdBytes = checkKeyId(credentialPublicKeyPoint(leaf), input.keyId);
+    checkRpId(parsed.rpIdHash, input.teamId, input.bundleId);
+    if (parsed.counter !== 0) fail('counter_not_zero', `counter is ${parsed.counter}, not 0`);
+    const environment = environmentOf(parsed.aaguid);
+    if (!parsed.credentialId.equals(keyIdBytes)) {
+      fail('credential_id_mismatch', 'credentialId is not the keyId');
+    }
+    return {
+      ok: true,
+      environment,
+      publicKeyPem: leaf.publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+      // Copies, because the decoder's byte strings are views into the caller's buffer.
+      receipt: Buffer.from(receipt),
+      counter: parsed.counter,
+      credentialId: Buffer.from(parsed.credentialId),
+      leafNotAfter: new Date(leaf.validTo),
+    };
+  });
+}
+
+function readAssertion(bytes: Buffer): { signature: Buffer; authenticatorData: Buffer } {
+  const decoded = decodeCbor(bytes, () => fail('invalid_assertion', 'the assertion is not CBOR'));
+  const signature = isRecord(decoded) ? asBytes(decoded.signature) : undefined;
+  const authenticatorData = isRecord(decoded) ? asBytes(decoded.authenticatorData) : undefined;
+  if (!signature || !authenticatorData) {
+    return fail('invalid_assertion', 'the assertion needs signature and authenticatorData bytes');
+  }
+  return { signature, authenticatorData };
+}
+
+function signsAnyNonce(
+  assertion: { signature: Buffer; authenticatorData: Buffer },
+  publicKeyPem: string,
+  clientDataHashes: readonly Buffer[],
+): boolean {
+  const key = createPublicKey(publicKeyPem);
+  return clientDataHashes.some((hash) => {
+    const nonce = sha256(assertion.authenticatorData, hash);
+    // The device signs the nonce itself with ECDSA-SHA256, so the digest is SHA256(nonce).
+    return verify('sha256', nonce, key, assertion.signature);
+  });
+}
+
+/**
+ * Verifies an App Attest assertion. The cheap checks run before the signature so a replayed or
+ * misdirected assertion costs no ECDSA verify; otherwise it costs one verify per clientDataHash
+ * tried, stopping at the first that matches.
+ */
+export function verifyAssertion(input: AssertionInput): AssertionVerification {
+  return refusalAsResult((): { ok: true; counter: number } => {
+    const assertion = readAssertion(input.assertion);
+    const header =
+      parseAuthenticatorData(assertion.authenticatorData) ??
+      fail('invalid_assertion', 'authenticatorData is shorter than 37 bytes');
+    checkRpId(header.rpIdHash, input.teamId, input.bundleId);
+    if (header.counter <= input.previousCounter) {
+      fail('counter_not_increasing', `counter ${header.counter} <= ${input.previousCounter}`);
+    }
+    if (!signsAnyNonce(assertion, input.publicKeyPem, input.clientDataHashes)) {
+      fail('signature_invalid', 'the signature does not cover SHA256(authenticatorData || clientDataHash)');
+    }
+    return { ok: true, counter: header.counter };
+  });
+}
+
+/**
+ * The clientDataHash values a challenge string stands for: SHA256 of its UTF-8 bytes (what
+ * `Data(challenge.utf8)` hashes to in Swift) and, when it is padded standard base64 (the form
+ * the service issues), SHA256 of the decoded bytes. The UTF-8 form comes first, so the usual case costs a single ECDSA verify.
+ */
+export function challengeClientDataHashes(challenge: string): Buffer[] {
+  const hashes = [sha256(Buffer.from(challenge, 'utf8'))];
+  if (challenge.length > 0 && PADDED_BASE64.test(challenge)) {
+    hashes.push(sha256(Buffer.from(challenge, 'base64')));
+  }
+  return hashes;
+}

@@ -1,0 +1,63 @@
+import type { ConditionField, DeviceContext, JsonValue } from './claim-types.js';
+
+export type FieldKind = 'string' | 'number' | 'version' | 'boolean';
+
+interface ConditionFieldSpec {
+  kind: FieldKind;
+  read: (context: DeviceContext) => string | number | boolean | undefined;
+}
+
+/** How each condition field is read from the device and which comparison rules it follows. */
+export const CONDITION_FIELD_SPECS: Readonly<Record<ConditionField, ConditionFieldSpec>> = {
+  device_model: { kind: 'string', read: (c) => c.deviceModel },
+  os_version: { kind: 'version', read: (c) => c.osVersion },
+  app_version: { kind: 'version', read: (c) => c.appVersion },
+  risk_score: { kind: 'number', read: (c) => c.riskScore },
+  attestation_count: { kind: 'number', read: (c) => c.attestationCount },
+  country: { kind: 'string', read: (c) => c.country },
+  jailbreak_detected: { kind: 'boolean', read: (c) => c.jailbreakDetected },
+  device_integrity: { kind: 'string', read: (c) => c.deviceIntegrity },
+  first_seen_days: { kind: 'number', read: (c) => c.firstSeenDays },
+  suspicious_events: { kind: 'number', read: (c) => c.suspiciousEvents },
+};
+
+type DeviceReader = (context: DeviceContext) => string | number | boolean | undefined;
+
+/** The `device.<name>` variables of expressions and body templates: the whole allow-list. */
+const DEVICE_VARIABLES: ReadonlyMap<string, DeviceReader> = new Map<string, DeviceReader>([
+  ['keyId', (c) => c.keyId],
+  ['model', (c) => c.deviceModel],
+  ['osVersion', (c) => c.osVersion],
+  ['appVersion', (c) => c.appVersion],
+  ['riskScore', (c) => c.riskScore],
+  ['attestationCount', (c) => c.attestationCount],
+  ['jailbreakDetected', (c) => c.jailbreakDetected],
+  ['country', (c) => c.country],
+  ['integrity', (c) => c.deviceIntegrity],
+  ['firstSeenDays', (c) => c.firstSeenDays],
+  ['suspiciousEvents', (c) => c.suspiciousEvents],
+]);
+
+export const DEVICE_VARIABLE_NAMES: readonly string[] = [...DEVICE_VARIABLES.keys()];
+
+export function isDeviceVariable(name: string): boolean {
+  return DEVICE_VARIABLES.has(name);
+}
+
+/**
+ * Null-prototype records, so a lookup can only ever find a listed variable: nothing is
+ * inherited from Object.prototype.
+ */
+export function deviceRecord(context: DeviceContext): Record<string, JsonValue> {
+  const record: Record<string, JsonValue> = Object.create(null);
+  for (const [name, read] of DEVICE_VARIABLES) record[name] = read(context) ?? null;
+  return record;
+}
+
+export function dataRecord(context: DeviceContext): Record<string, JsonValue> {
+  const record: Record<string, JsonValue> = Object.create(null);
+  for (const [key, value] of Object.entries(context.additionalData ?? {})) {
+    if (typeof value === 'string') record[key] = value;
+  }
+  return record;
+}

@@ -1,0 +1,33 @@
+import { CliArgs } from './cli-args.js';
+import { CliError, openCliContext, type CliContext } from './cli-context.js';
+import { runMigrations } from '../database/migrate.js';
+
+type Command = (context: CliContext, args: CliArgs) => Promise<Record<string, unknown>>;
+
+/** The management commands (DESIGN.md section 6); each prints one JSON object. */
+const commands: Record<string, Command> = {
+  migrate: async (context) => ({ applied: await runMigrations(context.databaseUrl) }),
+};
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  const command = name ? commands[name] : undefined;
+  if (!command) {
+    process.stderr.write(`Usage: npm run cli -- <command> [options]\nCommands: ${Object.keys(commands).join(', ')}\n`);
+    return name ? 2 : 0;
+  }
+  let context: CliContext | null = null;
+  try {
+    const args = CliArgs.parse(rest);
+    context = await openCliContext();
+    process.stdout.write(`${JSON.stringify(await command(context, args))}\n`);
+    return 0;
+  } catch (error) {
+    process.stderr.write(`${name}: ${error instanceof CliError || error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  } finally {
+    await context?.close();
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));

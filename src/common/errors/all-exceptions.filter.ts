@@ -1,0 +1,124 @@
+import { ArgumentsHost, Catch, HttpException, type ExceptionFilter } from '@nestjs/common';
+import type { NextFunction, Request, Response } from 'express';
+import type { Logger } from 'pino';
+import { AppException, codeForStatus } from './app-exception.js';
+
+interface BodyParserError {
+  type: string;
+  status: number;
+  expose?: boolean;
+  limit?: number;
+}
+
+/** Writes the one error envelope for everything that goes wrong, and hides a 500's internals. */
+@Catch()
+export class AllExceptionsFilter implements ExceptionFilter {
+  constructor(private readonly logger: Logger) {}
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const http = host.switchToHttp();
+    this.respond(exception, http.getRequest<Request>(), http.getResponse<Response>());
+  }
+
+  /** Also mounted as Express error middleware, for what fails before Nest routes (body parsing). */
+  readonly middleware = (error: unknown, request: Request, response: Response, _next: NextFunction): void => {
+    this.respond(error, request, response);
+  };
+
+  private respond(exception: unknown, request: Request, response: Response): void {
+    const requestId = request.requestId ?? '';
+    const { status, body, headers } = this.describe(exception, request);
+    if (status >= 500) {
+      this.logger.error(
+        { err: exception, requestId, method: request.method, url: request.originalUrl },
+        'request failed',
+      );
+    }
+    if (response.headersSent) {
+      response.end();
+      return;
+    }
+    for (const [name, value] of Object.entries(headers)) response.setHeader(name, value);
+    response.status(status).json({ ...body, requestId });
+  }
+
+  private describe(
+    exception: unknown,
+    request: Request,
+  ): { status: number; body: Record<string, unknown>; headers: Record<string, string> } {
+    if (exception instanceof AppException) {
+      const { hint, fields, body, headers } = exception.details;
+      return {
+        status: exception.getStatus(),
+        body: {
+          error: exception.message,
+          code: exception.code,
+          ...(hint ? { hint } : {}),
+          ...(fields && exception.getStatus() === 422 ? { fields } : {}),
+          ...body,
+        },
+        headers: headers ?? {},
+      };
+    }
+    if (exception instanceof HttpException) {
+      const status = exception.getStatus();
+      const message =
+        status === 404 && exception.constructor.name === 'NotFoundException' && isRouteMiss(exception)
+          ? `No route for ${request.method} ${request.path}`
+          : readMessage(exception);
+      return { status, body: { error: message, code: codeForStatus(status) }, headers: {} };
+    }
+    const parserError = asBodyParserError(exception);
+    if (parserError) return describeParserError(parserError);
+    return { status: 500, body: { error: 'Internal server error', code: 'internal_error' }, headers: {} };
+  }
+}
+
+function isRouteMiss(exception: HttpException): boolean {
+  return /^Cannot [A-Z]+ /.test(readMessage(exception));
+}
+
+function readMessage(exception: HttpException): string {
+  const response = exception.getResponse();
+  if (typeof response === 'string') return response;
+  const message = (response as { message?: unknown }).message;
+  if (Array.isArray(message)) return message.join('; ');
+  return typeof message === 'string' ? message : exception.message;
+}
+
+function asBodyParserError(error: unknown): BodyParserError | null {
+  if (typeof error !== 'object' || error === null) return null;
+  const candidate = error as Partial<BodyParserError>;
+  return typeof candidate.type === 'string' && typeof candidate.status === 'number'
+    ? (candidate as BodyParserError)
+    : null;
+}
+
+function describeParserError(error: BodyParserError) {
+  switch (error.type) {
+    case 'entity.parse.failed':
+      return {
+        status: 400,
+        body: { error: 'The request body is not valid JSON', code: 'bad_request', hint: 'Send a JSON document' },
+        headers: {},
+      };
+    case 'entity.too.large':
+      return {
+        status: 413,
+        body: {
+          error: `The request body is larger than the ${Math.round((error.limit ?? 1048576) / 1024)} KiB limit`,
+          code: 'payload_too_large',
+        },
+        headers: {},
+      };
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return { status: 415, body: { error: 'Unsupported body encoding', code: 'unsupported_media_type' }, headers: {} };
+    default:
+      return {
+        status: error.status >= 400 && error.status < 500 ? error.status : 400,
+        body: { error: 'The request body could not be read', code: codeForStatus(error.status) },
+        headers: {},
+      };
+  }
+}

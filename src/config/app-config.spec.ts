@@ -1,0 +1,45 @@
+import { describe, expect, it } from '@jest/globals';
+import { ConfigError, loadConfig } from './app-config.js';
+
+function problem(env: Record<string, string>): string {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.message;
+    throw error;
+  }
+  throw new Error('expected a configuration error');
+}
+
+describe('configuration', () => {
+  it('defaults every optional variable', () => {
+    const config = loadConfig({});
+    expect(config.port).toBe(3000);
+    expect(config.baseUrl).toBe('http://localhost:3000');
+    expect(config.databaseUrl).toBeNull();
+    expect(config.redisUrl).toBeNull();
+    expect(config.sessionCookieSameSite).toBe('lax');
+    expect(config.webhookAllowPrivateNetworks).toBe(false);
+    expect(config.mailDir).toMatch(/var\/mail$/);
+  });
+
+  it.each([
+    [{ PORT: 'abc' }, 'PORT must be an integer from 0 to 65535'],
+    [{ PORT: '70000' }, 'PORT must be an integer from 0 to 65535'],
+    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL must use postgres:// or postgresql://'],
+    [{ REDIS_URL: 'nope' }, 'REDIS_URL must be a URL'],
+    [{ BASE_URL: 'ftp://x' }, 'BASE_URL must use http:// or https://'],
+    [{ SESSION_SECRET: 'short' }, 'SESSION_SECRET must be at least 32 characters'],
+    [{ SESSION_COOKIE_SAMESITE: 'none' }, 'SESSION_COOKIE_SAMESITE may be none only when BASE_URL is https'],
+    [{ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'maybe' }, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS must be true or false'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent'],
+    [{ APP_ATTEST_ROOT_CA: '/nonexistent.pem' }, 'APP_ATTEST_ROOT_CA names /nonexistent.pem, which cannot be read'],
+    [{ JWT_PRIVATE_KEY: 'abc' }, 'JWT_PRIVATE_KEY must be a PEM private key'],
+    [
+      { DASHBOARD_ORIGINS: 'https://ok.example, not a url' },
+      'DASHBOARD_ORIGINS has "not a url", which is not an origin like https://app.example.com',
+    ],
+  ])('names the variable in one line for %j', (env, message) => {
+    expect(problem(env)).toBe(message);
+  });
+});

@@ -1,0 +1,176 @@
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The whole runtime configuration, read once from the environment (DESIGN.md section 1). */
+export interface AppConfig {
+  readonly port: number;
+  readonly baseUrl: string;
+  /** Null: the process starts its own embedded PostgreSQL under `dataDir`. */
+  readonly databaseUrl: string | null;
+  readonly dataDir: string;
+  readonly redisUrl: string | null;
+  readonly sessionSecret: string | null;
+  readonly smtpUrl: string | null;
+  readonly mailDir: string;
+  readonly appAttestRootCaPath: string;
+  readonly jwtPrivateKey: string | null;
+  readonly serviceCommit: string;
+  readonly dashboardOrigins: readonly string[];
+  readonly sessionCookieSameSite: 'lax' | 'strict' | 'none';
+  readonly webhookAllowPrivateNetworks: boolean;
+  readonly stripeSecretKey: string | null;
+  readonly stripeWebhookSecret: string | null;
+  readonly logLevel: LogLevel;
+}
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/** The package root: compiled code runs from dist/src, sources from src. */
+const here = dirname(fileURLToPath(import.meta.url));
+export const PROJECT_ROOT = resolve(here, here.includes('/dist/') ? '../../..' : '../..');
+
+export const DEFAULT_APP_ATTEST_ROOT_CA = resolve(
+  PROJECT_ROOT,
+  'src/attestation/app-attest/apple-app-attestation-root-ca.pem',
+);
+
+/** A configuration problem, reported as one line naming the variable. */
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    problem: string,
+  ) {
+    super(`${variable} ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+export function loadConfig(env: Env = process.env): AppConfig {
+  const port = readPort(env);
+  const dataDir = resolve(optional(env, 'DATA_DIR') ?? './var');
+  const baseUrl = readUrl(env, 'BASE_URL', ['http:', 'https:']) ?? `http://localhost:${port}`;
+  const sameSite = optional(env, 'SESSION_COOKIE_SAMESITE') ?? 'lax';
+  if (sameSite !== 'lax' && sameSite !== 'strict' && sameSite !== 'none') {
+    throw new ConfigError('SESSION_COOKIE_SAMESITE', 'must be one of lax, strict, none');
+  }
+  if (sameSite === 'none' && !baseUrl.startsWith('https:')) {
+    throw new ConfigError('SESSION_COOKIE_SAMESITE', 'may be none only when BASE_URL is https');
+  }
+  const logLevel = (optional(env, 'LOG_LEVEL') ?? 'info') as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
+  }
+  const sessionSecret = optional(env, 'SESSION_SECRET');
+  if (sessionSecret !== undefined && sessionSecret.length < 32) {
+    throw new ConfigError('SESSION_SECRET', 'must be at least 32 characters');
+  }
+  return {
+    port,
+    baseUrl: baseUrl.replace(/\/+$/, ''),
+    databaseUrl: readUrl(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    dataDir,
+    redisUrl: readUrl(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    sessionSecret: sessionSecret ?? null,
+    smtpUrl: readUrl(env, 'SMTP_URL', ['smtp:', 'smtps:']),
+    mailDir: resolve(optional(env, 'MAIL_DIR') ?? resolve(dataDir, 'mail')),
+    appAttestRootCaPath: readPemPath(env),
+    jwtPrivateKey: readPrivateKey(env),
+    serviceCommit: optional(env, 'SERVICE_COMMIT') ?? buildCommit(),
+    dashboardOrigins: readOrigins(env),
+    sessionCookieSameSite: sameSite,
+    webhookAllowPrivateNetworks: readBoolean(env, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),
+    stripeSecretKey: optional(env, 'STRIPE_SECRET_KEY') ?? null,
+    stripeWebhookSecret: optional(env, 'STRIPE_WEBHOOK_SECRET') ?? null,
+    logLevel,
+  };
+}
+
+function optional(env: Env, name: string): string | undefined {
+  const value = env[name]?.trim();
+  return value === undefined || value === '' ? undefined : value;
+}
+
+function readPort(env: Env): number {
+  const raw = optional(env, 'PORT');
+  if (raw === undefined) return 3000;
+  const port = Number(raw);
+  if (!/^\d+$/.test(raw) || port > 65535) throw new ConfigError('PORT', 'must be an integer from 0 to 65535');
+  return port;
+}
+
+function readUrl(env: Env, name: string, protocols: string[]): string | null {
+  const raw = optional(env, name);
+  if (raw === undefined) return null;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(name, 'must be a URL');
+  }
+  if (!protocols.includes(url.protocol)) {
+    throw new ConfigError(name, `must use ${protocols.map((p) => p.replace(':', '://')).join(' or ')}`);
+  }
+  return raw;
+}
+
+function readBoolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = optional(env, name)?.toLowerCase();
+  if (raw === undefined) return fallback;
+  if (['true', '1', 'yes'].includes(raw)) return true;
+  if (['false', '0', 'no'].includes(raw)) return false;
+  throw new ConfigError(name, 'must be true or false');
+}
+
+function readOrigins(env: Env): string[] {
+  const raw = optional(env, 'DASHBOARD_ORIGINS');
+  if (raw === undefined) return [];
+  return raw.split(',').map((entry) => {
+    const origin = entry.trim();
+    try {
+      const url = new URL(origin);
+      if (url.origin !== origin.replace(/\/$/, '')) throw new Error('not an origin');
+      return url.origin;
+    } catch {
+      throw new ConfigError(
+        'DASHBOARD_ORIGINS',
+        `has "${origin}", which is not an origin like https://app.example.com`,
+      );
+    }
+  });
+}
+
+function readPemPath(env: Env): string {
+  const raw = optional(env, 'APP_ATTEST_ROOT_CA');
+  const path = raw === undefined ? DEFAULT_APP_ATTEST_ROOT_CA : resolve(raw);
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    throw new ConfigError('APP_ATTEST_ROOT_CA', `names ${path}, which cannot be read`);
+  }
+  if (!text.includes('-----BEGIN CERTIFICATE-----')) {
+    throw new ConfigError('APP_ATTEST_ROOT_CA', `names ${path}, which holds no PEM certificate`);
+  }
+  return path;
+}
+
+function readPrivateKey(env: Env): string | null {
+  const raw = optional(env, 'JWT_PRIVATE_KEY');
+  if (raw === undefined) return null;
+  const pem = raw.replace(/\\n/g, '\n');
+  if (!pem.includes('PRIVATE KEY-----')) throw new ConfigError('JWT_PRIVATE_KEY', 'must be a PEM private key');
+  return pem;
+}
+
+function buildCommit(): string {
+  try {
+    return readFileSync(resolve(PROJECT_ROOT, 'dist/COMMIT'), 'utf8').trim() || 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}

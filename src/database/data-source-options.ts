@@ -1,0 +1,16 @@
+import type { DataSourceOptions } from 'typeorm';
+import { migrations } from '../../migrations/index.js';
+
+/** One definition of the connection, shared by the service, the CLI and the test harness. */
+export function dataSourceOptions(url: string, extra: Partial<DataSourceOptions> = {}): DataSourceOptions {
+  return {
+    type: 'postgres',
+    url,
+    migrations,
+    migrationsTableName: 'schema_migrations',
+    migrationsTransactionMode: 'each',
+    synchronize: false,
+    extra: { max: 20, connectionTimeoutMillis: 5_000 },
+    ...extra,
+  } as DataSourceOptions;
+}

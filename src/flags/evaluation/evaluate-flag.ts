@@ -1,0 +1,202 @@
+/**
+ * Flag evaluation. Decisions the interface document leaves open:
+ * - An unknown environment slug is served the flag's stored production value, as the
+ *   document words it: production's `value` (or `defaultValue` when production is
+ *   disabled), without running production's rules, so a mistyped slug never receives
+ *   targeted values. The result's `environment` says `production`, the configuration that
+ *   actually answered, so the caller can see the fallback happened.
+ * - A disabled environment serves `defaultValue` with `isDefault` true and an empty trace:
+ *   its rules are switched off with it.
+ * - An override beats everything, a disabled environment included: overrides exist so a
+ *   tester's device can see a value before it is switched on. An override whose value no
+ *   longer fits the flag's type is ignored.
+ * - Trace after the first match and rollout without a device id: see evaluateFlag and
+ *   passesRollout.
+ */
+
+import { compileFlag } from './compile-flag.js';
+import type { CompiledEnvironment, CompiledFlag, CompiledRule, CompiledValue } from './compile-flag.js';
+import { conditionPasses, PreparedContext } from './conditions.js';
+import { isEnvironment } from './flag-types.js';
+import type {
+  Environment,
+  EvaluationContext,
+  EvaluationResult,
+  FlagDefinition,
+  FlagOverrideRecord,
+  FlagValue,
+  TraceEntry,
+} from './flag-types.js';
+import { parseFlagValue } from './flag-values.js';
+import { passesRollout, rolloutBucket } from './rollout.js';
+
+export interface EvaluateFlagOptions {
+  /** Only GET /flags applies overrides; the evaluate endpoint never passes one. */
+  readonly override?: { readonly forcedValue: string } | null;
+}
+
+export interface EvaluateFlagSetOptions {
+  /** Whose overrides apply; defaults to the context's device id (the X-Device-ID value). */
+  readonly deviceKeyId?: string | null;
+  readonly now?: Date;
+}
+
+function resolveEnvironment(environment: string): { readonly environment: Environment; readonly known: boolean } {
+  return isEnvironment(environment) ? { environment, known: true } : { environment: 'production', known: false };
+}
+
+function fallbackValue(flag: CompiledFlag): CompiledValue {
+  const production = flag.environments.production;
+  return production.enabled ? production.value : flag.defaultValue;
+}
+
+/** Hashes at most once per flag evaluation, and only if a partial rollout is reached. */
+function lazyBucket(flagKey: string, context: PreparedContext): () => number | null {
+  let bucket: number | null | undefined;
+  return () => {
+    if (bucket === undefined) {
+      const deviceId = context.operand('device_id')?.text;
+      bucket = deviceId === undefined ? null : rolloutBucket(flagKey, deviceId);
+    }
+    return bucket;
+  };
+}
+
+function ruleMatches(rule: CompiledRule, context: PreparedContext, bucket: () => number | null): boolean {
+  for (const condition of rule.conditions) {
+    if (!conditionPasses(condition, context)) return false;
+  }
+  return rule.rolloutPercentage === null || passesRollout(rule.rolloutPercentage, bucket);
+}
+
+function traceRule(rule: CompiledRule, context: PreparedContext, bucket: () => number | null): TraceEntry {
+  const conditions = rule.conditions.map((condition) => {
+    const actual = context.operand(condition.attribute);
+    return {
+      attribute: condition.attribute,
+      operator: condition.operator,
+      expected: condition.expected,
+      actual: actual?.text ?? null,
+      passed: actual !== null && condition.test(actual),
+    };
+  });
+  // Computed even when a condition failed, so the trace shows which side of the rollout the device is on.
+  const passedRollout = rule.rolloutPercentage === null ? null : passesRollout(rule.rolloutPercentage, bucket);
+  return {
+    ruleName: rule.name,
+    ruleId: rule.id,
+    priority: rule.priority,
+    matched: conditions.every((condition) => condition.passed) && passedRollout !== false,
+    rolloutPercentage: rule.rolloutPercentage,
+    passedRollout,
+    conditions,
+    value: rule.value.raw,
+  };
+}
+
+/**
+ * The evaluate endpoint's answer, with a trace. Every active rule is traced, those after
+ * the first match included, and each entry's `matched` says whether that rule matches this
+ * context on its own; the first matching entry in priority order is the one that wins
+ * (`matchedRule`). A trace that stopped at the winner could not show why a later rule
+ * would not have applied, which is what a developer debugging targeting needs.
+ */
+export function evaluateFlag(
+  flag: FlagDefinition,
+  environment: string,
+  context: EvaluationContext,
+  options: EvaluateFlagOptions = {},
+): EvaluationResult {
+  const compiled = compileFlag(flag);
+  const resolved = resolveEnvironment(environment);
+  const result = (
+    value: string,
+    matchedRule: string | null,
+    trace: readonly TraceEntry[],
+    isDefault = matchedRule === null,
+  ): EvaluationResult => ({
+    flagKey: flag.key,
+    flagId: flag.id,
+    environment: resolved.environment,
+    resolvedValue: value,
+    valueType: flag.valueType,
+    matchedRule,
+    isDefault,
+    trace,
+  });
+
+  const forced = options.override?.forcedValue;
+  if (forced !== undefined && parseFlagValue(flag.valueType, forced).ok) {
+    return result(forced, null, [], false);
+  }
+  if (!resolved.known) return result(fallbackValue(compiled).raw, null, []);
+  const config = compiled.environments[resolved.environment];
+  if (!config.enabled) return result(compiled.defaultValue.raw, null, []);
+
+  const prepared = new PreparedContext(context);
+  const bucket = lazyBucket(compiled.key, prepared);
+  const trace = config.rules.map((rule) => traceRule(rule, prepared, bucket));
+  const winner = trace.find((entry) => entry.matched);
+  return winner ? result(winner.value, winner.ruleName, trace) : result(config.value.raw, null, trace);
+}
+
+/** The override that applies to a device now; pass overrides newest first, as the list endpoint orders them. */
+export function applicableOverride<T extends FlagOverrideRecord>(
+  overrides: readonly T[],
+  deviceKeyId: string,
+  now: Date,
+): T | null {
+  const at = now.getTime();
+  return (
+    overrides.find(
+      (override) =>
+        override.deviceKeyId === deviceKeyId && (override.expiresAt === null || override.expiresAt.getTime() > at),
+    ) ?? null
+  );
+}
+
+function servedValue(flag: CompiledFlag, config: CompiledEnvironment | null, context: PreparedContext): CompiledValue {
+  if (config === null) return fallbackValue(flag);
+  if (!config.enabled) return flag.defaultValue;
+  const bucket = lazyBucket(flag.key, context);
+  for (const rule of config.rules) {
+    if (ruleMatches(rule, context, bucket)) return rule.value;
+  }
+  return config.value;
+}
+
+/**
+ * GET /flags: every flag's typed value for one device, with no trace. The per-request work
+ * is parsing the context once and walking precompiled rules. A flag whose served value no
+ * longer fits its type is left out, so the SDK falls back to its built-in default rather
+ * than receiving a mistyped value.
+ */
+export function evaluateFlagSet(
+  flags: readonly CompiledFlag[],
+  environment: string,
+  context: EvaluationContext,
+  overridesByFlagId: ReadonlyMap<string, readonly FlagOverrideRecord[]> = new Map(),
+  options: EvaluateFlagSetOptions = {},
+): Record<string, FlagValue> {
+  const resolved = resolveEnvironment(environment);
+  const prepared = new PreparedContext(context);
+  const deviceKeyId = options.deviceKeyId === undefined ? context.deviceId : options.deviceKeyId;
+  const now = options.now ?? new Date();
+  // No prototype, so a flag keyed `__proto__` is an ordinary entry.
+  const values: Record<string, FlagValue> = Object.create(null) as Record<string, FlagValue>;
+
+  for (const flag of flags) {
+    const override = deviceKeyId ? applicableOverride(overridesByFlagId.get(flag.id) ?? [], deviceKeyId, now) : null;
+    if (override) {
+      const forced = parseFlagValue(flag.valueType, override.forcedValue);
+      if (forced.ok) {
+        values[flag.key] = forced.value;
+        continue;
+      }
+    }
+    const config = resolved.known ? flag.environments[resolved.environment] : null;
+    const served = servedValue(flag, config, prepared);
+    if (served.parsed.ok) values[flag.key] = served.parsed.value;
+  }
+  return values;
+}

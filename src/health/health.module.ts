@@ -1,0 +1,10 @@
+import { Module } from '@nestjs/common';
+import { HealthController } from './health.controller.js';
+import { HealthService } from './health.service.js';
+import { TokenSigningProbe } from './token-signing-probe.js';
+
+@Module({
+  controllers: [HealthController],
+  providers: [HealthService, TokenSigningProbe],
+})
+export class HealthModule {}

@@ -1,0 +1,51 @@
+import { ConfigError, loadConfig, type AppConfig } from './config/app-config.js';
+import { createLogger } from './common/logging/logger.js';
+import { provisionDatabase } from './database/database-runtime.js';
+import { runMigrations } from './database/migrate.js';
+import { createApp } from './app.js';
+
+function readConfig(): AppConfig {
+  try {
+    return loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`Invalid configuration: ${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+}
+
+async function main(): Promise<void> {
+  const config = readConfig();
+  const logger = createLogger(config.logLevel);
+  const database = await provisionDatabase(config, logger);
+  const applied = await runMigrations(database.url);
+  if (applied.length) logger.info({ applied }, 'migrations applied');
+
+  const app = await createApp({ ...config, databaseUrl: database.url }, logger);
+  await app.listen(config.port, process.env.HOST ?? '0.0.0.0');
+  logger.info({ port: config.port, baseUrl: config.baseUrl, commit: config.serviceCommit }, 'listening');
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down: finishing in-flight requests');
+    try {
+      await app.close();
+      await database.stop();
+      process.exit(0);
+    } catch (error) {
+      logger.error({ err: error }, 'shutdown failed');
+      process.exit(1);
+    }
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`Failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,83 @@
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import request from 'supertest';
+import { DataSource } from 'typeorm';
+import { createApp } from '../../src/app.js';
+import { loadConfig, type AppConfig } from '../../src/config/app-config.js';
+import { createLogger } from '../../src/common/logging/logger.js';
+import { createTestDatabase, dropTestDatabase } from './database.js';
+
+export interface TestApp {
+  readonly app: NestExpressApplication;
+  readonly config: AppConfig & { databaseUrl: string };
+  /** A supertest client for the running app. */
+  http(): ReturnType<typeof request>;
+  /** Runs SQL on the app's own database, for arranging and asserting state. */
+  sql<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
+  readonly dataSource: DataSource;
+  readonly mailDir: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Boots the real application, exactly as `npm start` builds it, on a database of its own.
+ * `env` overrides configuration variables for this app.
+ */
+export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const database = await createTestDatabase();
+  const dataDir = mkdtempSync(join(tmpdir(), 'attestly-test-data-'));
+  const mailDir = join(dataDir, 'mail');
+  const config = {
+    ...loadConfig({
+      DATA_DIR: dataDir,
+      MAIL_DIR: mailDir,
+      BASE_URL: 'http://127.0.0.1:3000',
+      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+      SERVICE_COMMIT: 'test-commit',
+      SESSION_SECRET: 'test-session-secret-of-at-least-32-characters',
+      ...env,
+    }),
+    databaseUrl: database.url,
+  };
+  const app = await createApp(config, createLogger(config.logLevel));
+  await app.init();
+  const dataSource = app.get(DataSource);
+  return {
+    app,
+    config,
+    dataSource,
+    mailDir,
+    http: () => request(app.getHttpServer()),
+    sql: (text, params) => dataSource.query(text, params),
+    close: async () => {
+      await app.close();
+      await dropTestDatabase(database.name);
+    },
+  };
+}
+
+export interface SentMail {
+  to: string;
+  subject: string;
+  text: string;
+  html: string;
+  links: string[];
+  createdAt: string;
+}
+
+/** The mails the app wrote to its mail directory, oldest first. */
+export function sentMails(app: TestApp, to?: string): SentMail[] {
+  let files: string[];
+  try {
+    files = readdirSync(app.mailDir)
+      .filter((name) => name.endsWith('.json'))
+      .sort();
+  } catch {
+    return [];
+  }
+  const mails = files.map((name) => JSON.parse(readFileSync(join(app.mailDir, name), 'utf8')) as SentMail);
+  return to ? mails.filter((mail) => mail.to.toLowerCase() === to.toLowerCase()) : mails;
+}
