@@ -1,4 +1,5 @@
 import { Initial1763726400000 } from './1763726400000-initial.js';
+import { Identity1763726500000 } from './1763726500000-identity.js';
 
 /** Every migration, in order. Migrations are never edited after they land. */
-export const migrations = [Initial1763726400000];
+export const migrations = [Initial1763726400000, Identity1763726500000];

@@ -1,7 +1,12 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { AccessGuard } from './common/access/access.guard.js';
+import { AccessGuard } from './auth/access.guard.js';
+import { ApiKeysModule } from './api-keys/api-keys.module.js';
+import { AuditModule } from './audit/audit.module.js';
+import { AuthModule } from './auth/auth.module.js';
+import { MailModule } from './mail/mail.module.js';
+import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 import { InvalidInputStatusInterceptor } from './common/validation/validation.js';
 import type { AppConfig } from './config/app-config.js';
 import { AppConfigModule } from './config/config.module.js';
@@ -18,6 +23,11 @@ export class AppModule {
         AppConfigModule.forRoot(config),
         TypeOrmModule.forRoot({ ...dataSourceOptions(config.databaseUrl), autoLoadEntities: true }),
         HealthModule,
+        MailModule,
+        AuditModule,
+        RateLimitModule,
+        ApiKeysModule,
+        AuthModule,
       ],
       providers: [
         { provide: APP_GUARD, useClass: AccessGuard },

@@ -8,6 +8,8 @@ import { AllExceptionsFilter } from './common/errors/all-exceptions.filter.js';
 import { requestContext } from './common/http/request-context.js';
 import { PinoNestLogger } from './common/logging/logger.js';
 import { createValidationPipe } from './common/validation/validation.js';
+import { DataSource } from 'typeorm';
+import { setUpSessions } from './auth/session/session-setup.js';
 import type { AppConfig } from './config/app-config.js';
 
 export const BODY_LIMIT = '1mb';
@@ -38,6 +40,7 @@ export async function createApp(config: AppConfig & { databaseUrl: string }, log
   );
   app.useBodyParser('json', { limit: BODY_LIMIT });
   app.useBodyParser('urlencoded', { limit: BODY_LIMIT, extended: false });
+  await setUpSessions(app, config, app.get(DataSource));
   app.use(errors.middleware);
   app.useGlobalFilters(errors);
   app.useGlobalPipes(createValidationPipe());

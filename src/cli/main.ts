@@ -1,12 +1,16 @@
 import { CliArgs } from './cli-args.js';
 import { CliError, openCliContext, type CliContext } from './cli-context.js';
 import { runMigrations } from '../database/migrate.js';
+import { createApiKey, createUser, setOrganizationTier } from './identity-commands.js';
 
 type Command = (context: CliContext, args: CliArgs) => Promise<Record<string, unknown>>;
 
 /** The management commands (DESIGN.md section 6); each prints one JSON object. */
 const commands: Record<string, Command> = {
   migrate: async (context) => ({ applied: await runMigrations(context.databaseUrl) }),
+  'user:create': createUser,
+  'org:set-tier': setOrganizationTier,
+  'apikey:create': createApiKey,
 };
 
 async function main(argv: string[]): Promise<number> {

@@ -22,6 +22,8 @@ export interface AppConfig {
   readonly stripeSecretKey: string | null;
   readonly stripeWebhookSecret: string | null;
   readonly logLevel: LogLevel;
+  /** bcrypt cost factor for passwords (BCRYPT_ROUNDS, default 12; tests lower it for speed). */
+  readonly bcryptRounds: number;
 }
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -87,7 +89,18 @@ export function loadConfig(env: Env = process.env): AppConfig {
     stripeSecretKey: optional(env, 'STRIPE_SECRET_KEY') ?? null,
     stripeWebhookSecret: optional(env, 'STRIPE_WEBHOOK_SECRET') ?? null,
     logLevel,
+    bcryptRounds: readInteger(env, 'BCRYPT_ROUNDS', 12, 4, 15),
   };
+}
+
+function readInteger(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = optional(env, name);
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || value < min || value > max) {
+    throw new ConfigError(name, `must be an integer from ${min} to ${max}`);
+  }
+  return value;
 }
 
 function optional(env: Env, name: string): string | undefined {

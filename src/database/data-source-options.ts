@@ -1,5 +1,6 @@
 import type { DataSourceOptions } from 'typeorm';
 import { migrations } from '../../migrations/index.js';
+import { entities } from './entities.js';
 
 /** One definition of the connection, shared by the service, the CLI and the test harness. */
 export function dataSourceOptions(url: string, extra: Partial<DataSourceOptions> = {}): DataSourceOptions {
@@ -7,6 +8,7 @@ export function dataSourceOptions(url: string, extra: Partial<DataSourceOptions>
     type: 'postgres',
     url,
     migrations,
+    entities,
     migrationsTableName: 'schema_migrations',
     migrationsTransactionMode: 'each',
     synchronize: false,

@@ -38,6 +38,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
       WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
       SERVICE_COMMIT: 'test-commit',
       SESSION_SECRET: 'test-session-secret-of-at-least-32-characters',
+      BCRYPT_ROUNDS: '4',
       ...env,
     }),
     databaseUrl: database.url,

@@ -17,6 +17,11 @@ import { createHash, generateKeyPairSync, randomBytes, sign, webcrypto, type Key
 
 export type FabricatedEnvironment = 'development' | 'production';
 
+export interface Validity {
+  notBefore: Date;
+  notAfter: Date;
+}
+
 /** The clientDataHash an attestation covers: SHA256 of the challenge's UTF-8 bytes, or given as is. */
 export type AttestClientData =
   { challenge: string; clientDataHash?: never } | { clientDataHash: Buffer; challenge?: never };
@@ -82,11 +87,6 @@ export interface FabricatedAuthority {
   /** The root CA, PEM: the trust anchor that fabricated attestations verify against. */
   rootPem: string;
   createDevice(): FabricatedDevice;
-}
-
-export interface Validity {
-  notBefore: Date;
-  notAfter: Date;
 }
 
 /** Options that build a deliberately flawed authority, for testing chain checks. */

@@ -58,7 +58,11 @@ function parseExpected(kind: FieldKind, text: string): Expected {
       return isVersion(text) ? text.trim() : fail(`${JSON.stringify(text)} is not a version number`);
     case 'boolean': {
       const normalized = text.trim().toLowerCase();
-      return normalized === 'true' ? true : normalized === 'false' ? false : fail(`${JSON.stringify(text)} is not true or false`);
+      return normalized === 'true'
+        ? true
+        : normalized === 'false'
+          ? false
+          : fail(`${JSON.stringify(text)} is not true or false`);
     }
   }
 }
@@ -143,9 +147,13 @@ function buildPredicate(input: Record<string, unknown>, path: string, problems: 
     problems.push({ field: `${path}.operator`, message: `must be one of ${CONDITION_OPERATORS.join(', ')}` });
   }
   if (!isConditionValue(value)) {
-    problems.push({ field: `${path}.value`, message: `must be a string of at most ${MAX_CONDITION_VALUE_LENGTH} characters` });
+    problems.push({
+      field: `${path}.value`,
+      message: `must be a string of at most ${MAX_CONDITION_VALUE_LENGTH} characters`,
+    });
   }
-  if (!isOneOf(CONDITION_FIELDS, field) || !isOneOf(CONDITION_OPERATORS, operator) || !isConditionValue(value)) return null;
+  if (!isOneOf(CONDITION_FIELDS, field) || !isOneOf(CONDITION_OPERATORS, operator) || !isConditionValue(value))
+    return null;
   const spec = CONDITION_FIELD_SPECS[field];
   try {
     const positive = NEGATIONS[operator];
@@ -186,10 +194,15 @@ function compileRule(input: unknown, path: string, problems: FieldError[]): Comp
   const { operator, value, priority, id } = input;
   if (!isOneOf(RULE_OPERATORS, operator)) problems.push({ field: `${path}.operator`, message: 'must be AND or OR' });
   if (typeof value !== 'string' || value.length > MAX_CLAIM_VALUE_LENGTH) {
-    problems.push({ field: `${path}.value`, message: `must be a string of at most ${MAX_CLAIM_VALUE_LENGTH} characters` });
+    problems.push({
+      field: `${path}.value`,
+      message: `must be a string of at most ${MAX_CLAIM_VALUE_LENGTH} characters`,
+    });
   }
-  if (!isIntegerInRange(priority, -1_000_000, 1_000_000)) problems.push({ field: `${path}.priority`, message: 'must be an integer' });
-  if (id !== undefined && id !== null && typeof id !== 'string') problems.push({ field: `${path}.id`, message: 'must be a string' });
+  if (!isIntegerInRange(priority, -1_000_000, 1_000_000))
+    problems.push({ field: `${path}.priority`, message: 'must be an integer' });
+  if (id !== undefined && id !== null && typeof id !== 'string')
+    problems.push({ field: `${path}.id`, message: 'must be a string' });
   const conditions = compileConditions(input.conditions, `${path}.conditions`, problems);
   if (problems.length > before) return null;
   return { operator: operator as RuleOperator, conditions, value: value as string, priority: priority as number };

@@ -44,6 +44,12 @@ export function isDeviceVariable(name: string): boolean {
   return DEVICE_VARIABLES.has(name);
 }
 
+/** Null for an unset optional field; undefined when the name is not a device variable. */
+export function readDeviceVariable(context: DeviceContext, name: string): JsonValue | undefined {
+  const read = DEVICE_VARIABLES.get(name);
+  return read ? (read(context) ?? null) : undefined;
+}
+
 /**
  * Null-prototype records, so a lookup can only ever find a listed variable: nothing is
  * inherited from Object.prototype.

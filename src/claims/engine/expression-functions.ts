@@ -74,7 +74,8 @@ function versionCompare([a, b]: JsonValue[]): number {
   const left = expectString(a, 'versionCompare');
   const right = expectString(b, 'versionCompare');
   const order = compareVersions(left, right);
-  if (order === null) fail(`versionCompare cannot read ${JSON.stringify(left)} and ${JSON.stringify(right)} as versions`);
+  if (order === null)
+    fail(`versionCompare cannot read ${JSON.stringify(left)} and ${JSON.stringify(right)} as versions`);
   return Math.sign(order);
 }
 

@@ -25,7 +25,7 @@ import { isJsonObject } from './typed-value.js';
 
 export const MAX_EXPRESSION_LENGTH = 2000;
 export const MAX_EXPRESSION_NODES = 500;
-export const MAX_EXPRESSION_DEPTH = 64;
+export const MAX_EXPRESSION_DEPTH = 128;
 
 const FORBIDDEN_PROPERTIES = new Set(['__proto__', 'constructor', 'prototype']);
 const ARITHMETIC_OPERATORS = ['+', '-', '*', '/', '%'] as const;
@@ -83,7 +83,8 @@ class Compiler {
   convert(node: jsep.Expression, depth: number): ExpressionNode {
     this.nodes += 1;
     if (this.nodes > MAX_EXPRESSION_NODES) return this.reject(`expression has more than ${MAX_EXPRESSION_NODES} nodes`);
-    if (depth > MAX_EXPRESSION_DEPTH) return this.reject(`expression is nested more than ${MAX_EXPRESSION_DEPTH} levels deep`);
+    if (depth > MAX_EXPRESSION_DEPTH)
+      return this.reject(`expression is nested more than ${MAX_EXPRESSION_DEPTH} levels deep`);
     const core = node as jsep.CoreExpression;
     switch (core.type) {
       case 'Literal':
@@ -132,9 +133,12 @@ class Compiler {
   private identifier(name: string): ExpressionNode {
     if (name === 'now') return { kind: 'variable', name };
     if (name === 'value') {
-      return this.options.allowValue ? { kind: 'variable', name } : this.reject('`value` is only available in transform and validation expressions');
+      return this.options.allowValue
+        ? { kind: 'variable', name }
+        : this.reject('`value` is only available in transform and validation expressions');
     }
-    if (name === 'device' || name === 'data') return this.reject(`\`${name}\` must be followed by a field, as in ${name}.<name>`);
+    if (name === 'device' || name === 'data')
+      return this.reject(`\`${name}\` must be followed by a field, as in ${name}.<name>`);
     return this.reject(`unknown identifier: ${name}`);
   }
 
@@ -250,7 +254,9 @@ class Evaluator {
       case 'member':
         return this.member(node.object, node.property, node.optional);
       case 'unary':
-        return node.operator === '!' ? !isTruthy(this.run(node.argument)) : -expectNumber(this.run(node.argument), 'unary -');
+        return node.operator === '!'
+          ? !isTruthy(this.run(node.argument))
+          : -expectNumber(this.run(node.argument), 'unary -');
       case 'arithmetic':
         return arithmetic(node.operator, this.run(node.left), this.run(node.right));
       case 'comparison':
@@ -291,7 +297,8 @@ class Evaluator {
 
 /** Own-property lookup only, so nothing inherited (constructors, prototypes) is ever reachable. */
 function readProperty(object: JsonValue, key: JsonValue): JsonValue {
-  if (typeof key !== 'string' && typeof key !== 'number') fail(`property name must be a string, got ${describeType(key)}`);
+  if (typeof key !== 'string' && typeof key !== 'number')
+    fail(`property name must be a string, got ${describeType(key)}`);
   const name = String(key);
   if (FORBIDDEN_PROPERTIES.has(name)) fail(`property ${name} is not accessible`);
   if (Array.isArray(object)) {
@@ -335,7 +342,9 @@ function compare(operator: ComparisonOperator, left: JsonValue, right: JsonValue
   const bothNumbers = typeof left === 'number' && typeof right === 'number';
   const bothStrings = typeof left === 'string' && typeof right === 'string';
   if (!bothNumbers && !bothStrings) {
-    fail(`operator ${operator} compares two numbers or two strings, got ${describeType(left)} and ${describeType(right)}`);
+    fail(
+      `operator ${operator} compares two numbers or two strings, got ${describeType(left)} and ${describeType(right)}`,
+    );
   }
   switch (operator) {
     case '<':

@@ -71,6 +71,9 @@ export function toTypedValue(raw: string, dataType: ClaimDataType): ClaimValue {
     }
     case 'date':
       return parseIsoDate(raw)?.toISOString() ?? fail('an ISO 8601 date');
+    default:
+      // Reached only by definitions stored without validation.
+      throw new ClaimEvaluationError(`unknown dataType ${String(dataType)}`);
   }
 }
 

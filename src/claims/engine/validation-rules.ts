@@ -62,9 +62,14 @@ export function applyValidationRules(
 ): string[] {
   const errors: string[] = [];
   const length = lengthOf(value);
-  if (typeof rules.minLength === 'number' && length < rules.minLength) errors.push(`length is less than minLength ${rules.minLength}`);
-  if (typeof rules.maxLength === 'number' && length > rules.maxLength) errors.push(`length is greater than maxLength ${rules.maxLength}`);
-  if (typeof rules.pattern === 'string' && !testSafeRegex(compileSafeRegex(rules.pattern), serializeClaimValue(value))) {
+  if (typeof rules.minLength === 'number' && length < rules.minLength)
+    errors.push(`length is less than minLength ${rules.minLength}`);
+  if (typeof rules.maxLength === 'number' && length > rules.maxLength)
+    errors.push(`length is greater than maxLength ${rules.maxLength}`);
+  if (
+    typeof rules.pattern === 'string' &&
+    !testSafeRegex(compileSafeRegex(rules.pattern), serializeClaimValue(value))
+  ) {
     errors.push(`value does not match pattern ${rules.pattern}`);
   }
   errors.push(...rangeErrors(value, rules));
@@ -84,12 +89,18 @@ function isAbsent(value: unknown): value is null | undefined {
 
 function checkBounds(rules: Record<string, unknown>, path: string, problems: FieldError[]): void {
   const { minLength, maxLength, minValue, maxValue } = rules;
-  for (const [name, bound] of [['minLength', minLength], ['maxLength', maxLength]] as const) {
+  for (const [name, bound] of [
+    ['minLength', minLength],
+    ['maxLength', maxLength],
+  ] as const) {
     if (!isAbsent(bound) && !isIntegerInRange(bound, 0, MAX_CLAIM_VALUE_LENGTH)) {
       problems.push({ field: `${path}.${name}`, message: `must be an integer from 0 to ${MAX_CLAIM_VALUE_LENGTH}` });
     }
   }
-  for (const [name, bound] of [['minValue', minValue], ['maxValue', maxValue]] as const) {
+  for (const [name, bound] of [
+    ['minValue', minValue],
+    ['maxValue', maxValue],
+  ] as const) {
     if (!isAbsent(bound) && !(typeof bound === 'number' && Number.isFinite(bound))) {
       problems.push({ field: `${path}.${name}`, message: 'must be a number' });
     }
@@ -102,7 +113,12 @@ function checkBounds(rules: Record<string, unknown>, path: string, problems: Fie
   }
 }
 
-function checkAllowedValues(allowed: unknown, dataType: ClaimDataType | null, path: string, problems: FieldError[]): void {
+function checkAllowedValues(
+  allowed: unknown,
+  dataType: ClaimDataType | null,
+  path: string,
+  problems: FieldError[],
+): void {
   if (isAbsent(allowed)) return;
   if (!Array.isArray(allowed) || allowed.length > MAX_ALLOWED_VALUES) {
     problems.push({ field: path, message: `must be an array of at most ${MAX_ALLOWED_VALUES} values` });
@@ -132,7 +148,8 @@ export function checkValidationRules(
     return;
   }
   const { required, pattern, customValidation } = input;
-  if (!isAbsent(required) && typeof required !== 'boolean') problems.push({ field: `${path}.required`, message: 'must be a boolean' });
+  if (!isAbsent(required) && typeof required !== 'boolean')
+    problems.push({ field: `${path}.required`, message: 'must be a boolean' });
   checkBounds(input, path, problems);
   if (!isAbsent(pattern)) {
     const problem = typeof pattern === 'string' ? regexProblem(pattern) : 'must be a string';
@@ -140,7 +157,10 @@ export function checkValidationRules(
   }
   checkAllowedValues(input.allowedValues, dataType, `${path}.allowedValues`, problems);
   if (!isAbsent(customValidation)) {
-    const errors = typeof customValidation === 'string' ? validateExpression(customValidation, { allowValue: true }) : ['must be a string'];
+    const errors =
+      typeof customValidation === 'string'
+        ? validateExpression(customValidation, { allowValue: true })
+        : ['must be a string'];
     for (const message of errors) problems.push({ field: `${path}.customValidation`, message });
   }
 }

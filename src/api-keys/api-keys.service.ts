@@ -1,0 +1,175 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, IsNull, type EntityManager } from 'typeorm';
+import type { ApiKeyScope } from '../common/access/access.decorator.js';
+import type { OrgAuthContext } from '../common/access/auth-context.js';
+import { forbidden, notFound } from '../common/errors/app-exception.js';
+import { tierDefinition } from '../common/tiers.js';
+import { AuditService } from '../audit/audit.service.js';
+import { Organization } from '../organizations/organization.entity.js';
+import { ApiKey, type ApiKeyType } from './api-key.entity.js';
+import { generateApiKey, hashApiKey } from './api-key-secret.js';
+
+export interface NewApiKey {
+  name: string;
+  scopes: ApiKeyScope[];
+  type?: ApiKeyType;
+  expiresAt?: Date | null;
+}
+
+export interface AuthenticatedKey {
+  key: ApiKey;
+  creatorEmail: string | null;
+}
+
+/** Writes of `lastUsedAt` are spaced out so a busy key does not write on every request. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+@Injectable()
+export class ApiKeysService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly audit: AuditService,
+  ) {}
+
+  list(auth: OrgAuthContext): Promise<ApiKey[]> {
+    return this.dataSource.getRepository(ApiKey).find({
+      where: { organizationId: auth.organizationId, revokedAt: IsNull() },
+      order: { createdAt: 'DESC' },
+    });
+  }
+
+  async create(auth: OrgAuthContext, input: NewApiKey): Promise<{ key: string; record: ApiKey }> {
+    return this.dataSource.transaction(async (manager) => {
+      const created = await this.issue(manager, auth.organizationId, auth.caller.userId, input);
+      await this.audit.record(
+        auth,
+        {
+          organizationId: auth.organizationId,
+          action: 'apikey.created',
+          resourceType: 'api_key',
+          resourceId: created.record.id,
+          metadata: { name: input.name, prefix: created.record.prefix, scopes: input.scopes },
+        },
+        manager,
+      );
+      return created;
+    });
+  }
+
+  /** Creates a key inside the caller's transaction (dashboard, CLI login, management CLI). */
+  async issue(
+    manager: EntityManager,
+    organizationId: string,
+    createdBy: string | null,
+    input: NewApiKey,
+  ): Promise<{ key: string; record: ApiKey }> {
+    if (input.scopes.includes('admin:team')) await this.assertEnterprise(manager, organizationId);
+    const type = input.type ?? 'service';
+    const { key, prefix, hash } = generateApiKey(type);
+    const record = manager.create(ApiKey, {
+      organizationId,
+      createdBy,
+      name: input.name,
+      keyType: type,
+      prefix,
+      keyHash: hash,
+      scopes: input.scopes,
+      expiresAt: input.expiresAt ?? null,
+      lastUsedAt: null,
+      revokedAt: null,
+    });
+    await manager.save(record);
+    return { key, record };
+  }
+
+  /** New secret for the same key record; the old secret stops working at once. */
+  async rotate(auth: OrgAuthContext, id: string): Promise<{ key: string; record: ApiKey }> {
+    return this.dataSource.transaction(async (manager) => {
+      const record = await this.findActive(manager, auth.organizationId, id);
+      const { key, prefix, hash } = generateApiKey(record.keyType);
+      await manager.update(ApiKey, { id }, { prefix, keyHash: hash, lastUsedAt: null });
+      await this.audit.record(
+        auth,
+        {
+          organizationId: auth.organizationId,
+          action: 'apikey.rotated',
+          resourceType: 'api_key',
+          resourceId: id,
+          metadata: { previousPrefix: record.prefix, prefix },
+        },
+        manager,
+      );
+      return { key, record: { ...record, prefix, lastUsedAt: null } };
+    });
+  }
+
+  async revoke(auth: OrgAuthContext, id: string): Promise<void> {
+    await this.dataSource.transaction(async (manager) => {
+      const record = await this.findActive(manager, auth.organizationId, id);
+      await manager.update(ApiKey, { id }, { revokedAt: new Date() });
+      await this.audit.record(
+        auth,
+        {
+          organizationId: auth.organizationId,
+          action: 'apikey.revoked',
+          resourceType: 'api_key',
+          resourceId: id,
+          metadata: { prefix: record.prefix },
+        },
+        manager,
+      );
+    });
+  }
+
+  /** The live key a Bearer credential names, or null (unknown, revoked, expired, inactive org). */
+  async authenticate(token: string): Promise<AuthenticatedKey | null> {
+    const rows: (Record<string, unknown> & { creator_email: string | null })[] = await this.dataSource.query(
+      `SELECT k.id, k.organization_id, k.created_by, k.name, k.key_type, k.prefix, k.scopes, k.last_used_at,
+              k.expires_at, k.created_at, u.email AS creator_email
+         FROM api_keys k
+         JOIN organizations o ON o.id = k.organization_id AND o.is_active
+         LEFT JOIN users u ON u.id = k.created_by
+        WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())`,
+      [hashApiKey(token)],
+    );
+    const row = rows[0];
+    if (!row) return null;
+    const key = Object.assign(new ApiKey(), {
+      id: row.id,
+      organizationId: row.organization_id,
+      createdBy: row.created_by,
+      name: row.name,
+      keyType: row.key_type,
+      prefix: row.prefix,
+      scopes: row.scopes,
+      lastUsedAt: row.last_used_at,
+      expiresAt: row.expires_at,
+      createdAt: row.created_at,
+    }) as ApiKey;
+    this.touch(key);
+    return { key, creatorEmail: row.creator_email };
+  }
+
+  private touch(key: ApiKey): void {
+    if (key.lastUsedAt && Date.now() - key.lastUsedAt.getTime() < LAST_USED_RESOLUTION_MS) return;
+    void this.dataSource
+      .query(`UPDATE api_keys SET last_used_at = now() WHERE id = $1`, [key.id])
+      .catch(() => undefined);
+  }
+
+  private async findActive(manager: EntityManager, organizationId: string, id: string): Promise<ApiKey> {
+    const record = await manager.findOne(ApiKey, { where: { id, organizationId, revokedAt: IsNull() } });
+    if (!record) throw notFound('API key');
+    return record;
+  }
+
+  private async assertEnterprise(manager: EntityManager, organizationId: string): Promise<void> {
+    const organization = await manager.findOneByOrFail(Organization, { id: organizationId });
+    if (tierDefinition(organization.serviceTier).tier !== 'enterprise') {
+      throw forbidden('The admin:team scope is available on the Enterprise plan only', {
+        hint: 'Upgrade to Enterprise or choose other scopes',
+      });
+    }
+  }
+}

@@ -1,0 +1,92 @@
+import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { Request } from 'express';
+import { ACCESS_KEY, type AccessRule } from '../common/access/access.decorator.js';
+import { hasRole, type AuthContext } from '../common/access/auth-context.js';
+import { forbidden, unauthorized } from '../common/errors/app-exception.js';
+import { looksLikeApiKey } from '../api-keys/api-key-secret.js';
+import { ApiKeysService } from '../api-keys/api-keys.service.js';
+import { SessionResolver } from './session-resolver.js';
+
+/**
+ * Enforces each route's access declaration and resolves, once, who is calling for which
+ * organization (`request.auth`). A route without a declaration is refused.
+ */
+@Injectable()
+export class AccessGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly sessions: SessionResolver,
+    private readonly apiKeys: ApiKeysService,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const rule = this.reflector.getAllAndOverride<AccessRule | undefined>(ACCESS_KEY, [
+      context.getHandler(),
+      context.getClass(),
+    ]);
+    if (!rule) throw forbidden('This route declares no access rule');
+    if (rule.public) return true;
+    const request = context.switchToHttp().getRequest<Request>();
+    const auth = (await this.bySession(rule, request)) ?? (await this.byApiKey(rule, request));
+    if (!auth) throw unauthorized('Authentication required', { hint: describeAccepted(rule) });
+    request.auth = auth;
+    return true;
+  }
+
+  private async bySession(rule: AccessRule, request: Request): Promise<AuthContext | null> {
+    if (!rule.session) return null;
+    const resolved = await this.sessions.resolve(request);
+    if (!resolved) return null;
+    if (rule.session !== 'user') {
+      if (!resolved.organizationId) {
+        throw forbidden('No organization is selected', {
+          hint: 'Switch to an organization with POST /api/v1/auth/switch-org',
+        });
+      }
+      if (!hasRole(resolved.caller.role, rule.session)) {
+        throw forbidden(`This action needs the ${rule.session} role or higher`);
+      }
+    }
+    return { caller: resolved.caller, organizationId: resolved.organizationId, ipAddress: request.ip ?? null };
+  }
+
+  private async byApiKey(rule: AccessRule, request: Request): Promise<AuthContext | null> {
+    const token = bearerToken(request);
+    if (!token || !looksLikeApiKey(token)) return null;
+    if (!rule.apiKey) {
+      throw unauthorized('API keys are not accepted on this endpoint', { hint: 'Use a dashboard session' });
+    }
+    const found = await this.apiKeys.authenticate(token);
+    if (!found) throw unauthorized('The API key is invalid, revoked or expired');
+    const missing = rule.apiKey.filter((scope) => !found.key.scopes.includes(scope));
+    if (missing.length) throw forbidden(`The API key lacks the scope ${missing.join(', ')}`);
+    return {
+      caller: {
+        kind: 'apiKey',
+        keyId: found.key.id,
+        prefix: found.key.prefix,
+        scopes: found.key.scopes,
+        email: found.creatorEmail,
+        userId: found.key.createdBy,
+      },
+      organizationId: found.key.organizationId,
+      ipAddress: request.ip ?? null,
+    };
+  }
+}
+
+export function bearerToken(request: Request): string | null {
+  const header = request.headers.authorization;
+  if (!header) return null;
+  const match = /^Bearer\s+(\S+)$/i.exec(header);
+  return match ? match[1] : null;
+}
+
+function describeAccepted(rule: AccessRule): string {
+  const ways = [
+    rule.session ? 'a dashboard session' : null,
+    rule.apiKey ? `an API key${rule.apiKey.length ? ` with ${rule.apiKey.join(', ')}` : ''}` : null,
+  ].filter(Boolean);
+  return `Send ${ways.join(' or ')}`;
+}

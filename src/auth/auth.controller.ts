@@ -1,0 +1,154 @@
+import { Body, Controller, Get, HttpCode, Post, Query, Req, Res } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { Access, Public } from '../common/access/access.decorator.js';
+import { Auth, type AuthContext, type SessionCaller } from '../common/access/auth-context.js';
+import { badRequest } from '../common/errors/app-exception.js';
+import { InvalidInputStatus } from '../common/validation/validation.js';
+import { buildAuthResponse } from './auth-response.js';
+import {
+  ChangeEmailDto,
+  ForgotPasswordDto,
+  LoginDto,
+  RegisterDto,
+  ResetPasswordDto,
+  SwitchOrgDto,
+  TokenDto,
+} from './auth.dto.js';
+import { AuthService, FORGOT_PASSWORD_MESSAGE, REGISTER_MESSAGE } from './auth.service.js';
+import { RateLimitService } from '../rate-limit/rate-limit.service.js';
+import { SESSION_COOKIE, destroySession, regenerateSession, saveSession } from './session/session-setup.js';
+
+/** Dashboard authentication: cookie sessions, sign-up, password and e-mail flows, organizations. */
+@Controller('api/v1/auth')
+export class AuthController {
+  constructor(
+    private readonly auth: AuthService,
+    private readonly rateLimit: RateLimitService,
+    @InjectDataSource() private readonly dataSource: DataSource,
+  ) {}
+
+  @Post('register')
+  @Public()
+  @HttpCode(202)
+  async register(@Body() body: RegisterDto) {
+    await this.auth.register(body);
+    return { message: REGISTER_MESSAGE };
+  }
+
+  @Post('login')
+  @Public()
+  @HttpCode(200)
+  async login(@Req() request: Request, @Res({ passthrough: true }) response: Response, @Body() body: LoginDto) {
+    await this.rateLimit.enforcePerIp(response, 'login', request.ip);
+    const user = await this.auth.login(body.email, body.password);
+    const organizationId = await this.auth.defaultOrganization(user.id);
+    await this.startSession(request, user.id, organizationId);
+    await this.auth.recordLogin(user.id, organizationId, request.ip ?? null);
+    return buildAuthResponse(this.dataSource, user.id, organizationId);
+  }
+
+  @Post('logout')
+  @Public()
+  @HttpCode(204)
+  async logout(@Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<void> {
+    await destroySession(request);
+    response.clearCookie(SESSION_COOKIE, { path: '/' });
+  }
+
+  /** The session's auth response, or for an API key the minimal identity. */
+  @Get('me')
+  @Access({ session: 'user', apiKey: [] })
+  async me(@Auth() auth: AuthContext) {
+    if (auth.caller.kind === 'apiKey') return { email: auth.caller.email, apiKeyPrefix: auth.caller.prefix };
+    return buildAuthResponse(this.dataSource, auth.caller.userId, auth.organizationId);
+  }
+
+  @Post('forgot-password')
+  @Public()
+  @HttpCode(200)
+  async forgotPassword(@Req() request: Request, @Res({ passthrough: true }) response: Response, @Body() body: ForgotPasswordDto) {
+    await this.rateLimit.enforcePerIp(response, 'passwordReset', request.ip);
+    await this.auth.forgotPassword(body.email);
+    return { message: FORGOT_PASSWORD_MESSAGE };
+  }
+
+  @Post('reset-password')
+  @Public()
+  @HttpCode(200)
+  @InvalidInputStatus(400)
+  async resetPassword(@Req() request: Request, @Res({ passthrough: true }) response: Response, @Body() body: ResetPasswordDto) {
+    await this.rateLimit.enforcePerIp(response, 'passwordReset', request.ip);
+    await this.auth.resetPassword(body.token, body.password, body.confirm_password);
+    return { message: 'Your password has been changed. Sign in with the new password.' };
+  }
+
+  @Post('change-email')
+  @Access({ session: 'user' })
+  @HttpCode(200)
+  async changeEmail(@Auth() auth: AuthContext, @Body() body: ChangeEmailDto) {
+    await this.auth.changeEmail(auth.caller as SessionCaller, body.new_email);
+    return { message: `A confirmation link has been sent to ${body.new_email}. Your current address stays active until you confirm.` };
+  }
+
+  @Post('confirm-email-change')
+  @Public()
+  @HttpCode(200)
+  @InvalidInputStatus(400)
+  async confirmEmailChange(@Body() body: TokenDto) {
+    const email = await this.auth.confirmEmailChange(body.token);
+    return { message: 'Your e-mail address has been changed.', email };
+  }
+
+  @Get('verify-email')
+  @Public()
+  async verifyEmail(@Req() request: Request, @Query('token') token?: unknown) {
+    if (typeof token !== 'string' || token === '') throw badRequest('token: is required', { hint: 'Use the link from the confirmation mail' });
+    const userId = await this.auth.verifyEmail(token);
+    const organizationId = await this.auth.defaultOrganization(userId);
+    await this.startSession(request, userId, organizationId);
+    return buildAuthResponse(this.dataSource, userId, organizationId);
+  }
+
+  @Post('accept-invite')
+  @Access({ session: 'user' })
+  @HttpCode(200)
+  async acceptInvite(@Auth() auth: AuthContext, @Body() body: TokenDto) {
+    const organization = await this.auth.acceptInvite(auth.caller as SessionCaller, body.token);
+    return { orgId: organization.id, orgName: organization.name, orgSlug: organization.slug };
+  }
+
+  @Get('orgs')
+  @Access({ session: 'user' })
+  orgs(@Auth() auth: AuthContext) {
+    return this.auth.organizationsOf(auth.caller as SessionCaller, auth.organizationId);
+  }
+
+  @Post('switch-org')
+  @Access({ session: 'user' })
+  @HttpCode(200)
+  async switchOrg(@Req() request: Request, @Auth() auth: AuthContext, @Body() body: SwitchOrgDto) {
+    const organization = await this.auth.organizationToSwitchTo(auth.caller as SessionCaller, body.slug);
+    request.session.organizationId = organization.id;
+    await saveSession(request);
+    return buildAuthResponse(this.dataSource, auth.caller.userId!, organization.id);
+  }
+
+  @Post('clear-org')
+  @Access({ session: 'user' })
+  @HttpCode(200)
+  async clearOrg(@Req() request: Request, @Auth() auth: AuthContext) {
+    request.session.organizationId = null;
+    await saveSession(request);
+    return buildAuthResponse(this.dataSource, auth.caller.userId!, null);
+  }
+
+  /** A new session id at every sign-in, so a session fixed before login is worthless. */
+  private async startSession(request: Request, userId: string, organizationId: string | null): Promise<void> {
+    await regenerateSession(request);
+    request.session.userId = userId;
+    request.session.organizationId = organizationId;
+    await saveSession(request);
+  }
+}

@@ -1,0 +1,287 @@
+import { HttpStatus, Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import type { SessionCaller } from '../common/access/auth-context.js';
+import { AppException, badRequest, conflict, forbidden, gone, notFound, tooManyRequests } from '../common/errors/app-exception.js';
+import { sha256Hex } from '../common/crypto.js';
+import { AuditService } from '../audit/audit.service.js';
+import { MailService } from '../mail/mail.service.js';
+import { mailTemplates } from '../mail/mail-templates.js';
+import { OrganizationsService } from '../organizations/organizations.service.js';
+import { Organization } from '../organizations/organization.entity.js';
+import { Invite } from '../team/invite.entity.js';
+import { AuthTokensService, MAX_ACTIVE_TOKENS } from './auth-tokens.service.js';
+import { Membership } from './membership.entity.js';
+import { MIN_PASSWORD_LENGTH, hashPassword, verifyPassword } from './passwords.js';
+import { User } from './user.entity.js';
+
+export const REGISTER_MESSAGE =
+  'Check your inbox: if the address can be registered, a confirmation link is on its way.';
+export const FORGOT_PASSWORD_MESSAGE =
+  'If an account exists for that address, a password reset link is on its way. It is valid for one hour.';
+
+@Injectable()
+export class AuthService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly tokens: AuthTokensService,
+    private readonly mail: MailService,
+    private readonly organizations: OrganizationsService,
+    private readonly audit: AuditService,
+  ) {}
+
+  /**
+   * Sign-up: an inactive account owning a new Free organization, active once the mailed link is
+   * followed. An address that already has an account gets a notice instead, and the caller sees
+   * the same answer either way.
+   */
+  async register(input: { email: string; password: string; organizationName: string }): Promise<void> {
+    const passwordHash = await hashPassword(input.password, this.config.bcryptRounds);
+    const outcome = await this.dataSource.transaction(async (manager) => {
+      const inserted: { id: string }[] = await manager.query(
+        `INSERT INTO users (email, password_hash, status) VALUES ($1, $2, 'active')
+         ON CONFLICT ((lower(email))) DO NOTHING RETURNING id`,
+        [input.email, passwordHash],
+      );
+      if (!inserted.length) return null;
+      const userId = inserted[0].id;
+      await this.organizations.createWithOwner(manager, { name: input.organizationName, ownerId: userId });
+      return this.tokens.issue(manager, userId, 'verify_email');
+    });
+    const mail = outcome
+      ? mailTemplates.verifyEmail(this.link('/api/v1/auth/verify-email', outcome))
+      : mailTemplates.alreadyRegistered(this.config.baseUrl, this.config.baseUrl);
+    this.mail.sendLater({ to: input.email, ...mail });
+  }
+
+  /** Checks credentials; reveals the account's state only to someone who knows its password. */
+  async login(email: string, password: string): Promise<User> {
+    const user = await this.findUserWithPassword(email);
+    const valid = await verifyPassword(password, user?.passwordHash ?? null, this.config.bcryptRounds);
+    if (!user || !valid) {
+      throw new AppException(HttpStatus.UNAUTHORIZED, 'invalid_credentials', 'Invalid e-mail or password');
+    }
+    if (!user.emailVerifiedAt) {
+      throw new AppException(HttpStatus.FORBIDDEN, 'email_unverified', 'Confirm your e-mail address first', {
+        hint: 'Follow the link in the confirmation mail',
+      });
+    }
+    if (user.status === 'suspended') {
+      throw new AppException(HttpStatus.FORBIDDEN, 'account_suspended', 'This account is suspended');
+    }
+    if (user.status !== 'active') {
+      throw new AppException(HttpStatus.FORBIDDEN, 'account_disabled', 'This account is disabled');
+    }
+    await this.dataSource.query(`UPDATE users SET last_login_at = now() WHERE id = $1`, [user.id]);
+    return user;
+  }
+
+  async recordLogin(userId: string, organizationId: string | null, ipAddress: string | null): Promise<void> {
+    if (!organizationId) return;
+    const user = await this.dataSource.getRepository(User).findOneByOrFail({ id: userId });
+    await this.audit.record(
+      { caller: sessionCaller(user, null), organizationId, ipAddress },
+      { organizationId, action: 'user.login', resourceType: 'user', resourceId: userId },
+    );
+  }
+
+  /** The organization a fresh session starts in: the one joined first. */
+  async defaultOrganization(userId: string): Promise<string | null> {
+    const membership = await this.dataSource
+      .getRepository(Membership)
+      .findOne({ where: { userId }, order: { createdAt: 'ASC' } });
+    return membership?.organizationId ?? null;
+  }
+
+  async verifyEmail(token: string): Promise<string> {
+    return this.dataSource.transaction(async (manager) => {
+      const record = await this.tokens.consume(manager, 'verify_email', token);
+      if (!record) {
+        throw new AppException(HttpStatus.UNPROCESSABLE_ENTITY, 'invalid_token', 'The link is invalid or has expired', {
+          hint: 'Sign up again or ask for a new link',
+        });
+      }
+      await manager.query(
+        `UPDATE users SET email_verified_at = COALESCE(email_verified_at, now()), updated_at = now() WHERE id = $1`,
+        [record.userId],
+      );
+      return record.userId;
+    });
+  }
+
+  async forgotPassword(email: string): Promise<void> {
+    const user = await this.dataSource
+      .getRepository(User)
+      .createQueryBuilder('u')
+      .where('lower(u.email) = lower(:email)', { email })
+      .getOne();
+    if (!user || user.status !== 'active') return;
+    const token = await this.dataSource.transaction(async (manager) => {
+      await manager.query(`SELECT 1 FROM users WHERE id = $1 FOR UPDATE`, [user.id]);
+      if ((await this.tokens.activeCount(manager, user.id, 'reset_password')) >= MAX_ACTIVE_TOKENS) return null;
+      return this.tokens.issue(manager, user.id, 'reset_password');
+    });
+    if (token) this.mail.sendLater({ to: user.email, ...mailTemplates.resetPassword(this.link('/reset-password', token, 'dashboard')) });
+  }
+
+  /** Sets the password, then invalidates every other reset link and every session of the user. */
+  async resetPassword(token: string, password: string, confirmation: string): Promise<void> {
+    if (password !== confirmation) throw badRequest('password and confirm_password differ');
+    if (password.length < MIN_PASSWORD_LENGTH) {
+      throw badRequest(`password must be at least ${MIN_PASSWORD_LENGTH} characters`);
+    }
+    const passwordHash = await hashPassword(password, this.config.bcryptRounds);
+    await this.dataSource.transaction(async (manager) => {
+      const record = await this.tokens.consume(manager, 'reset_password', token);
+      if (!record) throw badRequest('The reset link is invalid or has expired', { hint: 'Ask for a new link' });
+      await manager.query(`UPDATE users SET password_hash = $2, updated_at = now() WHERE id = $1`, [
+        record.userId,
+        passwordHash,
+      ]);
+      await this.tokens.revokeAll(manager, record.userId, 'reset_password');
+      await manager.query(`DELETE FROM sessions WHERE user_id = $1`, [record.userId]);
+    });
+  }
+
+  async changeEmail(caller: SessionCaller, newEmail: string): Promise<void> {
+    const token = await this.dataSource.transaction(async (manager) => {
+      await manager.query(`SELECT 1 FROM users WHERE id = $1 FOR UPDATE`, [caller.userId]);
+      await this.assertEmailFree(manager, newEmail, caller.userId);
+      if ((await this.tokens.activeCount(manager, caller.userId, 'email_change')) >= MAX_ACTIVE_TOKENS) {
+        throw tooManyRequests('Too many pending e-mail changes: confirm or wait for one to expire (one hour)');
+      }
+      return this.tokens.issue(manager, caller.userId, 'email_change', newEmail);
+    });
+    this.mail.sendLater({
+      to: newEmail,
+      ...mailTemplates.confirmEmailChange(this.link('/confirm-email-change', token, 'dashboard'), newEmail),
+    });
+  }
+
+  async confirmEmailChange(token: string): Promise<string> {
+    return this.dataSource.transaction(async (manager) => {
+      const record = await this.tokens.consume(manager, 'email_change', token);
+      if (!record?.newEmail) throw badRequest('The confirmation link is invalid or has expired');
+      await this.assertEmailFree(manager, record.newEmail, record.userId);
+      try {
+        await manager.query(`UPDATE users SET email = $2, updated_at = now() WHERE id = $1`, [
+          record.userId,
+          record.newEmail,
+        ]);
+      } catch (error) {
+        if (isUniqueViolation(error)) throw conflict('That e-mail address is already in use');
+        throw error;
+      }
+      return record.newEmail;
+    });
+  }
+
+  /**
+   * Joins the inviting organization. Idempotent for the user who accepted: a second call (even a
+   * concurrent one) answers the same organization and creates no second membership.
+   */
+  async acceptInvite(caller: SessionCaller, token: string): Promise<Organization> {
+    return this.dataSource.transaction(async (manager) => {
+      const invite = await manager
+        .createQueryBuilder(Invite, 'i')
+        .setLock('pessimistic_write')
+        .where('i.token_hash = :hash', { hash: sha256Hex(token) })
+        .getOne();
+      if (!invite) throw notFound('Invite');
+      const organization = await manager.findOneByOrFail(Organization, { id: invite.organizationId });
+      if (invite.status === 'accepted' && invite.acceptedBy === caller.userId) return organization;
+      if (invite.status === 'accepted' || invite.status === 'revoked') throw notFound('Invite');
+      if (invite.status === 'expired' || invite.expiresAt.getTime() <= Date.now()) {
+        if (invite.status !== 'expired') await manager.update(Invite, { id: invite.id }, { status: 'expired' });
+        throw gone('This invite has expired', { hint: 'Ask for a new invite' });
+      }
+      if (invite.email.toLowerCase() !== caller.email.toLowerCase()) {
+        throw forbidden('This invite was sent to another e-mail address');
+      }
+      await this.organizations.addMember(manager, invite.organizationId, caller.userId, invite.role);
+      await manager.update(
+        Invite,
+        { id: invite.id },
+        { status: 'accepted', acceptedBy: caller.userId, acceptedAt: new Date() },
+      );
+      await this.audit.record(
+        { caller, organizationId: invite.organizationId, ipAddress: null },
+        {
+          organizationId: invite.organizationId,
+          action: 'invite.accepted',
+          resourceType: 'invite',
+          resourceId: invite.id,
+          metadata: { email: invite.email, role: invite.role },
+        },
+        manager,
+      );
+      return organization;
+    });
+  }
+
+  /** Organizations the caller may switch to (all of them for a super admin). */
+  async organizationsOf(caller: SessionCaller, activeOrganizationId: string | null) {
+    const rows: { id: string; name: string; slug: string; service_tier: string }[] = caller.isSuperAdmin
+      ? await this.dataSource.query(`SELECT id, name, slug, service_tier FROM organizations ORDER BY name, id`)
+      : await this.dataSource.query(
+          `SELECT o.id, o.name, o.slug, o.service_tier FROM organizations o
+             JOIN memberships m ON m.organization_id = o.id AND m.user_id = $1
+            ORDER BY m.created_at, o.id`,
+          [caller.userId],
+        );
+    return rows.map((row) => ({
+      id: row.id,
+      name: row.name,
+      slug: row.slug,
+      serviceTier: row.service_tier,
+      isActive: row.id === activeOrganizationId,
+    }));
+  }
+
+  async organizationToSwitchTo(caller: SessionCaller, slug: string): Promise<Organization> {
+    const organization = await this.dataSource.getRepository(Organization).findOneBy({ slug });
+    if (!organization) throw notFound('Organization');
+    if (!caller.isSuperAdmin) {
+      const member = await this.dataSource
+        .getRepository(Membership)
+        .existsBy({ organizationId: organization.id, userId: caller.userId });
+      if (!member) throw forbidden('You are not a member of this organization');
+    }
+    return organization;
+  }
+
+  private async findUserWithPassword(email: string): Promise<User | null> {
+    return this.dataSource
+      .getRepository(User)
+      .createQueryBuilder('u')
+      .addSelect('u.passwordHash')
+      .where('lower(u.email) = lower(:email)', { email })
+      .getOne();
+  }
+
+  private async assertEmailFree(manager: DataSource['manager'], email: string, userId: string): Promise<void> {
+    const taken: unknown[] = await manager.query(`SELECT 1 FROM users WHERE lower(email) = lower($1) AND id <> $2`, [
+      email,
+      userId,
+    ]);
+    if (taken.length) throw conflict('That e-mail address is already in use');
+  }
+
+  /** Links to API routes use BASE_URL; links to dashboard pages the first dashboard origin. */
+  private link(path: string, token: string, target: 'api' | 'dashboard' = 'api'): string {
+    const base = target === 'dashboard' ? (this.config.dashboardOrigins[0] ?? this.config.baseUrl) : this.config.baseUrl;
+    return `${base}${path}?token=${encodeURIComponent(token)}`;
+  }
+}
+
+export function sessionCaller(user: Pick<User, 'id' | 'email' | 'isSuperAdmin'>, role: SessionCaller['role']): SessionCaller {
+  return { kind: 'session', userId: user.id, email: user.email, isSuperAdmin: user.isSuperAdmin, role };
+}
+
+export function isUniqueViolation(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: string }).code === '23505';
+}
+

@@ -1,0 +1,126 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import type { ApiKeyScope, Role } from '../../common/access/access.decorator.js';
+import { hasRole, type OrgAuthContext } from '../../common/access/auth-context.js';
+import { sha256Hex } from '../../common/crypto.js';
+import { conflict, gone, notFound } from '../../common/errors/app-exception.js';
+import { tierDefinition } from '../../common/tiers.js';
+import type { AppConfig } from '../../config/app-config.js';
+import { APP_CONFIG } from '../../config/config.module.js';
+import { ApiKeysService } from '../../api-keys/api-keys.service.js';
+import { AuditService } from '../../audit/audit.service.js';
+
+export const CLI_SESSION_TTL_SECONDS = 600;
+
+export type CliSessionStatus = 'pending' | 'active' | 'expired';
+
+interface CliSessionRow {
+  status: 'pending' | 'approved' | 'active' | 'denied';
+  user_id: string | null;
+  organization_id: string | null;
+  email: string | null;
+  expired: boolean;
+}
+
+/**
+ * Device-code style sign-in for the command-line client. The session id is the client's secret
+ * for polling, so only its hash is stored. The key is minted at the first poll after approval,
+ * returned that once, and never stored in the clear.
+ */
+@Injectable()
+export class CliSessionsService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly apiKeys: ApiKeysService,
+    private readonly audit: AuditService,
+  ) {}
+
+  async create() {
+    const sessionId = randomUUID();
+    await this.dataSource.query(
+      `INSERT INTO cli_sessions (id_hash, expires_at) VALUES ($1, now() + make_interval(secs => $2))`,
+      [sha256Hex(sessionId), CLI_SESSION_TTL_SECONDS],
+    );
+    return {
+      session_id: sessionId,
+      verification_url: `${this.config.baseUrl}/device?session_id=${sessionId}`,
+      expires_in: CLI_SESSION_TTL_SECONDS,
+    };
+  }
+
+  async poll(sessionId: string): Promise<{ status: CliSessionStatus; api_key: string | null; email: string | null }> {
+    return this.dataSource.transaction(async (manager) => {
+      const rows: CliSessionRow[] = await manager.query(
+        `SELECT s.status, s.user_id, s.organization_id, u.email, s.expires_at <= now() AS expired
+           FROM cli_sessions s LEFT JOIN users u ON u.id = s.user_id
+          WHERE s.id_hash = $1 FOR UPDATE OF s`,
+        [sha256Hex(sessionId)],
+      );
+      const row = rows[0];
+      if (!row) throw notFound('CLI session');
+      if (row.status === 'active') return { status: 'active', api_key: null, email: row.email };
+      if (row.status !== 'approved' || !row.user_id || !row.organization_id) {
+        return { status: row.expired || row.status === 'denied' ? 'expired' : 'pending', api_key: null, email: null };
+      }
+      const { key, record } = await this.apiKeys.issue(manager, row.organization_id, row.user_id, {
+        name: 'Command-line client',
+        type: 'gpat',
+        scopes: await this.scopesFor(manager, row.user_id, row.organization_id),
+      });
+      await manager.query(`UPDATE cli_sessions SET status = 'active', api_key_id = $2 WHERE id_hash = $1`, [
+        sha256Hex(sessionId),
+        record.id,
+      ]);
+      return { status: 'active', api_key: key, email: row.email };
+    });
+  }
+
+  /** The signed-in user approves (or denies) the session for their active organization. */
+  async decide(auth: OrgAuthContext, sessionId: string, approve: boolean): Promise<{ status: string }> {
+    return this.dataSource.transaction(async (manager) => {
+      const rows: { status: string; expired: boolean }[] = await manager.query(
+        `SELECT status, expires_at <= now() AS expired FROM cli_sessions WHERE id_hash = $1 FOR UPDATE`,
+        [sha256Hex(sessionId)],
+      );
+      const row = rows[0];
+      if (!row) throw notFound('CLI session');
+      if (row.status !== 'pending') throw conflict('This CLI session has already been decided');
+      if (row.expired) throw gone('This CLI session has expired', { hint: 'Run the login command again' });
+      await manager.query(
+        `UPDATE cli_sessions SET status = $2, user_id = $3, organization_id = $4 WHERE id_hash = $1`,
+        [sha256Hex(sessionId), approve ? 'approved' : 'denied', auth.caller.userId, auth.organizationId],
+      );
+      if (approve) {
+        await this.audit.record(
+          auth,
+          { organizationId: auth.organizationId, action: 'cli_session.approved', resourceType: 'cli_session' },
+          manager,
+        );
+      }
+      return { status: approve ? 'approved' : 'denied' };
+    });
+  }
+
+  /**
+   * A CLI key acts for its user: reads for everyone, writes from Member up, team administration
+   * for Admins of Enterprise organizations.
+   */
+  private async scopesFor(manager: DataSource['manager'], userId: string, organizationId: string): Promise<ApiKeyScope[]> {
+    const rows: { role: Role | null; is_super_admin: boolean; service_tier: string }[] = await manager.query(
+      `SELECT m.role, u.is_super_admin, o.service_tier FROM users u
+         JOIN organizations o ON o.id = $2
+         LEFT JOIN memberships m ON m.user_id = u.id AND m.organization_id = o.id
+        WHERE u.id = $1`,
+      [userId, organizationId],
+    );
+    const row = rows[0];
+    const role: Role = row?.role ?? (row?.is_super_admin ? 'owner' : 'viewer');
+    const scopes: ApiKeyScope[] = ['org:read', 'feedback:read', 'release_notes:read'];
+    if (hasRole(role, 'member')) scopes.push('feedback:manage', 'feedback:write', 'release_notes:write');
+    if (hasRole(role, 'admin') && tierDefinition(row.service_tier).tier === 'enterprise') scopes.push('admin:team');
+    return scopes;
+  }
+}

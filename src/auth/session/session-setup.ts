@@ -1,0 +1,108 @@
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import session from 'express-session';
+import type { DataSource } from 'typeorm';
+import type { AppConfig } from '../../config/app-config.js';
+import { forbidden } from '../../common/errors/app-exception.js';
+import { randomSecret } from '../../common/crypto.js';
+import { PgSessionStore } from './pg-session-store.js';
+
+export const SESSION_COOKIE = 'attestly.sid';
+export const SESSION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+
+declare module 'express-session' {
+  interface SessionData {
+    userId: string;
+    organizationId: string | null;
+  }
+}
+
+/** Routes that create a session for a caller who has none yet. */
+const SESSION_CREATING_PATHS = new Set(['/api/v1/auth/login', '/api/v1/auth/verify-email']);
+
+/**
+ * Cookie sessions for the dashboard. The session middleware only runs for requests that carry
+ * the cookie or create a session, so SDK and CI traffic never touches the session store.
+ */
+export async function setUpSessions(
+  app: NestExpressApplication,
+  config: AppConfig,
+  dataSource: DataSource,
+): Promise<void> {
+  const secure = config.baseUrl.startsWith('https:');
+  const middleware = session({
+    name: SESSION_COOKIE,
+    secret: config.sessionSecret ?? (await storedSessionSecret(dataSource)),
+    store: new PgSessionStore(dataSource),
+    resave: false,
+    saveUninitialized: false,
+    rolling: false,
+    proxy: secure,
+    cookie: { httpOnly: true, sameSite: config.sessionCookieSameSite, secure, maxAge: SESSION_TTL_MS, path: '/' },
+  });
+  const allowedOrigins = new Set([new URL(config.baseUrl).origin, ...config.dashboardOrigins]);
+  if (config.dashboardOrigins.length) {
+    app.enableCors({ origin: [...config.dashboardOrigins], credentials: true });
+  }
+  app.use(lazySession(middleware));
+  app.use(originCheck(allowedOrigins));
+}
+
+function hasSessionCookie(request: Request): boolean {
+  return request.headers.cookie?.includes(`${SESSION_COOKIE}=`) ?? false;
+}
+
+function lazySession(middleware: RequestHandler): RequestHandler {
+  return (request, response, next) => {
+    if (hasSessionCookie(request) || SESSION_CREATING_PATHS.has(request.path)) {
+      middleware(request, response, next);
+    } else {
+      next();
+    }
+  };
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * Cross-site request forgery defence for cookie requests that change state: a browser sends
+ * `Origin` on such requests, and it must be the service itself or a configured dashboard.
+ */
+function originCheck(allowed: ReadonlySet<string>) {
+  return (request: Request, _response: Response, next: NextFunction): void => {
+    if (SAFE_METHODS.has(request.method) || !hasSessionCookie(request)) return next();
+    const origin = request.headers.origin;
+    if (origin === undefined || allowed.has(origin)) return next();
+    next(forbidden('Cross-site request refused', { hint: 'The Origin header is not an allowed dashboard origin' }));
+  };
+}
+
+/**
+ * Without SESSION_SECRET, one is generated once and kept in the database, so every instance
+ * signs cookies alike and sessions survive restarts.
+ */
+async function storedSessionSecret(dataSource: DataSource): Promise<string> {
+  await dataSource.query(
+    `INSERT INTO service_settings (key, value) VALUES ('session_secret', $1) ON CONFLICT (key) DO NOTHING`,
+    [randomSecret(48)],
+  );
+  const rows: { value: string }[] = await dataSource.query(
+    `SELECT value FROM service_settings WHERE key = 'session_secret'`,
+  );
+  return rows[0].value;
+}
+
+/** Promisified helpers over express-session's callback API. */
+export function regenerateSession(request: Request): Promise<void> {
+  return new Promise((resolve, reject) => request.session.regenerate((error) => (error ? reject(error) : resolve())));
+}
+
+export function saveSession(request: Request): Promise<void> {
+  return new Promise((resolve, reject) => request.session.save((error) => (error ? reject(error) : resolve())));
+}
+
+export function destroySession(request: Request): Promise<void> {
+  const current = (request as Partial<Pick<Request, 'session'>>).session;
+  if (!current) return Promise.resolve();
+  return new Promise((resolve, reject) => current.destroy((error) => (error ? reject(error) : resolve())));
+}

@@ -1,0 +1,85 @@
+import { isEmail } from 'class-validator';
+import { API_KEY_SCOPES, type ApiKeyScope } from '../common/access/access.decorator.js';
+import { isRawTier, RAW_TIERS } from '../common/tiers.js';
+import { API_KEY_TYPES, type ApiKeyType } from '../api-keys/api-key.entity.js';
+import { ApiKeysService } from '../api-keys/api-keys.service.js';
+import { AuditService } from '../audit/audit.service.js';
+import { hashPassword, MIN_PASSWORD_LENGTH } from '../auth/passwords.js';
+import { OrganizationsService } from '../organizations/organizations.service.js';
+import type { CliArgs } from './cli-args.js';
+import { CliError, type CliContext } from './cli-context.js';
+
+function readTier(value: string | undefined): string {
+  const tier = value ?? 'free';
+  if (!isRawTier(tier)) throw new CliError(`--tier must be one of ${RAW_TIERS.join(', ')}`);
+  return tier;
+}
+
+/** user:create: an active, verified user, optionally owning a new organization. */
+export async function createUser(context: CliContext, args: CliArgs) {
+  const email = args.required('email').trim();
+  const password = args.required('password');
+  const orgName = args.optional('org-name');
+  const tier = readTier(args.optional('tier'));
+  if (!isEmail(email)) throw new CliError('--email must be an e-mail address');
+  if (password.length < MIN_PASSWORD_LENGTH) throw new CliError(`--password must be at least ${MIN_PASSWORD_LENGTH} characters`);
+  const passwordHash = await hashPassword(password, context.config.bcryptRounds);
+  const dataSource = await context.dataSource();
+  return dataSource.transaction(async (manager) => {
+    const rows: { id: string }[] = await manager.query(
+      `INSERT INTO users (email, password_hash, status, email_verified_at, is_super_admin)
+       VALUES ($1, $2, 'active', now(), $3) ON CONFLICT ((lower(email))) DO NOTHING RETURNING id`,
+      [email, passwordHash, args.flag('super-admin')],
+    );
+    if (!rows.length) throw new CliError(`a user with the e-mail ${email} already exists`);
+    const userId = rows[0].id;
+    if (!orgName) return { userId, organizationId: null, organizationSlug: null };
+    const organization = await new OrganizationsService().createWithOwner(manager, { name: orgName, tier, ownerId: userId });
+    return { userId, organizationId: organization.id, organizationSlug: organization.slug };
+  });
+}
+
+/** org:set-tier: changes an organization's plan by hand (support, tests, on-premise). */
+export async function setOrganizationTier(context: CliContext, args: CliArgs) {
+  const slug = args.required('org');
+  const tier = readTier(args.required('tier'));
+  const dataSource = await context.dataSource();
+  const rows: { id: string }[] = await dataSource.query(
+    `UPDATE organizations SET service_tier = $2, updated_at = now() WHERE slug = $1 RETURNING id`,
+    [slug, tier],
+  );
+  if (!rows.length) throw new CliError(`no organization has the slug ${slug}`);
+  return { organizationId: rows[0].id, organizationSlug: slug, tier };
+}
+
+/** apikey:create: a key for CI or a server integration; printed once. */
+export async function createApiKey(context: CliContext, args: CliArgs) {
+  const slug = args.required('org');
+  const scopes = args
+    .required('scopes')
+    .split(',')
+    .map((scope) => scope.trim())
+    .filter(Boolean);
+  const unknown = scopes.filter((scope) => !(API_KEY_SCOPES as readonly string[]).includes(scope));
+  if (!scopes.length || unknown.length) {
+    throw new CliError(`--scopes must be a comma-separated list of ${API_KEY_SCOPES.join(', ')}`);
+  }
+  const type = args.optional('type') ?? 'service';
+  if (!(API_KEY_TYPES as readonly string[]).includes(type)) throw new CliError(`--type must be one of ${API_KEY_TYPES.join(', ')}`);
+  const dataSource = await context.dataSource();
+  const rows: { id: string }[] = await dataSource.query(`SELECT id FROM organizations WHERE slug = $1`, [slug]);
+  if (!rows.length) throw new CliError(`no organization has the slug ${slug}`);
+  const service = new ApiKeysService(dataSource, new AuditService(dataSource));
+  try {
+    const { key, record } = await dataSource.transaction((manager) =>
+      service.issue(manager, rows[0].id, null, {
+        name: args.optional('name') ?? 'Created with the management CLI',
+        scopes: scopes as ApiKeyScope[],
+        type: type as ApiKeyType,
+      }),
+    );
+    return { key, id: record.id, prefix: record.prefix };
+  } catch (error) {
+    throw new CliError(error instanceof Error ? error.message : String(error));
+  }
+}

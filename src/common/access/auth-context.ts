@@ -1,0 +1,71 @@
+import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
+import type { Request } from 'express';
+import { forbidden } from '../errors/app-exception.js';
+import type { ApiKeyScope, Role } from './access.decorator.js';
+
+export interface SessionCaller {
+  readonly kind: 'session';
+  readonly userId: string;
+  readonly email: string;
+  readonly isSuperAdmin: boolean;
+  /** Role in the active organization; super admins act as owners in any organization. */
+  readonly role: Role | null;
+}
+
+export interface ApiKeyCaller {
+  readonly kind: 'apiKey';
+  readonly keyId: string;
+  readonly prefix: string;
+  readonly scopes: readonly ApiKeyScope[];
+  /** E-mail of the user who created the key, when a user did. */
+  readonly email: string | null;
+  readonly userId: string | null;
+}
+
+export type Caller = SessionCaller | ApiKeyCaller;
+
+/** Who is calling, for which organization: resolved once by the access guard. */
+export interface AuthContext {
+  readonly caller: Caller;
+  readonly organizationId: string | null;
+  /** The request's client address, for audit entries. */
+  readonly ipAddress: string | null;
+}
+
+/** An AuthContext with an organization: what tenant-scoped services take. */
+export interface OrgAuthContext extends AuthContext {
+  readonly organizationId: string;
+}
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    auth?: AuthContext;
+  }
+}
+
+export const ROLE_RANK: Record<Role, number> = { viewer: 0, member: 1, admin: 2, owner: 3 };
+
+export function hasRole(role: Role | null, minimum: Role): boolean {
+  return role !== null && ROLE_RANK[role] >= ROLE_RANK[minimum];
+}
+
+/** The caller's context, as the access guard resolved it. */
+export const Auth = createParamDecorator((_data: unknown, context: ExecutionContext): AuthContext => {
+  const auth = context.switchToHttp().getRequest<Request>().auth;
+  if (!auth) throw new Error('Auth() used on a route without an authenticated access rule');
+  return auth;
+});
+
+/** The caller's context with its organization; 403 when the session has none selected. */
+export const OrgAuth = createParamDecorator((_data: unknown, context: ExecutionContext): OrgAuthContext => {
+  const auth = context.switchToHttp().getRequest<Request>().auth;
+  if (!auth) throw new Error('OrgAuth() used on a route without an authenticated access rule');
+  if (!auth.organizationId) {
+    throw forbidden('No organization is selected', { hint: 'Switch to an organization with POST /api/v1/auth/switch-org' });
+  }
+  return auth as OrgAuthContext;
+});
+
+export function actorOf(auth: AuthContext): { userId: string | null; email: string | null } {
+  return { userId: auth.caller.userId, email: auth.caller.email };
+}
