@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import nodemailer, { type Transporter } from 'nodemailer';
@@ -57,6 +57,9 @@ export class MailService implements OnModuleDestroy {
     await mkdir(this.config.mailDir, { recursive: true });
     const name = `${createdAt.toISOString().replace(/[:.]/g, '-')}-${randomUUID()}.json`;
     const body = { to: mail.to, subject: mail.subject, text: mail.text, html: mail.html, links, createdAt };
-    await writeFile(join(this.config.mailDir, name), `${JSON.stringify(body, null, 2)}\n`, { mode: 0o600 });
+    // Written under a temporary name, then renamed: a reader never sees half a message.
+    const path = join(this.config.mailDir, name);
+    await writeFile(`${path}.tmp`, `${JSON.stringify(body, null, 2)}\n`, { mode: 0o600 });
+    await rename(`${path}.tmp`, path);
   }
 }

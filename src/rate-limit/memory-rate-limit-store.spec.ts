@@ -73,7 +73,10 @@ describe('MemoryRateLimitStore bookkeeping', () => {
     const third = await store.hit('skew', 3, MINUTE, T0 + 20_000);
     expect(third).toMatchObject({ remaining: 0, resetAt: T0 + MINUTE });
     // The hit at T0 leaves first even though it was recorded second.
-    expect(await store.hit('skew', 3, MINUTE, T0 + MINUTE)).toMatchObject({ allowed: true, resetAt: T0 + 10_000 + MINUTE });
+    expect(await store.hit('skew', 3, MINUTE, T0 + MINUTE)).toMatchObject({
+      allowed: true,
+      resetAt: T0 + 10_000 + MINUTE,
+    });
     await store.close();
   });
 

@@ -1,5 +1,4 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import type { Response } from 'express';
 import { type AppException, tooManyRequests } from '../common/errors/app-exception.js';
 import { ipSubject, PER_IP_LIMITS, type PerIpLimitName } from './per-ip-limits.js';
 import type { RateLimitResult, RateLimitStore } from './sliding-window.js';
@@ -15,8 +14,10 @@ export interface RateLimitDecision extends RateLimitResult {
   readonly windowMs: number;
 }
 
-/** The part of an Express response the headers need; a plain object with setHeader works in tests. */
-export type RateLimitHeaderTarget = Pick<Response, 'setHeader'>;
+/** The part of an Express `Response` the headers need, so guards, controllers and tests can pass theirs. */
+export interface RateLimitHeaderTarget {
+  setHeader(name: string, value: string): unknown;
+}
 
 const BUCKET_NAME = /^[a-z0-9][a-z0-9_-]*$/;
 

@@ -31,7 +31,11 @@ async function hitTimes(store: RateLimitStore, key: string, limit: number, times
 }
 
 /** The semantics every store must share; run below against the in-process store and Redis. */
-function slidingWindowBehaviour(name: string, open: () => Promise<RateLimitStore>, describeFn = describe) {
+function slidingWindowBehaviour(
+  name: string,
+  open: () => Promise<RateLimitStore>,
+  describeFn: (title: string, body: () => void) => void = describe,
+) {
   describeFn(name, () => {
     let store: RateLimitStore;
     let key: string;
@@ -181,7 +185,9 @@ const redisTitle = redisUp
 slidingWindowBehaviour(redisTitle, openRedisStore, redisUp ? describe : describe.skip);
 
 (redisUp ? describe : describe.skip)(
-  redisUp ? 'RedisRateLimitStore across instances' : `RedisRateLimitStore across instances — SKIPPED, no Redis at ${REDIS_URL}`,
+  redisUp
+    ? 'RedisRateLimitStore across instances'
+    : `RedisRateLimitStore across instances — SKIPPED, no Redis at ${REDIS_URL}`,
   () => {
     let a: RedisRateLimitStore;
     let b: RedisRateLimitStore;

@@ -36,7 +36,8 @@ export interface RateLimitStore {
 /** Programmer errors must surface even through the fail-open wrapper, so every store checks first. */
 export function assertHitArguments(key: string, limit: number, windowMs: number, now: number): void {
   if (key.length === 0) throw new RangeError('rate limit key must not be empty');
-  if (!Number.isInteger(limit) || limit < 0) throw new RangeError(`rate limit must be a non-negative integer, got ${limit}`);
+  if (!Number.isInteger(limit) || limit < 0)
+    throw new RangeError(`rate limit must be a non-negative integer, got ${limit}`);
   if (!Number.isInteger(windowMs) || windowMs <= 0) {
     throw new RangeError(`rate limit window must be a positive integer of ms, got ${windowMs}`);
   }

@@ -12,8 +12,12 @@ import { createTestDatabase, dropTestDatabase } from './database.js';
 export interface TestApp {
   readonly app: NestExpressApplication;
   readonly config: AppConfig & { databaseUrl: string };
-  /** A supertest client for the running app. */
-  http(): ReturnType<typeof request>;
+  /** A supertest client for the running app, from this app's own client address. */
+  http(): HttpClient;
+  /** A client that keeps cookies between requests: one signed-in browser. */
+  agent(): HttpClient;
+  /** The client address this app's requests come from (X-Forwarded-For from loopback). */
+  readonly clientIp: string;
   /** Runs SQL on the app's own database, for arranging and asserting state. */
   sql<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
   readonly dataSource: DataSource;
@@ -46,18 +50,46 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
   const app = await createApp(config, createLogger(config.logLevel));
   await app.init();
   const dataSource = app.get(DataSource);
+  // Each app gets its own client address, so per-IP limits never leak between test files that
+  // share one Redis.
+  const clientIp = `10.${randomOctet()}.${randomOctet()}.${randomOctet()}`;
   return {
     app,
     config,
     dataSource,
     mailDir,
-    http: () => request(app.getHttpServer()),
+    clientIp,
+    http: () => withClientIp(request(app.getHttpServer()), clientIp),
+    agent: () => withClientIp(request.agent(app.getHttpServer()), clientIp),
     sql: (text, params) => dataSource.query(text, params),
     close: async () => {
       await app.close();
       await dropTestDatabase(database.name);
     },
   };
+}
+
+type Methods = 'get' | 'post' | 'put' | 'patch' | 'delete' | 'head' | 'options';
+export type HttpClient = Pick<ReturnType<typeof request.agent>, Methods>;
+
+function withClientIp(client: ReturnType<typeof request> | ReturnType<typeof request.agent>, ip: string): HttpClient {
+  const wrap =
+    (method: Methods) =>
+    (url: string) =>
+      client[method](url).set('X-Forwarded-For', ip);
+  return {
+    get: wrap('get'),
+    post: wrap('post'),
+    put: wrap('put'),
+    patch: wrap('patch'),
+    delete: wrap('delete'),
+    head: wrap('head'),
+    options: wrap('options'),
+  } as HttpClient;
+}
+
+function randomOctet(): number {
+  return 1 + Math.floor(Math.random() * 250);
 }
 
 export interface SentMail {

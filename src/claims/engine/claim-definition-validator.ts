@@ -42,8 +42,9 @@ function checkConditionalRules(rules: unknown, dataType: ClaimDataType | null, p
   compileConditionalRules(rules, 'conditionalRules', problems);
   if (!Array.isArray(rules)) return;
   rules.forEach((rule, index) => {
-    if (isRecord(rule) && typeof rule.value === 'string')
+    if (isRecord(rule) && typeof rule.value === 'string') {
       checkTypedValue(rule.value, dataType, `conditionalRules[${index}].value`, problems);
+    }
   });
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import type { ClaimDefinition, DeviceContext } from './claim-types.js';
+import type { ClaimDataType, ClaimDefinition, ClaimValue, DeviceContext } from './claim-types.js';
 import { evaluateClaim, evaluateClaims } from './claim-evaluator.js';
 import { ExternalClaimFetcher } from './external-claim-fetcher.js';
 
@@ -36,8 +36,10 @@ function claim(claimKey: string, fields: Partial<ClaimDefinition>): ClaimDefinit
 
 const stubFetch =
   (body: unknown): typeof fetch =>
-  async () =>
-    new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json' } });
+  () =>
+    Promise.resolve(
+      new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json' } }),
+    );
 
 describe('evaluateClaims', () => {
   it('returns typed values of active claims in priority order and explains failures', async () => {
@@ -125,7 +127,7 @@ describe('evaluateClaims', () => {
     });
     const failingFetcher = new ExternalClaimFetcher({
       allowPrivateNetworks: true,
-      fetch: async () => new Response('', { status: 500 }),
+      fetch: () => Promise.resolve(new Response('', { status: 500 })),
     });
     await expect(evaluateClaims([external], device, { fetcher })).resolves.toMatchObject({
       claims: { segment: 'beta' },
@@ -154,14 +156,14 @@ describe('evaluateClaim', () => {
     });
   });
 
-  it.each([
+  it.each<[ClaimDataType, string, ClaimValue, string]>([
     ['string', 'plain', 'plain', 'plain'],
     ['number', '1.50', 1.5, '1.5'],
     ['boolean', 'true', true, 'true'],
     ['array', '[1, "a"]', [1, 'a'], '[1,"a"]'],
     ['object', '{"a": {"b": 1}}', { a: { b: 1 } }, '{"a":{"b":1}}'],
     ['date', '2025-03-01T10:00:00+01:00', '2025-03-01T09:00:00.000Z', '2025-03-01T09:00:00.000Z'],
-  ] as const)('types a %s claim', async (dataType, staticValue, value, shown) => {
+  ])('types a %s claim', async (dataType, staticValue, value, shown) => {
     const { result, value: typed } = await evaluateClaim(claim('c', { dataType, staticValue }), device);
     expect(typed).toEqual(value);
     expect(result.evaluatedValue).toBe(shown);

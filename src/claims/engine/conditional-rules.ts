@@ -34,19 +34,19 @@ class ConditionProblem extends Error {
   }
 }
 
+type NegativeOperator = 'not_equals' | 'not_contains' | 'not_in_list';
+type PositiveOperator = Exclude<ConditionOperator, NegativeOperator>;
+
 // Negative operators are exact negations, so a missing device field fails `equals` and passes `not_equals`.
-const NEGATIONS: Partial<Record<ConditionOperator, ConditionOperator>> = {
+const NEGATIONS: Readonly<Record<NegativeOperator, PositiveOperator>> = {
   not_equals: 'equals',
   not_contains: 'contains',
   not_in_list: 'in_list',
 };
 
-const ORDERINGS: Partial<Record<ConditionOperator, (order: number) => boolean>> = {
-  greater_than: (order) => order > 0,
-  less_than: (order) => order < 0,
-  greater_than_or_equal: (order) => order >= 0,
-  less_than_or_equal: (order) => order <= 0,
-};
+function isNegative(operator: ConditionOperator): operator is NegativeOperator {
+  return Object.hasOwn(NEGATIONS, operator);
+}
 
 function parseExpected(kind: FieldKind, text: string): Expected {
   switch (kind) {
@@ -96,23 +96,31 @@ function listItems(text: string): string[] {
   return items;
 }
 
-function positiveMatcher(kind: FieldKind, operator: ConditionOperator, text: string): Matcher {
-  const ordering = ORDERINGS[operator];
-  if (kind === 'boolean' && !['equals', 'in_list'].includes(operator)) {
+function orderingMatcher(kind: FieldKind, text: string, accepts: (order: number) => boolean): Matcher {
+  const expected = parseExpected(kind, text);
+  return (actual) => {
+    const order = compare(kind, actual, expected);
+    return order !== null && accepts(order);
+  };
+}
+
+function positiveMatcher(kind: FieldKind, operator: PositiveOperator, text: string): Matcher {
+  if (kind === 'boolean' && operator !== 'equals' && operator !== 'in_list') {
     throw new ConditionProblem('operator', `operator ${operator} does not apply to a true/false field`);
-  }
-  if (ordering) {
-    const expected = parseExpected(kind, text);
-    return (actual) => {
-      const order = compare(kind, actual, expected);
-      return order !== null && ordering(order);
-    };
   }
   switch (operator) {
     case 'equals': {
       const expected = parseExpected(kind, text);
       return (actual) => compare(kind, actual, expected) === 0;
     }
+    case 'greater_than':
+      return orderingMatcher(kind, text, (order) => order > 0);
+    case 'less_than':
+      return orderingMatcher(kind, text, (order) => order < 0);
+    case 'greater_than_or_equal':
+      return orderingMatcher(kind, text, (order) => order >= 0);
+    case 'less_than_or_equal':
+      return orderingMatcher(kind, text, (order) => order <= 0);
     case 'in_list': {
       const expected = listItems(text).map((item) => parseExpected(kind, item));
       return (actual) => expected.some((item) => compare(kind, actual, item) === 0);
@@ -129,8 +137,6 @@ function positiveMatcher(kind: FieldKind, operator: ConditionOperator, text: str
       const pattern = new RegExp(text);
       return (actual) => testSafeRegex(pattern, String(actual));
     }
-    default:
-      throw new ConditionProblem('operator', `operator ${operator} is not supported`);
   }
 }
 
@@ -152,16 +158,17 @@ function buildPredicate(input: Record<string, unknown>, path: string, problems: 
       message: `must be a string of at most ${MAX_CONDITION_VALUE_LENGTH} characters`,
     });
   }
-  if (!isOneOf(CONDITION_FIELDS, field) || !isOneOf(CONDITION_OPERATORS, operator) || !isConditionValue(value))
+  if (!isOneOf(CONDITION_FIELDS, field) || !isOneOf(CONDITION_OPERATORS, operator) || !isConditionValue(value)) {
     return null;
+  }
   const spec = CONDITION_FIELD_SPECS[field];
   try {
-    const positive = NEGATIONS[operator];
-    const matcher = positiveMatcher(spec.kind, positive ?? operator, value);
+    const negated = isNegative(operator);
+    const matcher = positiveMatcher(spec.kind, negated ? NEGATIONS[operator] : operator, value);
     return (context) => {
       const actual = spec.read(context);
       const matched = actual !== undefined && actual !== null && matcher(actual);
-      return positive ? !matched : matched;
+      return negated ? !matched : matched;
     };
   } catch (error) {
     if (!(error instanceof ConditionProblem)) throw error;
@@ -199,10 +206,12 @@ function compileRule(input: unknown, path: string, problems: FieldError[]): Comp
       message: `must be a string of at most ${MAX_CLAIM_VALUE_LENGTH} characters`,
     });
   }
-  if (!isIntegerInRange(priority, -1_000_000, 1_000_000))
+  if (!isIntegerInRange(priority, -1_000_000, 1_000_000)) {
     problems.push({ field: `${path}.priority`, message: 'must be an integer' });
-  if (id !== undefined && id !== null && typeof id !== 'string')
+  }
+  if (id !== undefined && id !== null && typeof id !== 'string') {
     problems.push({ field: `${path}.id`, message: 'must be a string' });
+  }
   const conditions = compileConditions(input.conditions, `${path}.conditions`, problems);
   if (problems.length > before) return null;
   return { operator: operator as RuleOperator, conditions, value: value as string, priority: priority as number };

@@ -22,6 +22,7 @@ export const CONDITION_FIELD_SPECS: Readonly<Record<ConditionField, ConditionFie
 };
 
 type DeviceReader = (context: DeviceContext) => string | number | boolean | undefined;
+export type DeviceScalar = string | number | boolean | null;
 
 /** The `device.<name>` variables of expressions and body templates: the whole allow-list. */
 const DEVICE_VARIABLES: ReadonlyMap<string, DeviceReader> = new Map<string, DeviceReader>([
@@ -45,7 +46,7 @@ export function isDeviceVariable(name: string): boolean {
 }
 
 /** Null for an unset optional field; undefined when the name is not a device variable. */
-export function readDeviceVariable(context: DeviceContext, name: string): JsonValue | undefined {
+export function readDeviceVariable(context: DeviceContext, name: string): DeviceScalar | undefined {
   const read = DEVICE_VARIABLES.get(name);
   return read ? (read(context) ?? null) : undefined;
 }
@@ -55,13 +56,13 @@ export function readDeviceVariable(context: DeviceContext, name: string): JsonVa
  * inherited from Object.prototype.
  */
 export function deviceRecord(context: DeviceContext): Record<string, JsonValue> {
-  const record: Record<string, JsonValue> = Object.create(null);
+  const record = Object.create(null) as Record<string, JsonValue>;
   for (const [name, read] of DEVICE_VARIABLES) record[name] = read(context) ?? null;
   return record;
 }
 
 export function dataRecord(context: DeviceContext): Record<string, JsonValue> {
-  const record: Record<string, JsonValue> = Object.create(null);
+  const record = Object.create(null) as Record<string, JsonValue>;
   for (const [key, value] of Object.entries(context.additionalData ?? {})) {
     if (typeof value === 'string') record[key] = value;
   }

@@ -74,8 +74,9 @@ function versionCompare([a, b]: JsonValue[]): number {
   const left = expectString(a, 'versionCompare');
   const right = expectString(b, 'versionCompare');
   const order = compareVersions(left, right);
-  if (order === null)
+  if (order === null) {
     fail(`versionCompare cannot read ${JSON.stringify(left)} and ${JSON.stringify(right)} as versions`);
+  }
   return Math.sign(order);
 }
 

@@ -84,6 +84,18 @@ describe('expression language', () => {
   });
 });
 
+describe('the examples of EXPRESSIONS.md', () => {
+  it('run as documented', () => {
+    expect(run("upper(device.country) + '-' + coalesce(data.plan, 'free')")).toBe('DE-gold');
+    expect(run('device.riskScore < 30 && !device.jailbreakDetected')).toBe(false);
+    expect(run("if(versionCompare(device.appVersion, '3.0') >= 0, 'v3', 'legacy')")).toBe('legacy');
+    expect(run('[device.country, device.riskScore]')).toEqual(['DE', 42]);
+    expect(run('round(value * 100)', 0.825)).toBe(83);
+    expect(run("len(value) <= 5 && !contains(value, 'root')", ['a', 'b'])).toBe(true);
+    expect(run("'line\\n' + \"it\\'s\"")).toBe("line\nit's");
+  });
+});
+
 describe('expression functions', () => {
   it.each<[string, JsonValue]>([
     ['lower(device.model)', 'iphone15,2'],

@@ -14,6 +14,7 @@ import {
   stringify,
   valuesEqual,
 } from './expression-values.js';
+import { isOneOf } from './input-checks.js';
 import { isJsonObject } from './typed-value.js';
 
 /**
@@ -70,10 +71,6 @@ export interface ExpressionScope {
   value?: JsonValue;
 }
 
-function includes<T extends string>(list: readonly T[], candidate: string): candidate is T {
-  return (list as readonly string[]).includes(candidate);
-}
-
 class Compiler {
   readonly errors: string[] = [];
   private nodes = 0;
@@ -83,8 +80,9 @@ class Compiler {
   convert(node: jsep.Expression, depth: number): ExpressionNode {
     this.nodes += 1;
     if (this.nodes > MAX_EXPRESSION_NODES) return this.reject(`expression has more than ${MAX_EXPRESSION_NODES} nodes`);
-    if (depth > MAX_EXPRESSION_DEPTH)
+    if (depth > MAX_EXPRESSION_DEPTH) {
       return this.reject(`expression is nested more than ${MAX_EXPRESSION_DEPTH} levels deep`);
+    }
     const core = node as jsep.CoreExpression;
     switch (core.type) {
       case 'Literal':
@@ -137,8 +135,9 @@ class Compiler {
         ? { kind: 'variable', name }
         : this.reject('`value` is only available in transform and validation expressions');
     }
-    if (name === 'device' || name === 'data')
+    if (name === 'device' || name === 'data') {
       return this.reject(`\`${name}\` must be followed by a field, as in ${name}.<name>`);
+    }
     return this.reject(`unknown identifier: ${name}`);
   }
 
@@ -177,7 +176,7 @@ class Compiler {
   }
 
   private unary(node: jsep.UnaryExpression, depth: number): ExpressionNode {
-    if (!includes(UNARY_OPERATORS, node.operator)) return this.reject(`unsupported operator: ${node.operator}`);
+    if (!isOneOf(UNARY_OPERATORS, node.operator)) return this.reject(`unsupported operator: ${node.operator}`);
     return { kind: 'unary', operator: node.operator, argument: this.convert(node.argument, depth + 1) };
   }
 
@@ -185,9 +184,9 @@ class Compiler {
     const left = this.convert(node.left, depth + 1);
     const right = this.convert(node.right, depth + 1);
     const { operator } = node;
-    if (includes(ARITHMETIC_OPERATORS, operator)) return { kind: 'arithmetic', operator, left, right };
-    if (includes(COMPARISON_OPERATORS, operator)) return { kind: 'comparison', operator, left, right };
-    if (includes(LOGICAL_OPERATORS, operator)) return { kind: 'logical', operator, left, right };
+    if (isOneOf(ARITHMETIC_OPERATORS, operator)) return { kind: 'arithmetic', operator, left, right };
+    if (isOneOf(COMPARISON_OPERATORS, operator)) return { kind: 'comparison', operator, left, right };
+    if (isOneOf(LOGICAL_OPERATORS, operator)) return { kind: 'logical', operator, left, right };
     return this.reject(`unsupported operator: ${operator}`);
   }
 
@@ -297,8 +296,9 @@ class Evaluator {
 
 /** Own-property lookup only, so nothing inherited (constructors, prototypes) is ever reachable. */
 function readProperty(object: JsonValue, key: JsonValue): JsonValue {
-  if (typeof key !== 'string' && typeof key !== 'number')
+  if (typeof key !== 'string' && typeof key !== 'number') {
     fail(`property name must be a string, got ${describeType(key)}`);
+  }
   const name = String(key);
   if (FORBIDDEN_PROPERTIES.has(name)) fail(`property ${name} is not accessible`);
   if (Array.isArray(object)) {
@@ -330,6 +330,14 @@ function arithmetic(operator: ArithmeticOperator, left: JsonValue, right: JsonVa
   }
 }
 
+function order(operator: ComparisonOperator, left: JsonValue, right: JsonValue): number {
+  if (typeof left === 'number' && typeof right === 'number') return left - right;
+  if (typeof left === 'string' && typeof right === 'string') return left < right ? -1 : left > right ? 1 : 0;
+  return fail(
+    `operator ${operator} compares two numbers or two strings, got ${describeType(left)} and ${describeType(right)}`,
+  );
+}
+
 function compare(operator: ComparisonOperator, left: JsonValue, right: JsonValue): boolean {
   switch (operator) {
     case '==':
@@ -338,22 +346,13 @@ function compare(operator: ComparisonOperator, left: JsonValue, right: JsonValue
     case '!=':
     case '!==':
       return !valuesEqual(left, right);
-  }
-  const bothNumbers = typeof left === 'number' && typeof right === 'number';
-  const bothStrings = typeof left === 'string' && typeof right === 'string';
-  if (!bothNumbers && !bothStrings) {
-    fail(
-      `operator ${operator} compares two numbers or two strings, got ${describeType(left)} and ${describeType(right)}`,
-    );
-  }
-  switch (operator) {
     case '<':
-      return left < right;
+      return order(operator, left, right) < 0;
     case '>':
-      return left > right;
+      return order(operator, left, right) > 0;
     case '<=':
-      return left <= right;
+      return order(operator, left, right) <= 0;
     case '>=':
-      return left >= right;
+      return order(operator, left, right) >= 0;
   }
 }

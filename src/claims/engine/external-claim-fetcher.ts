@@ -13,6 +13,7 @@ import type {
   ResponseMapping,
 } from './claim-types.js';
 import { ExpiringCache } from './expiring-cache.js';
+import type { CredentialName } from './external-config.js';
 import { compileExpression, evaluateExpression } from './expression-language.js';
 import {
   DEFAULT_TIMEOUT_SECONDS,
@@ -48,7 +49,7 @@ function fingerprint(parts: unknown): string {
 async function readJsonBody(response: Response): Promise<JsonValue> {
   const chunks: Uint8Array[] = [];
   let size = 0;
-  const reader = response.body?.getReader();
+  const reader = response.body?.getReader() as ReadableStreamDefaultReader<Uint8Array> | undefined;
   for (let chunk = await reader?.read(); chunk && !chunk.done; chunk = await reader?.read()) {
     size += chunk.value.byteLength;
     if (size > MAX_RESPONSE_BYTES) {
@@ -121,8 +122,9 @@ export class ExternalClaimFetcher {
     for (let attempt = 1; ; attempt++) {
       const outcome = await this.attempt(url, init, timeoutMs);
       if (outcome.ok) return outcome.body;
-      if (attempt >= attempts)
+      if (attempt >= attempts) {
         throw new ClaimEvaluationError(`${outcome.message} (${attempt} attempt${attempt > 1 ? 's' : ''})`);
+      }
       await delay(RETRY_DELAY_MS * attempt);
     }
   }
@@ -171,8 +173,7 @@ export class ExternalClaimFetcher {
   }
 
   private async authorization(authentication: ExternalAuthentication, timeoutMs: number): Promise<[string, string]> {
-    const credential = (name: Parameters<typeof readCredential>[1]): string =>
-      readCredential(authentication.credentials, name) ?? '';
+    const credential = (name: CredentialName): string => readCredential(authentication.credentials, name) ?? '';
     switch (authentication.type) {
       case 'basic':
         return [
@@ -237,8 +238,7 @@ export class ExternalClaimFetcher {
     let found: JsonValue[];
     try {
       // jsonpath-plus returns undefined rather than [] for a falsy document.
-      found =
-        (JSONPath({ path: mapping.jsonPath, json: body, eval: false, wrap: true }) as JsonValue[] | undefined) ?? [];
+      found = JSONPath<JsonValue[] | undefined>({ path: mapping.jsonPath, json: body, eval: false, wrap: true }) ?? [];
     } catch (error) {
       throw new ClaimEvaluationError(`jsonPath failed: ${(error as Error).message}`);
     }

@@ -3,8 +3,9 @@ import { JSONPath } from 'jsonpath-plus';
 import { isPublicAddress } from '../../common/ssrf-guard.js';
 import { ClaimEvaluationError } from './claim-evaluation-error.js';
 import { AUTHENTICATION_TYPES, HTTP_METHODS, MAX_CLAIM_VALUE_LENGTH } from './claim-types.js';
-import type { AuthenticationType, DeviceContext, FieldError, JsonValue } from './claim-types.js';
+import type { AuthenticationType, DeviceContext, FieldError } from './claim-types.js';
 import { readDeviceVariable } from './device-variables.js';
+import type { DeviceScalar } from './device-variables.js';
 import { validateExpression } from './expression-language.js';
 import { isIntegerInRange, isOneOf, isRecord, isStringMap } from './input-checks.js';
 
@@ -66,7 +67,7 @@ export function readCredential(credentials: Record<string, string>, name: Creden
   return alias === undefined ? undefined : credentials[alias];
 }
 
-function placeholderValue(name: string, context: DeviceContext, now: number): JsonValue | undefined {
+function placeholderValue(name: string, context: DeviceContext, now: number): DeviceScalar | undefined {
   if (name === 'now') return now;
   const dot = name.indexOf('.');
   const namespace = name.slice(0, dot);
@@ -109,8 +110,9 @@ export function jsonEscape(text: string): string {
 
 /** Checks what can be checked without DNS; the fetcher runs the SSRF guard on every request. */
 export function urlProblem(value: unknown, options: ExternalConfigOptions): string | null {
-  if (typeof value !== 'string' || value.length > MAX_URL_LENGTH)
+  if (typeof value !== 'string' || value.length > MAX_URL_LENGTH) {
     return `must be a URL of at most ${MAX_URL_LENGTH} characters`;
+  }
   let url: URL;
   try {
     url = new URL(value);
@@ -118,8 +120,9 @@ export function urlProblem(value: unknown, options: ExternalConfigOptions): stri
     return 'must be a valid URL';
   }
   const schemes = options.allowPrivateNetworks ? ['https:', 'http:'] : ['https:'];
-  if (!schemes.includes(url.protocol))
+  if (!schemes.includes(url.protocol)) {
     return options.allowPrivateNetworks ? 'must use http or https' : 'must use https';
+  }
   if (url.username !== '' || url.password !== '') return 'must not contain credentials; use authentication';
   const host = url.hostname.replace(/^\[|\]$/g, '');
   if (!options.allowPrivateNetworks && isIP(host) !== 0 && !isPublicAddress(host)) {
@@ -214,12 +217,14 @@ function checkAuthentication(
     return;
   }
   for (const name of REQUIRED_CREDENTIALS[input.type]) {
-    if (readCredential(credentials, name) === undefined)
+    if (readCredential(credentials, name) === undefined) {
       problems.push({ field: `${path}.credentials.${name}`, message: 'is required' });
+    }
   }
   for (const [name, value] of Object.entries(credentials)) {
-    if (LINE_BREAK.test(value))
+    if (LINE_BREAK.test(value)) {
       problems.push({ field: `${path}.credentials.${name}`, message: 'must not contain line breaks' });
+    }
   }
   const headerName = readCredential(credentials, 'headerName');
   if (input.type === 'api_key' && headerName !== undefined) {
@@ -247,6 +252,17 @@ function checkIntegers(input: Record<string, unknown>, path: string, problems: F
   }
 }
 
+function checkBodyTemplate(template: unknown, method: unknown, path: string, problems: FieldError[]): void {
+  if (template === null || template === undefined) return;
+  if (typeof template !== 'string' || template.length > MAX_CLAIM_VALUE_LENGTH) {
+    problems.push({ field: path, message: `must be a string of at most ${MAX_CLAIM_VALUE_LENGTH} characters` });
+  } else if (method === 'GET') {
+    problems.push({ field: path, message: 'is not allowed with GET' });
+  } else {
+    for (const message of placeholderProblems(template)) problems.push({ field: path, message });
+  }
+}
+
 /** Appends the problems of an `externalConfig` object, named from `path`. */
 export function checkExternalConfig(
   input: unknown,
@@ -260,25 +276,15 @@ export function checkExternalConfig(
   }
   const endpointProblem = urlProblem(input.endpoint, options);
   if (endpointProblem) problems.push({ field: `${path}.endpoint`, message: endpointProblem });
-  if (!isOneOf(HTTP_METHODS, input.method))
+  if (!isOneOf(HTTP_METHODS, input.method)) {
     problems.push({ field: `${path}.method`, message: `must be one of ${HTTP_METHODS.join(', ')}` });
+  }
   checkStringMap(input.headers, `${path}.headers`, problems, headerProblem);
   checkStringMap(input.queryParameters, `${path}.queryParameters`, problems, queryProblem);
   checkBodyTemplate(input.bodyTemplate, input.method, `${path}.bodyTemplate`, problems);
   checkResponseMapping(input.responseMapping, `${path}.responseMapping`, problems);
   checkIntegers(input, path, problems);
   checkAuthentication(input.authentication, options, `${path}.authentication`, problems);
-}
-
-function checkBodyTemplate(template: unknown, method: unknown, path: string, problems: FieldError[]): void {
-  if (template === null || template === undefined) return;
-  if (typeof template !== 'string' || template.length > MAX_CLAIM_VALUE_LENGTH) {
-    problems.push({ field: path, message: `must be a string of at most ${MAX_CLAIM_VALUE_LENGTH} characters` });
-  } else if (method === 'GET') {
-    problems.push({ field: path, message: 'is not allowed with GET' });
-  } else {
-    for (const message of placeholderProblems(template)) problems.push({ field: path, message });
-  }
 }
 
 /** Field errors for an `externalConfig` object, named `externalConfig.<path>`. */

@@ -101,7 +101,7 @@ export function compileSafeRegex(pattern: string): RegExp {
 }
 
 // A vm script is the only way to put a time limit on a synchronous RegExp match.
-const sandbox = createContext(Object.create(null));
+const sandbox = createContext(Object.create(null) as object);
 const testScript = new Script('pattern.test(subject)');
 
 export function testSafeRegex(pattern: RegExp, subject: string): boolean {

@@ -62,10 +62,12 @@ export function applyValidationRules(
 ): string[] {
   const errors: string[] = [];
   const length = lengthOf(value);
-  if (typeof rules.minLength === 'number' && length < rules.minLength)
+  if (typeof rules.minLength === 'number' && length < rules.minLength) {
     errors.push(`length is less than minLength ${rules.minLength}`);
-  if (typeof rules.maxLength === 'number' && length > rules.maxLength)
+  }
+  if (typeof rules.maxLength === 'number' && length > rules.maxLength) {
     errors.push(`length is greater than maxLength ${rules.maxLength}`);
+  }
   if (
     typeof rules.pattern === 'string' &&
     !testSafeRegex(compileSafeRegex(rules.pattern), serializeClaimValue(value))
@@ -148,8 +150,9 @@ export function checkValidationRules(
     return;
   }
   const { required, pattern, customValidation } = input;
-  if (!isAbsent(required) && typeof required !== 'boolean')
+  if (!isAbsent(required) && typeof required !== 'boolean') {
     problems.push({ field: `${path}.required`, message: 'must be a boolean' });
+  }
   checkBounds(input, path, problems);
   if (!isAbsent(pattern)) {
     const problem = typeof pattern === 'string' ? regexProblem(pattern) : 'must be a string';
