@@ -1,6 +1,12 @@
 import { Initial1763726400000 } from './1763726400000-initial.js';
 import { Identity1763726500000 } from './1763726500000-identity.js';
 import { DevicesAttestation1763726600000 } from './1763726600000-devices-attestation.js';
+import { OrganizationAdmin1763726700000 } from './1763726700000-organization-admin.js';
 
 /** Every migration, in order. Migrations are never edited after they land. */
-export const migrations = [Initial1763726400000, Identity1763726500000, DevicesAttestation1763726600000];
+export const migrations = [
+  Initial1763726400000,
+  Identity1763726500000,
+  DevicesAttestation1763726600000,
+  OrganizationAdmin1763726700000,
+];

@@ -3,6 +3,8 @@ import { APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AccessGuard } from './auth/access.guard.js';
 import { ApiKeysModule } from './api-keys/api-keys.module.js';
+import { AppsModule } from './apps/apps.module.js';
+import { AttestationModule } from './attestation/attestation.module.js';
 import { AuditModule } from './audit/audit.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import { MailModule } from './mail/mail.module.js';
@@ -28,6 +30,8 @@ export class AppModule {
         RateLimitModule,
         ApiKeysModule,
         AuthModule,
+        AppsModule,
+        AttestationModule,
       ],
       providers: [
         { provide: APP_GUARD, useClass: AccessGuard },

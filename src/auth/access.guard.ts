@@ -6,7 +6,15 @@ import { hasRole, type AuthContext } from '../common/access/auth-context.js';
 import { forbidden, unauthorized } from '../common/errors/app-exception.js';
 import { looksLikeApiKey } from '../api-keys/api-key-secret.js';
 import { ApiKeysService } from '../api-keys/api-keys.service.js';
+import { TenantResolver, type Tenant } from '../apps/tenant-resolver.js';
+import { AppException, badRequest } from '../common/errors/app-exception.js';
 import { SessionResolver } from './session-resolver.js';
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    tenant?: Tenant;
+  }
+}
 
 /**
  * Enforces each route's access declaration and resolves, once, who is calling for which
@@ -18,6 +26,7 @@ export class AccessGuard implements CanActivate {
     private readonly reflector: Reflector,
     private readonly sessions: SessionResolver,
     private readonly apiKeys: ApiKeysService,
+    private readonly tenants: TenantResolver,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -28,10 +37,34 @@ export class AccessGuard implements CanActivate {
     if (!rule) throw forbidden('This route declares no access rule');
     if (rule.public) return true;
     const request = context.switchToHttp().getRequest<Request>();
+    if (rule.tenant) {
+      request.tenant = await this.resolveTenant(request);
+      if (!rule.session && !rule.apiKey && !rule.deviceToken) return true;
+    }
     const auth = (await this.bySession(rule, request)) ?? (await this.byApiKey(rule, request));
     if (!auth) throw unauthorized('Authentication required', { hint: describeAccepted(rule) });
     request.auth = auth;
     return true;
+  }
+
+  /** The app an SDK's identity headers name; it must exist and be active with its organization. */
+  private async resolveTenant(request: Request): Promise<Tenant> {
+    const bundleId = request.headers['x-bundle-id'];
+    const teamId = request.headers['x-team-id'];
+    if (typeof bundleId !== 'string' || !bundleId || typeof teamId !== 'string' || !teamId) {
+      throw badRequest('The X-Bundle-ID and X-Team-ID headers are required', {
+        hint: 'Send the app\'s Bundle ID and developer Team ID',
+      });
+    }
+    const tenant = await this.tenants.resolve(bundleId, teamId);
+    if (!tenant) {
+      throw new AppException(404, 'app_not_found', 'No app is registered with this Bundle ID and Team ID', {
+        hint: 'Register the app in the dashboard; both values must match exactly',
+      });
+    }
+    if (!tenant.organizationActive) throw new AppException(403, 'organization_inactive', 'The organization is not active');
+    if (!tenant.appActive) throw new AppException(403, 'app_inactive', 'The app is deactivated', { hint: 'Activate it in the dashboard' });
+    return tenant;
   }
 
   private async bySession(rule: AccessRule, request: Request): Promise<AuthContext | null> {
@@ -76,7 +109,10 @@ export class AccessGuard implements CanActivate {
   }
 }
 
+/** The credential of `Authorization: Bearer …`, or of `X-API-Key` (server-to-server analytics). */
 export function bearerToken(request: Request): string | null {
+  const apiKeyHeader = request.headers['x-api-key'];
+  if (typeof apiKeyHeader === 'string' && apiKeyHeader) return apiKeyHeader;
   const header = request.headers.authorization;
   if (!header) return null;
   const match = /^Bearer\s+(\S+)$/i.exec(header);

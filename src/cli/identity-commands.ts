@@ -6,6 +6,7 @@ import { ApiKeysService } from '../api-keys/api-keys.service.js';
 import { AuditService } from '../audit/audit.service.js';
 import { hashPassword, MIN_PASSWORD_LENGTH } from '../auth/passwords.js';
 import { OrganizationsService } from '../organizations/organizations.service.js';
+import { queryRows } from '../database/sql.js';
 import type { CliArgs } from './cli-args.js';
 import { CliError, type CliContext } from './cli-context.js';
 
@@ -44,7 +45,8 @@ export async function setOrganizationTier(context: CliContext, args: CliArgs) {
   const slug = args.required('org');
   const tier = readTier(args.required('tier'));
   const dataSource = await context.dataSource();
-  const rows: { id: string }[] = await dataSource.query(
+  const rows = await queryRows<{ id: string }>(
+    dataSource,
     `UPDATE organizations SET service_tier = $2, updated_at = now() WHERE slug = $1 RETURNING id`,
     [slug, tier],
   );

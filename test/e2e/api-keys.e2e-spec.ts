@@ -1,7 +1,15 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startTestApp, type HttpClient, type TestApp } from '../harness/test-app.js';
-import { createApiKey, createOrg, createUser, orgWithMember, signIn, type TestOrg, type TestUser } from '../factories/identity.js';
+import {
+  createApiKey,
+  createOrg,
+  createUser,
+  orgWithMember,
+  signIn,
+  type TestOrg,
+  type TestUser,
+} from '../factories/identity.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const KEYS = '/api/v1/org/api-keys';
@@ -32,7 +40,10 @@ describe('API key management (/api/v1/org/api-keys)', () => {
     await t.close();
   });
 
-  async function createKey(body: Record<string, unknown>, agent: HttpClient = ownerAgent): Promise<KeyRecord & { key: string }> {
+  async function createKey(
+    body: Record<string, unknown>,
+    agent: HttpClient = ownerAgent,
+  ): Promise<KeyRecord & { key: string }> {
     const response = await agent.post(KEYS).send(body);
     expect(response.status).toBe(201);
     return response.body as KeyRecord & { key: string };
@@ -124,7 +135,10 @@ describe('API key management (/api/v1/org/api-keys)', () => {
     const memberAgent = await signIn(t, member.email);
     const listing = await memberAgent.get(KEYS).expect(403);
     expect(listing.body).toMatchObject({ code: 'forbidden', requestId: listing.headers['x-request-id'] });
-    await memberAgent.post(KEYS).send({ name: 'x', scopes: ['org:read'] }).expect(403);
+    await memberAgent
+      .post(KEYS)
+      .send({ name: 'x', scopes: ['org:read'] })
+      .expect(403);
     await memberAgent.post(`${KEYS}/${target.id}/rotate`).expect(403);
     await memberAgent.delete(`${KEYS}/${target.id}`).expect(403);
     await me(target.key).expect(200);
@@ -134,7 +148,11 @@ describe('API key management (/api/v1/org/api-keys)', () => {
     const target = await createKey({ name: 'target', scopes: ['org:read'] });
     const response = await t.http().get(KEYS).expect(401);
     expect(response.body).toMatchObject({ code: 'unauthorized', requestId: response.headers['x-request-id'] });
-    await t.http().post(KEYS).send({ name: 'x', scopes: ['org:read'] }).expect(401);
+    await t
+      .http()
+      .post(KEYS)
+      .send({ name: 'x', scopes: ['org:read'] })
+      .expect(401);
     await t.http().post(`${KEYS}/${target.id}/rotate`).expect(401);
     await t.http().delete(`${KEYS}/${target.id}`).expect(401);
     await me(target.key).expect(200);
@@ -148,7 +166,12 @@ describe('API key management (/api/v1/org/api-keys)', () => {
     const bearer = `Bearer ${apiKey}`;
     const listing = await t.http().get(KEYS).set('Authorization', bearer).expect(401);
     expect(listing.body.code).toBe('unauthorized');
-    const created = await t.http().post(KEYS).set('Authorization', bearer).send({ name: 'x', scopes: ['org:read'] }).expect(401);
+    const created = await t
+      .http()
+      .post(KEYS)
+      .set('Authorization', bearer)
+      .send({ name: 'x', scopes: ['org:read'] })
+      .expect(401);
     expect(created.body.key).toBeUndefined();
     await t.http().post(`${KEYS}/${target.id}/rotate`).set('Authorization', bearer).expect(401);
     await t.http().delete(`${KEYS}/${target.id}`).set('Authorization', bearer).expect(401);
@@ -158,14 +181,21 @@ describe('API key management (/api/v1/org/api-keys)', () => {
   });
 
   it('answers 422 naming scopes for an unknown scope, and creates nothing', async () => {
-    const before = await t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM api_keys WHERE organization_id = $1`, [org.id]);
-    const response = await ownerAgent.post(KEYS).send({ name: 'bad', scopes: ['org:read', 'org:destroy'] }).expect(422);
+    const before = await t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM api_keys WHERE organization_id = $1`, [
+      org.id,
+    ]);
+    const response = await ownerAgent
+      .post(KEYS)
+      .send({ name: 'bad', scopes: ['org:read', 'org:destroy'] })
+      .expect(422);
     expect(response.body).toMatchObject({
       code: 'unprocessable_entity',
       requestId: response.headers['x-request-id'],
       fields: [{ field: 'scopes', message: expect.stringContaining('org:read') }],
     });
-    const after = await t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM api_keys WHERE organization_id = $1`, [org.id]);
+    const after = await t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM api_keys WHERE organization_id = $1`, [
+      org.id,
+    ]);
     expect(after[0].n).toBe(before[0].n);
   });
 
@@ -177,7 +207,10 @@ describe('API key management (/api/v1/org/api-keys)', () => {
   });
 
   it('answers 422 naming name when the name is missing', async () => {
-    const response = await ownerAgent.post(KEYS).send({ scopes: ['org:read'] }).expect(422);
+    const response = await ownerAgent
+      .post(KEYS)
+      .send({ scopes: ['org:read'] })
+      .expect(422);
     expect(response.body.code).toBe('unprocessable_entity');
     expect(response.body.fields).toEqual([expect.objectContaining({ field: 'name' })]);
   });
@@ -196,23 +229,37 @@ describe('API key management (/api/v1/org/api-keys)', () => {
       .send({ name: 'stale', scopes: ['org:read'], expiresAt: new Date(Date.now() - 60_000).toISOString() })
       .expect(422);
     expect(past.body.fields).toEqual([expect.objectContaining({ field: 'expiresAt' })]);
-    const garbage = await ownerAgent.post(KEYS).send({ name: 'stale', scopes: ['org:read'], expiresAt: 'tomorrow' }).expect(422);
+    const garbage = await ownerAgent
+      .post(KEYS)
+      .send({ name: 'stale', scopes: ['org:read'], expiresAt: 'tomorrow' })
+      .expect(422);
     expect(garbage.body.fields).toEqual([expect.objectContaining({ field: 'expiresAt' })]);
   });
 
   it('answers 422 naming type for an unknown key type', async () => {
-    const response = await ownerAgent.post(KEYS).send({ name: 'odd', scopes: ['org:read'], type: 'root' }).expect(422);
+    const response = await ownerAgent
+      .post(KEYS)
+      .send({ name: 'odd', scopes: ['org:read'], type: 'root' })
+      .expect(422);
     expect(response.body.fields).toEqual([expect.objectContaining({ field: 'type' })]);
   });
 
   it('refuses the admin:team scope with 403 below Enterprise and grants it on Enterprise', async () => {
-    const refused = await ownerAgent.post(KEYS).send({ name: 'team', scopes: ['org:read', 'admin:team'] }).expect(403);
+    const refused = await ownerAgent
+      .post(KEYS)
+      .send({ name: 'team', scopes: ['org:read', 'admin:team'] })
+      .expect(403);
     expect(refused.body).toMatchObject({ code: 'forbidden', error: expect.stringContaining('Enterprise') });
-    const leaked = await t.sql(`SELECT 1 FROM api_keys WHERE organization_id = $1 AND 'admin:team' = ANY(scopes)`, [org.id]);
+    const leaked = await t.sql(`SELECT 1 FROM api_keys WHERE organization_id = $1 AND 'admin:team' = ANY(scopes)`, [
+      org.id,
+    ]);
     expect(leaked).toHaveLength(0);
 
     const enterprise = await orgWithMember(t, { tier: 'enterprise', role: 'admin' });
-    const response = await enterprise.agent.post(KEYS).send({ name: 'team', scopes: ['admin:team'] }).expect(201);
+    const response = await enterprise.agent
+      .post(KEYS)
+      .send({ name: 'team', scopes: ['admin:team'] })
+      .expect(201);
     expect(response.body.scopes).toEqual(['admin:team']);
     await me(response.body.key as string).expect(200);
   });
@@ -275,9 +322,10 @@ describe('API key management (/api/v1/org/api-keys)', () => {
     expect((await list()).map((k) => k.id)).not.toContain(foreign.id);
 
     await me(foreign.key).expect(200);
-    const [row] = await t.sql<{ revoked_at: Date | null; prefix: string }>(`SELECT revoked_at, prefix FROM api_keys WHERE id = $1`, [
-      foreign.id,
-    ]);
+    const [row] = await t.sql<{ revoked_at: Date | null; prefix: string }>(
+      `SELECT revoked_at, prefix FROM api_keys WHERE id = $1`,
+      [foreign.id],
+    );
     expect(row).toEqual({ revoked_at: null, prefix: foreign.prefix });
     expect((await list(otherAgent)).map((k) => k.id)).toContain(foreign.id);
   });

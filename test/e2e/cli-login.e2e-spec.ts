@@ -41,8 +41,12 @@ describe('command-line sign-in sessions (/api/v1/auth/cli/sessions)', () => {
   }
 
   async function expire(sessionId: string): Promise<void> {
-    await t.sql(`UPDATE cli_sessions SET expires_at = now() - interval '1 minute' WHERE id_hash = $1`, [sha256(sessionId)]);
-    const rows = await t.sql(`SELECT 1 FROM cli_sessions WHERE id_hash = $1 AND expires_at < now()`, [sha256(sessionId)]);
+    await t.sql(`UPDATE cli_sessions SET expires_at = now() - interval '1 minute' WHERE id_hash = $1`, [
+      sha256(sessionId),
+    ]);
+    const rows = await t.sql(`SELECT 1 FROM cli_sessions WHERE id_hash = $1 AND expires_at < now()`, [
+      sha256(sessionId),
+    ]);
     expect(rows).toHaveLength(1);
   }
 
@@ -93,16 +97,16 @@ describe('command-line sign-in sessions (/api/v1/auth/cli/sessions)', () => {
     expect(approved.body).toEqual({ status: 'approved' });
 
     const first = await poll(sessionId);
-    expect(first).toEqual({ status: 'active', api_key: expect.stringMatching(/^gpat_[A-Za-z0-9_-]{32,}$/), email: user.email });
+    expect(first).toEqual({
+      status: 'active',
+      api_key: expect.stringMatching(/^gpat_[A-Za-z0-9_-]{32,}$/),
+      email: user.email,
+    });
 
     const second = await poll(sessionId);
     expect(second).toEqual({ status: 'active', api_key: null, email: user.email });
 
-    const identity = await t
-      .http()
-      .get('/api/v1/auth/me')
-      .set('Authorization', `Bearer ${first.api_key}`)
-      .expect(200);
+    const identity = await t.http().get('/api/v1/auth/me').set('Authorization', `Bearer ${first.api_key}`).expect(200);
     expect(identity.body).toEqual({ email: user.email, apiKeyPrefix: expect.stringMatching(/^gpat_/) });
     expect((first.api_key as string).startsWith(identity.body.apiKeyPrefix as string)).toBe(true);
 
@@ -137,9 +141,10 @@ describe('command-line sign-in sessions (/api/v1/auth/cli/sessions)', () => {
     const results = await Promise.all(Array.from({ length: 5 }, () => poll(sessionId)));
     expect(results.every((result) => result.status === 'active' && result.email === user.email)).toBe(true);
     expect(results.filter((result) => result.api_key !== null)).toHaveLength(1);
-    const minted = await t.sql(`SELECT 1 FROM api_keys k JOIN cli_sessions s ON s.api_key_id = k.id WHERE s.id_hash = $1`, [
-      sha256(sessionId),
-    ]);
+    const minted = await t.sql(
+      `SELECT 1 FROM api_keys k JOIN cli_sessions s ON s.api_key_id = k.id WHERE s.id_hash = $1`,
+      [sha256(sessionId)],
+    );
     expect(minted).toHaveLength(1);
   });
 
@@ -192,9 +197,10 @@ describe('command-line sign-in sessions (/api/v1/auth/cli/sessions)', () => {
     await browser.post(`${SESSIONS}/${sessionId}/approve`).expect(200);
     await expire(sessionId);
     expect(await poll(sessionId)).toEqual({ status: 'expired', api_key: null, email: null });
-    const minted = await t.sql<{ api_key_id: string | null }>(`SELECT api_key_id FROM cli_sessions WHERE id_hash = $1`, [
-      sha256(sessionId),
-    ]);
+    const minted = await t.sql<{ api_key_id: string | null }>(
+      `SELECT api_key_id FROM cli_sessions WHERE id_hash = $1`,
+      [sha256(sessionId)],
+    );
     expect(minted).toEqual([{ api_key_id: null }]);
   });
 
@@ -226,6 +232,7 @@ describe('command-line sign-in sessions (/api/v1/auth/cli/sessions)', () => {
     const sessionId = await newSession();
     await browser.post(`${SESSIONS}/${sessionId}/approve`).expect(200);
     const { api_key: apiKey } = await poll(sessionId);
+    expect(apiKey).toMatch(/^gpat_/);
     const columns = await t.sql<{ column_name: string }>(
       `SELECT column_name FROM information_schema.columns WHERE table_name = 'cli_sessions' AND table_schema = current_schema()`,
     );
@@ -234,11 +241,13 @@ describe('command-line sign-in sessions (/api/v1/auth/cli/sessions)', () => {
     expect(names).not.toContain('id');
     expect(names).not.toContain('session_id');
 
-    const rows = await t.sql<{ id_hash: string; row: string }>(`SELECT id_hash, row_to_json(s)::text AS row FROM cli_sessions s`);
+    const rows = await t.sql<{ id_hash: string; row: string }>(
+      `SELECT id_hash, row_to_json(s)::text AS row FROM cli_sessions s`,
+    );
     expect(rows.map((row) => row.id_hash)).toContain(sha256(sessionId));
     for (const { row } of rows) {
       expect(row).not.toContain(sessionId);
-      expect(row).not.toContain(apiKey as string);
+      expect(row).not.toContain(apiKey);
     }
   });
 });

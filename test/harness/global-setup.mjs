@@ -14,7 +14,7 @@ const root = new URL('../..', import.meta.url).pathname;
  * With DATABASE_URL the databases are made on that server, else on an embedded one.
  */
 export default async function globalSetup() {
-  execFileSync(process.execPath, [join(root, 'scripts/build-if-needed.mjs')], { stdio: 'inherit' });
+  execFileSync(process.execPath, [join(root, 'scripts/build-if-needed.mjs'), '--allow-type-errors'], { stdio: 'inherit' });
   const { EmbeddedPostgres } = await import(join(root, 'dist/src/database/embedded-postgres.js'));
   const { runMigrations } = await import(join(root, 'dist/src/database/migrate.js'));
 

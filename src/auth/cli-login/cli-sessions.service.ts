@@ -62,7 +62,8 @@ export class CliSessionsService {
       const row = rows[0];
       if (!row) throw notFound('CLI session');
       if (row.status === 'active') return { status: 'active', api_key: null, email: row.email };
-      if (row.status !== 'approved' || !row.user_id || !row.organization_id) {
+      // An approval is only redeemable within the session's lifetime: past it, no key is minted.
+      if (row.status !== 'approved' || row.expired || !row.user_id || !row.organization_id) {
         return { status: row.expired || row.status === 'denied' ? 'expired' : 'pending', api_key: null, email: null };
       }
       const { key, record } = await this.apiKeys.issue(manager, row.organization_id, row.user_id, {

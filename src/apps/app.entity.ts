@@ -1,0 +1,102 @@
+import { Column, CreateDateColumn, Entity, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+
+export interface JwtConfiguration {
+  overrideExpirationTime: number | null;
+  includeAppMetadata: boolean;
+  customAudience: string | null;
+  customIssuer: string | null;
+}
+
+export interface RiskThresholds {
+  maxAllowedRiskScore: number;
+  blockOnJailbreak: boolean;
+  minAttestationCount: number;
+  maxDeviceAge: number | null;
+  requireAppStoreReceipt: boolean;
+}
+
+export const DEFAULT_JWT_CONFIGURATION: JwtConfiguration = {
+  overrideExpirationTime: null,
+  includeAppMetadata: true,
+  customAudience: null,
+  customIssuer: null,
+};
+
+export const DEFAULT_RISK_THRESHOLDS: RiskThresholds = {
+  maxAllowedRiskScore: 80,
+  blockOnJailbreak: false,
+  minAttestationCount: 0,
+  maxDeviceAge: null,
+  requireAppStoreReceipt: false,
+};
+
+@Entity('apps')
+export class App {
+  @PrimaryColumn('uuid', { default: () => 'gen_random_uuid()' })
+  id!: string;
+
+  @Column('uuid', { name: 'organization_id' })
+  organizationId!: string;
+
+  @Column('text', { name: 'app_name' })
+  appName!: string;
+
+  @Column('text', { name: 'bundle_id' })
+  bundleId!: string;
+
+  @Column('text', { name: 'team_id' })
+  teamId!: string;
+
+  @Column('text')
+  description!: string;
+
+  @Column('boolean', { name: 'is_active' })
+  isActive!: boolean;
+
+  @Column('boolean', { name: 'is_primary' })
+  isPrimary!: boolean;
+
+  @Column('jsonb', { name: 'jwt_configuration' })
+  jwtConfiguration!: Partial<JwtConfiguration>;
+
+  @Column('jsonb', { name: 'risk_thresholds' })
+  riskThresholds!: Partial<RiskThresholds>;
+
+  @Column('boolean', { name: 'analytics_enabled' })
+  analyticsEnabled!: boolean;
+
+  @Column('boolean', { name: 'webhook_enabled' })
+  webhookEnabled!: boolean;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt!: Date;
+
+  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
+  updatedAt!: Date;
+}
+
+export function jwtConfigurationOf(app: Pick<App, 'jwtConfiguration'>): JwtConfiguration {
+  return { ...DEFAULT_JWT_CONFIGURATION, ...app.jwtConfiguration };
+}
+
+export function riskThresholdsOf(app: Pick<App, 'riskThresholds'>): RiskThresholds {
+  return { ...DEFAULT_RISK_THRESHOLDS, ...app.riskThresholds };
+}
+
+export function toAppResponse(app: App) {
+  return {
+    id: app.id,
+    appName: app.appName,
+    bundleId: app.bundleId,
+    teamId: app.teamId,
+    description: app.description,
+    isActive: app.isActive,
+    isPrimary: app.isPrimary,
+    jwtConfiguration: jwtConfigurationOf(app),
+    riskThresholds: riskThresholdsOf(app),
+    analyticsEnabled: app.analyticsEnabled,
+    webhookEnabled: app.webhookEnabled,
+    createdAt: app.createdAt,
+    updatedAt: app.updatedAt,
+  };
+}

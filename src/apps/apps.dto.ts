@@ -1,0 +1,153 @@
+import { Transform, Type } from 'class-transformer';
+import {
+  IsBoolean,
+  IsInt,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Length,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  ValidateNested,
+} from 'class-validator';
+
+const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
+
+/** Reverse-DNS: at least two dot-separated labels of letters, digits and hyphens. */
+export const BUNDLE_ID_PATTERN = /^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$/;
+/** Apple developer team identifiers: ten upper-case letters or digits. */
+export const TEAM_ID_PATTERN = /^[A-Z0-9]{10}$/;
+
+export class JwtConfigurationDto {
+  @IsOptional()
+  @IsInt()
+  @Min(60)
+  @Max(2_592_000)
+  overrideExpirationTime?: number | null;
+
+  @IsOptional()
+  @IsBoolean()
+  includeAppMetadata?: boolean;
+
+  @IsOptional()
+  @IsString()
+  @Length(1, 200)
+  customAudience?: string | null;
+
+  @IsOptional()
+  @IsString()
+  @Length(1, 200)
+  @IsUrl({ require_tld: false, require_protocol: true }, { message: 'customIssuer must be a URL' })
+  customIssuer?: string | null;
+}
+
+export class RiskThresholdsDto {
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(100)
+  maxAllowedRiskScore?: number;
+
+  @IsOptional()
+  @IsBoolean()
+  blockOnJailbreak?: boolean;
+
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(1_000_000)
+  minAttestationCount?: number;
+
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(36_500)
+  maxDeviceAge?: number | null;
+
+  @IsOptional()
+  @IsBoolean()
+  requireAppStoreReceipt?: boolean;
+}
+
+export class UpdateAppDto {
+  @IsOptional()
+  @Transform(trim)
+  @IsString()
+  @Length(1, 100)
+  appName?: string;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(1000)
+  description?: string;
+
+  @IsOptional()
+  @IsBoolean()
+  isActive?: boolean;
+
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => JwtConfigurationDto)
+  jwtConfiguration?: JwtConfigurationDto;
+
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => RiskThresholdsDto)
+  riskThresholds?: RiskThresholdsDto;
+
+  @IsOptional()
+  @IsBoolean()
+  analyticsEnabled?: boolean;
+
+  @IsOptional()
+  @IsBoolean()
+  webhookEnabled?: boolean;
+}
+
+export class CreateAppDto {
+  @Transform(trim)
+  @IsString()
+  @Length(1, 100)
+  appName!: string;
+
+  @Transform(trim)
+  @IsString()
+  @MaxLength(155)
+  @Matches(BUNDLE_ID_PATTERN, { message: 'bundleId must be a reverse-DNS identifier such as com.example.app' })
+  bundleId!: string;
+
+  @Transform(trim)
+  @IsString()
+  @Matches(TEAM_ID_PATTERN, { message: 'teamId must be a 10-character Apple team identifier such as A1B2C3D4E5' })
+  teamId!: string;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(1000)
+  description?: string;
+
+  @IsOptional()
+  @IsBoolean()
+  isPrimary?: boolean;
+
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => JwtConfigurationDto)
+  jwtConfiguration?: JwtConfigurationDto;
+
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => RiskThresholdsDto)
+  riskThresholds?: RiskThresholdsDto;
+}
+
+export class AppUsageQuery {
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(365)
+  days?: number;
+}

@@ -1,0 +1,16 @@
+import { Global, Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { App } from './app.entity.js';
+import { AppStatsService } from './app-stats.service.js';
+import { AppsController } from './apps.controller.js';
+import { AppsService } from './apps.service.js';
+import { TenantResolver } from './tenant-resolver.js';
+
+@Global()
+@Module({
+  imports: [TypeOrmModule.forFeature([App])],
+  controllers: [AppsController],
+  providers: [AppsService, AppStatsService, TenantResolver],
+  exports: [TenantResolver, AppsService],
+})
+export class AppsModule {}

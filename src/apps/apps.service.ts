@@ -1,0 +1,178 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
+import type { OrgAuthContext } from '../common/access/auth-context.js';
+import { AppException, conflict, forbidden, notFound } from '../common/errors/app-exception.js';
+import { tierDefinition } from '../common/tiers.js';
+import { AuditService } from '../audit/audit.service.js';
+import { isUniqueViolation } from '../auth/auth.service.js';
+import { App, DEFAULT_JWT_CONFIGURATION, DEFAULT_RISK_THRESHOLDS, jwtConfigurationOf, riskThresholdsOf } from './app.entity.js';
+import type { CreateAppDto, UpdateAppDto } from './apps.dto.js';
+import { TenantResolver } from './tenant-resolver.js';
+
+@Injectable()
+export class AppsService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly audit: AuditService,
+    private readonly tenants: TenantResolver,
+  ) {}
+
+  /** Primary first, then by name. */
+  list(auth: OrgAuthContext): Promise<App[]> {
+    return this.dataSource.getRepository(App).find({
+      where: { organizationId: auth.organizationId },
+      order: { isPrimary: 'DESC', appName: 'ASC', createdAt: 'ASC' },
+    });
+  }
+
+  async get(auth: OrgAuthContext, id: string): Promise<App> {
+    const app = await this.dataSource.getRepository(App).findOneBy({ id, organizationId: auth.organizationId });
+    if (!app) throw notFound('App');
+    return app;
+  }
+
+  async create(auth: OrgAuthContext, input: CreateAppDto): Promise<App> {
+    return this.change(auth, async (manager) => {
+      const organization: { service_tier: string }[] = await manager.query(
+        `SELECT service_tier FROM organizations WHERE id = $1 FOR UPDATE`,
+        [auth.organizationId],
+      );
+      const { maxApps } = tierDefinition(organization[0].service_tier).limits;
+      const count = await manager.countBy(App, { organizationId: auth.organizationId });
+      if (maxApps !== null && count >= maxApps) {
+        throw new AppException(403, 'app_limit_reached', `Your plan allows ${maxApps} apps`, {
+          hint: 'Upgrade the plan or delete an app',
+        });
+      }
+      const isPrimary = input.isPrimary ?? count === 0;
+      if (isPrimary) await this.clearPrimary(manager, auth.organizationId);
+      const app = manager.create(App, {
+        organizationId: auth.organizationId,
+        appName: input.appName,
+        bundleId: input.bundleId,
+        teamId: input.teamId,
+        description: input.description ?? '',
+        isActive: true,
+        isPrimary,
+        jwtConfiguration: { ...DEFAULT_JWT_CONFIGURATION, ...input.jwtConfiguration },
+        riskThresholds: { ...DEFAULT_RISK_THRESHOLDS, ...input.riskThresholds },
+        analyticsEnabled: true,
+        webhookEnabled: true,
+      });
+      try {
+        await manager.save(app);
+      } catch (error) {
+        if (isUniqueViolation(error)) {
+          throw conflict('An app with this Bundle ID and Team ID is already registered', {
+            hint: 'Bundle ID + Team ID pairs are unique across all organizations',
+          });
+        }
+        throw error;
+      }
+      return { app, action: 'app.created', metadata: { bundleId: app.bundleId, teamId: app.teamId } };
+    });
+  }
+
+  async update(auth: OrgAuthContext, id: string, input: UpdateAppDto): Promise<App> {
+    return this.change(auth, async (manager) => {
+      const app = await this.lock(manager, auth, id);
+      if (input.isActive === false && app.isPrimary) throw primaryCannotBeDeactivated();
+      if (input.appName !== undefined) app.appName = input.appName;
+      if (input.description !== undefined) app.description = input.description;
+      if (input.isActive !== undefined) app.isActive = input.isActive;
+      if (input.analyticsEnabled !== undefined) app.analyticsEnabled = input.analyticsEnabled;
+      if (input.webhookEnabled !== undefined) app.webhookEnabled = input.webhookEnabled;
+      if (input.jwtConfiguration) app.jwtConfiguration = { ...jwtConfigurationOf(app), ...input.jwtConfiguration };
+      if (input.riskThresholds) app.riskThresholds = { ...riskThresholdsOf(app), ...input.riskThresholds };
+      await manager.save(app);
+      return { app, action: 'app.updated', metadata: { fields: Object.keys(input) } };
+    });
+  }
+
+  /** Deleting the primary app promotes another one, active apps first. The last app stays. */
+  async remove(auth: OrgAuthContext, id: string): Promise<void> {
+    await this.change(auth, async (manager) => {
+      await manager.query(`SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE`, [auth.organizationId]);
+      const app = await this.lock(manager, auth, id);
+      const others = await manager.find(App, {
+        where: { organizationId: auth.organizationId },
+        order: { isActive: 'DESC', createdAt: 'ASC' },
+      });
+      const successor = others.find((other) => other.id !== id);
+      if (!successor) {
+        throw new AppException(403, 'last_app', 'The last remaining app cannot be deleted', {
+          hint: 'Delete the organization instead, or add another app first',
+        });
+      }
+      await manager.delete(App, { id });
+      if (app.isPrimary) await manager.update(App, { id: successor.id }, { isPrimary: true });
+      return { app, action: 'app.deleted', metadata: { bundleId: app.bundleId, teamId: app.teamId } };
+    });
+  }
+
+  async setActive(auth: OrgAuthContext, id: string, active: boolean): Promise<App> {
+    return this.change(auth, async (manager) => {
+      const app = await this.lock(manager, auth, id);
+      if (!active && app.isPrimary) throw primaryCannotBeDeactivated();
+      app.isActive = active;
+      await manager.save(app);
+      return { app, action: active ? 'app.activated' : 'app.deactivated' };
+    });
+  }
+
+  async setPrimary(auth: OrgAuthContext, id: string): Promise<App> {
+    return this.change(auth, async (manager) => {
+      const app = await this.lock(manager, auth, id);
+      if (!app.isActive) {
+        throw new AppException(403, 'app_inactive', 'An inactive app cannot be primary', { hint: 'Activate it first' });
+      }
+      await this.clearPrimary(manager, auth.organizationId);
+      app.isPrimary = true;
+      await manager.save(app);
+      return { app, action: 'app.primary_set' };
+    });
+  }
+
+  /** One transaction per change, with its audit entry; the tenant cache forgets the app after. */
+  private async change(
+    auth: OrgAuthContext,
+    work: (manager: EntityManager) => Promise<{ app: App; action: string; metadata?: Record<string, unknown> }>,
+  ): Promise<App> {
+    const { app } = await this.dataSource.transaction(async (manager) => {
+      const result = await work(manager);
+      await this.audit.record(
+        auth,
+        {
+          organizationId: auth.organizationId,
+          action: result.action,
+          resourceType: 'app',
+          resourceId: result.app.id,
+          metadata: result.metadata,
+        },
+        manager,
+      );
+      return result;
+    });
+    this.tenants.forget(app.bundleId, app.teamId);
+    return app;
+  }
+
+  private async lock(manager: EntityManager, auth: OrgAuthContext, id: string): Promise<App> {
+    const app = await manager
+      .createQueryBuilder(App, 'app')
+      .setLock('pessimistic_write')
+      .where('app.id = :id AND app.organization_id = :org', { id, org: auth.organizationId })
+      .getOne();
+    if (!app) throw notFound('App');
+    return app;
+  }
+
+  private async clearPrimary(manager: EntityManager, organizationId: string): Promise<void> {
+    await manager.update(App, { organizationId, isPrimary: true }, { isPrimary: false });
+  }
+}
+
+function primaryCannotBeDeactivated(): AppException {
+  return forbidden('The primary app cannot be deactivated', { hint: 'Make another app primary first' });
+}

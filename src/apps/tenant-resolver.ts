@@ -1,0 +1,94 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import type { JwtConfiguration, RiskThresholds } from './app.entity.js';
+import { jwtConfigurationOf, riskThresholdsOf } from './app.entity.js';
+
+/** What SDK routes need of the app their identity headers name. */
+export interface Tenant {
+  appId: string;
+  appName: string;
+  bundleId: string;
+  teamId: string;
+  organizationId: string;
+  serviceTier: string;
+  currentPeriodEnd: Date | null;
+  appActive: boolean;
+  organizationActive: boolean;
+  jwtConfiguration: JwtConfiguration;
+  riskThresholds: RiskThresholds;
+}
+
+interface Entry {
+  tenant: Tenant | null;
+  expiresAt: number;
+}
+
+/** Apps change rarely and SDK traffic is heavy: lookups are cached briefly per instance. */
+const TTL_MS = 30_000;
+const MAX_ENTRIES = 50_000;
+
+/**
+ * Resolves `X-Bundle-ID` + `X-Team-ID` to the app and its organization. Changes made through
+ * this instance are seen at once (`forget`); other instances see them within 30 seconds.
+ */
+@Injectable()
+export class TenantResolver {
+  private readonly cache = new Map<string, Entry>();
+
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  async resolve(bundleId: string, teamId: string): Promise<Tenant | null> {
+    const key = `${bundleId}\n${teamId}`;
+    const cached = this.cache.get(key);
+    if (cached && cached.expiresAt > Date.now()) return cached.tenant;
+    const tenant = await this.load(bundleId, teamId);
+    if (this.cache.size >= MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
+    this.cache.set(key, { tenant, expiresAt: Date.now() + TTL_MS });
+    return tenant;
+  }
+
+  forget(bundleId: string, teamId: string): void {
+    this.cache.delete(`${bundleId}\n${teamId}`);
+  }
+
+  /** Drops every cached app of an organization (its tier or state changed). */
+  forgetAll(): void {
+    this.cache.clear();
+  }
+
+  private async load(bundleId: string, teamId: string): Promise<Tenant | null> {
+    const rows: {
+      id: string;
+      app_name: string;
+      organization_id: string;
+      service_tier: string;
+      current_period_end: Date | null;
+      is_active: boolean;
+      org_active: boolean;
+      jwt_configuration: Partial<JwtConfiguration>;
+      risk_thresholds: Partial<RiskThresholds>;
+    }[] = await this.dataSource.query(
+      `SELECT a.id, a.app_name, a.organization_id, o.service_tier, o.current_period_end, a.is_active, o.is_active AS org_active,
+              a.jwt_configuration, a.risk_thresholds
+         FROM apps a JOIN organizations o ON o.id = a.organization_id
+        WHERE a.bundle_id = $1 AND a.team_id = $2`,
+      [bundleId, teamId],
+    );
+    const row = rows[0];
+    if (!row) return null;
+    return {
+      appId: row.id,
+      appName: row.app_name,
+      bundleId,
+      teamId,
+      organizationId: row.organization_id,
+      serviceTier: row.service_tier,
+      currentPeriodEnd: row.current_period_end,
+      appActive: row.is_active,
+      organizationActive: row.org_active,
+      jwtConfiguration: jwtConfigurationOf({ jwtConfiguration: row.jwt_configuration }),
+      riskThresholds: riskThresholdsOf({ riskThresholds: row.risk_thresholds }),
+    };
+  }
+}

@@ -1,0 +1,74 @@
+import { IsBase64, IsBoolean, IsOptional, IsString, Length, Matches, MaxLength } from 'class-validator';
+
+class DeviceProfileFields {
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  deviceId?: string;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(100)
+  deviceModel?: string;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(50)
+  osVersion?: string;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(50)
+  appVersion?: string;
+
+  @IsOptional()
+  @Matches(/^[A-Za-z]{2}$/, { message: 'country must be an ISO 3166-1 alpha-2 code such as DE' })
+  country?: string;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  subjectId?: string;
+}
+
+export class ValidateAttestationDto extends DeviceProfileFields {
+  @IsString()
+  @Length(1, 100)
+  @IsBase64({}, { message: 'keyId must be base64' })
+  keyId!: string;
+
+  @IsString()
+  @Length(1, 200_000)
+  @IsBase64({}, { message: 'attestationObject must be base64' })
+  attestationObject!: string;
+
+  @IsString()
+  @Length(1, 200)
+  challenge!: string;
+
+  @IsOptional()
+  @IsBoolean()
+  jailbreakDetected?: boolean;
+}
+
+export class RefreshAttestationDto extends DeviceProfileFields {
+  @IsString()
+  @Length(1, 100)
+  @IsBase64({}, { message: 'keyId must be base64' })
+  keyId!: string;
+
+  @IsString()
+  @Length(1, 20_000)
+  @IsBase64({}, { message: 'assertion must be base64' })
+  assertion!: string;
+
+  @IsString()
+  @Length(1, 200)
+  challenge!: string;
+
+  @IsOptional()
+  @IsString()
+  @Length(1, 20_000)
+  @IsBase64({}, { message: 'clientData must be base64' })
+  clientData?: string;
+}

@@ -1,0 +1,337 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { AppException, badRequest } from '../common/errors/app-exception.js';
+import { queryRows } from '../database/sql.js';
+import type { Tenant } from '../apps/tenant-resolver.js';
+import { scoreRisk } from '../devices/risk-score.js';
+import { MadService } from '../usage/mad.service.js';
+import {
+  challengeClientDataHashes,
+  createTrustStore,
+  verifyAssertion,
+  verifyAttestation,
+  type AppAttestErrorCode,
+  type TrustStore,
+} from './app-attest/app-attest.js';
+import type { RefreshAttestationDto, ValidateAttestationDto } from './attestation.dto.js';
+import { ChallengeService } from './challenge.service.js';
+import { TokenService, type MintedToken, type TokenSubject } from './token.service.js';
+
+interface DeviceRow {
+  id: string;
+  inserted: boolean;
+  public_key_pem: string;
+  sign_counter: string;
+  environment: 'development' | 'production';
+  client_device_id: string;
+  subject_id: string | null;
+  device_model: string | null;
+  os_version: string | null;
+  app_version: string | null;
+  country: string | null;
+  jailbreak_detected: boolean;
+  attestation_count: number;
+  failure_count: number;
+  counter_anomalies: number;
+  velocity_count: number;
+  is_blocked: boolean;
+  first_seen_at: Date;
+}
+
+/** Malformed input rather than a failed check: 400 instead of 401. */
+const MALFORMED: ReadonlySet<AppAttestErrorCode> = new Set(['invalid_cbor', 'invalid_format', 'invalid_assertion']);
+
+const DEVICE_COLUMNS = `id, public_key_pem, sign_counter, environment, client_device_id, subject_id, device_model,
+  os_version, app_version, country, jailbreak_detected, attestation_count, failure_count, counter_anomalies,
+  velocity_count, is_blocked, first_seen_at`;
+
+/**
+ * Validate (a new App Attest key) and refresh (an assertion by a known key): verification, the
+ * device record and its events, risk, the app's thresholds, the MAD quota, then a signed token.
+ * Every failure is recorded as a device event naming the failed step.
+ */
+@Injectable()
+export class AttestationService {
+  private readonly trustStore: TrustStore;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(APP_CONFIG) config: AppConfig,
+    private readonly challenges: ChallengeService,
+    private readonly tokens: TokenService,
+    private readonly mad: MadService,
+  ) {
+    this.trustStore = createTrustStore(readFileSync(config.appAttestRootCaPath, 'utf8'));
+  }
+
+  async validate(tenant: Tenant, input: ValidateAttestationDto): Promise<MintedToken> {
+    await this.challenges.consume(tenant.appId, input.challenge);
+    const result = verifyAttestation({
+      attestationObject: Buffer.from(input.attestationObject, 'base64'),
+      keyId: input.keyId,
+      clientDataHashes: challengeClientDataHashes(input.challenge),
+      teamId: tenant.teamId,
+      bundleId: tenant.bundleId,
+      trustAnchors: this.trustStore,
+      now: new Date(),
+    });
+    if (!result.ok) {
+      await this.recordFailure(tenant, input.keyId, 'attestation', result.code);
+      throw attestationFailure(result.code, result.message);
+    }
+    if (tenant.riskThresholds.requireAppStoreReceipt && result.receipt.length === 0) {
+      await this.recordFailure(tenant, input.keyId, 'attestation', 'receipt_missing');
+      throw new AppException(403, 'receipt_missing', 'This app requires an App Store receipt in the attestation');
+    }
+    return this.withFailureEvents(tenant, input.keyId, 'attestation', async (manager) => {
+      const device = await this.upsertAttestedDevice(manager, tenant, input, result.publicKeyPem, result.environment, result.receipt);
+      return this.admit(manager, tenant, device, input.keyId, 'attestation', device.inserted);
+    });
+  }
+
+  async refresh(tenant: Tenant, input: RefreshAttestationDto): Promise<MintedToken> {
+    const known = await this.findDevice(this.dataSource.manager, tenant.appId, input.keyId);
+    if (!known || known.is_blocked) {
+      throw new AppException(401, 'reattest_required', 'This key is unknown or revoked: attest the device again', {
+        hint: 'Generate a new App Attest key and call POST /api/v1/attestation/validate',
+      });
+    }
+    await this.challenges.consume(tenant.appId, input.challenge);
+    const clientDataHashes = input.clientData
+      ? clientDataHashesFor(Buffer.from(input.clientData, 'base64'), input.challenge)
+      : challengeClientDataHashes(input.challenge);
+    const result = verifyAssertion({
+      assertion: Buffer.from(input.assertion, 'base64'),
+      publicKeyPem: known.public_key_pem,
+      clientDataHashes,
+      teamId: tenant.teamId,
+      bundleId: tenant.bundleId,
+      previousCounter: Number(known.sign_counter),
+    });
+    if (!result.ok) {
+      await this.recordFailure(tenant, input.keyId, 'assertion', result.code, known.id);
+      throw attestationFailure(result.code, result.message);
+    }
+    this.assertDeviceAge(tenant, known);
+    return this.withFailureEvents(tenant, input.keyId, 'assertion', async (manager) => {
+      // The counter only moves forward: of two concurrent refreshes with one counter, one wins.
+      const advanced = await queryRows<DeviceRow>(
+        manager,
+        `UPDATE devices SET sign_counter = $2 WHERE id = $1 AND sign_counter < $2 RETURNING ${DEVICE_COLUMNS}`,
+        [known.id, result.counter],
+      );
+      if (!advanced.length) throw attestationFailure('counter_not_increasing', 'The assertion counter did not increase');
+      const device = await this.touchDevice(manager, advanced[0].id, input, false);
+      return this.admit(manager, tenant, device, input.keyId, 'assertion', false);
+    });
+  }
+
+  /** Risk, thresholds and quota for a verified device, then the event and the token. */
+  private async admit(
+    manager: EntityManager,
+    tenant: Tenant,
+    device: DeviceRow,
+    keyId: string,
+    eventType: 'attestation' | 'assertion',
+    isNewDevice: boolean,
+  ): Promise<MintedToken> {
+    const thresholds = tenant.riskThresholds;
+    if (device.is_blocked) throw new AppException(403, 'device_blocked', 'This device is blocked by the app owner');
+    const risk = scoreRisk({
+      jailbreakDetected: device.jailbreak_detected,
+      environment: device.environment,
+      failureCount: device.failure_count,
+      counterAnomalies: device.counter_anomalies,
+      attestationsThisHour: device.velocity_count,
+      blocked: device.is_blocked,
+    });
+    if (thresholds.blockOnJailbreak && device.jailbreak_detected) {
+      throw new AppException(403, 'jailbreak_detected', 'This app does not accept jailbroken devices');
+    }
+    if (risk.score > thresholds.maxAllowedRiskScore) {
+      throw new AppException(403, 'risk_threshold_exceeded', `The device's risk score ${risk.score} is above the app's limit`, {
+        hint: `Signals: ${risk.reasons.join(', ')}`,
+      });
+    }
+    if (device.attestation_count < thresholds.minAttestationCount) {
+      throw new AppException(403, 'insufficient_attestation_history', 'This device has not attested often enough yet', {
+        hint: `The app requires ${thresholds.minAttestationCount} successful attestations`,
+      });
+    }
+    await this.mad.count(manager, tenant, device.id, isNewDevice);
+    await manager.query(`UPDATE devices SET risk_score = $2 WHERE id = $1`, [device.id, risk.score]);
+    await manager.query(
+      `INSERT INTO device_events (organization_id, app_id, device_id, key_id, event_type, result, risk_score)
+       VALUES ($1, $2, $3, $4, $5, 'success', $6)`,
+      [tenant.organizationId, tenant.appId, device.id, keyId, eventType, risk.score],
+    );
+    return this.tokens.mint(subjectOf(tenant, keyId, device, risk.score));
+  }
+
+  /** Runs the admission transaction; a refusal inside it still leaves a failure event behind. */
+  private async withFailureEvents<T>(
+    tenant: Tenant,
+    keyId: string,
+    eventType: 'attestation' | 'assertion',
+    work: (manager: EntityManager) => Promise<T>,
+  ): Promise<T> {
+    try {
+      return await this.dataSource.transaction(work);
+    } catch (error) {
+      if (error instanceof AppException && error.getStatus() < 500) {
+        const device = await this.findDevice(this.dataSource.manager, tenant.appId, keyId);
+        await this.recordFailure(tenant, keyId, eventType, error.code, device?.id ?? null);
+      }
+      throw error;
+    }
+  }
+
+  private async upsertAttestedDevice(
+    manager: EntityManager,
+    tenant: Tenant,
+    input: ValidateAttestationDto,
+    publicKeyPem: string,
+    environment: 'development' | 'production',
+    receipt: Buffer,
+  ): Promise<DeviceRow> {
+    const rows: DeviceRow[] = await manager.query(
+      `INSERT INTO devices (organization_id, app_id, key_id, public_key_pem, sign_counter, environment, receipt,
+                           client_device_id, subject_id, device_model, os_version, app_version, country,
+                           jailbreak_detected, attestation_count, velocity_count)
+       VALUES ($1, $2, $3, $4, 0, $5, $6, COALESCE($7, ''), $8, $9, $10, $11, upper($12), COALESCE($13, false), 1, 1)
+       ON CONFLICT (app_id, key_id) DO UPDATE SET
+         public_key_pem = EXCLUDED.public_key_pem, sign_counter = 0, environment = EXCLUDED.environment,
+         receipt = EXCLUDED.receipt
+       RETURNING ${DEVICE_COLUMNS}, (xmax = 0) AS inserted`,
+      [
+        tenant.organizationId,
+        tenant.appId,
+        input.keyId,
+        publicKeyPem,
+        environment,
+        receipt,
+        input.deviceId ?? null,
+        input.subjectId ?? null,
+        input.deviceModel ?? null,
+        input.osVersion ?? null,
+        input.appVersion ?? null,
+        input.country ?? null,
+        input.jailbreakDetected ?? null,
+      ],
+    );
+    const device = rows[0];
+    if (device.inserted) return device;
+    return { ...(await this.touchDevice(manager, device.id, input, true)), inserted: false };
+  }
+
+  /** Profile fields the device reports, the attestation count and the hourly velocity window. */
+  private async touchDevice(
+    manager: EntityManager,
+    id: string,
+    input: ValidateAttestationDto | RefreshAttestationDto,
+    attested: boolean,
+  ): Promise<DeviceRow> {
+    const rows = await queryRows<DeviceRow>(
+      manager,
+      `UPDATE devices SET
+         device_model = COALESCE($2, device_model), os_version = COALESCE($3, os_version),
+         app_version = COALESCE($4, app_version), country = COALESCE(upper($5), country),
+         subject_id = COALESCE($6, subject_id), client_device_id = COALESCE($7, client_device_id),
+         jailbreak_detected = COALESCE($8, jailbreak_detected),
+         attestation_count = attestation_count + CASE WHEN $9 THEN 1 ELSE 0 END,
+         velocity_count = CASE WHEN velocity_window_start < now() - interval '1 hour' THEN 1 ELSE velocity_count + 1 END,
+         velocity_window_start = CASE WHEN velocity_window_start < now() - interval '1 hour' THEN now() ELSE velocity_window_start END,
+         last_seen_at = now(), updated_at = now()
+       WHERE id = $1 RETURNING ${DEVICE_COLUMNS}, false AS inserted`,
+      [
+        id,
+        input.deviceModel ?? null,
+        input.osVersion ?? null,
+        input.appVersion ?? null,
+        input.country ?? null,
+        input.subjectId ?? null,
+        input.deviceId ?? null,
+        'jailbreakDetected' in input ? (input.jailbreakDetected ?? null) : null,
+        attested,
+      ],
+    );
+    return rows[0];
+  }
+
+  private async findDevice(manager: EntityManager, appId: string, keyId: string): Promise<DeviceRow | null> {
+    const rows: DeviceRow[] = await manager.query(
+      `SELECT ${DEVICE_COLUMNS}, false AS inserted FROM devices WHERE app_id = $1 AND key_id = $2`,
+      [appId, keyId],
+    );
+    return rows[0] ?? null;
+  }
+
+  private assertDeviceAge(tenant: Tenant, device: DeviceRow): void {
+    const maxDays = tenant.riskThresholds.maxDeviceAge;
+    if (maxDays !== null && Date.now() - device.first_seen_at.getTime() > maxDays * 86_400_000) {
+      throw new AppException(401, 'reattest_required', `This key is older than the app's limit of ${maxDays} days`, {
+        hint: 'Generate a new App Attest key and attest again',
+      });
+    }
+  }
+
+  /** A failure event; attributed to the device (and counted in its risk) when the key is known. */
+  private async recordFailure(
+    tenant: Tenant,
+    keyId: string,
+    eventType: 'attestation' | 'assertion',
+    code: string,
+    deviceId: string | null = null,
+  ): Promise<void> {
+    await this.dataSource.query(
+      `INSERT INTO device_events (organization_id, app_id, device_id, key_id, event_type, result, error_code)
+       VALUES ($1, $2, $3, $4, $5, 'failure', $6)`,
+      [tenant.organizationId, tenant.appId, deviceId, keyId, eventType, code],
+    );
+    if (deviceId) {
+      await this.dataSource.query(
+        `UPDATE devices SET failure_count = failure_count + 1,
+                counter_anomalies = counter_anomalies + CASE WHEN $2 = 'counter_not_increasing' THEN 1 ELSE 0 END
+          WHERE id = $1`,
+        [deviceId, code],
+      );
+    }
+  }
+}
+
+function attestationFailure(code: AppAttestErrorCode, message: string): AppException {
+  return new AppException(MALFORMED.has(code) ? 400 : 401, code, message, {
+    hint: `Verification failed at the ${code.replace(/_/g, ' ')} step`,
+  });
+}
+
+/** clientData given by the device must contain the challenge it answers. */
+function clientDataHashesFor(clientData: Buffer, challenge: string): Buffer[] {
+  if (!clientData.toString('utf8').includes(challenge) && !clientData.includes(Buffer.from(challenge, 'base64'))) {
+    throw badRequest('clientData: must contain the challenge');
+  }
+  return [createHash('sha256').update(clientData).digest()];
+}
+
+function subjectOf(tenant: Tenant, keyId: string, device: DeviceRow, riskScore: number): TokenSubject {
+  return {
+    tenant,
+    keyId,
+    environment: device.environment,
+    riskScore,
+    attestationCount: device.attestation_count,
+    deviceModel: device.device_model,
+    osVersion: device.os_version,
+    appVersion: device.app_version,
+    country: device.country,
+    jailbreakDetected: device.jailbreak_detected,
+    firstSeenAt: device.first_seen_at,
+    failureCount: device.failure_count,
+    subjectId: device.subject_id,
+  };
+}

@@ -1,0 +1,93 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { SignJWT } from 'jose';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import type { Tenant } from '../apps/tenant-resolver.js';
+import { SigningKeysService } from './signing-keys.service.js';
+
+export const DEFAULT_TOKEN_LIFETIME_SECONDS = 3600;
+
+/** What the token is minted about: the device after a successful validate or refresh. */
+export interface TokenSubject {
+  tenant: Tenant;
+  keyId: string;
+  environment: 'development' | 'production';
+  riskScore: number;
+  attestationCount: number;
+  deviceModel: string | null;
+  osVersion: string | null;
+  appVersion: string | null;
+  country: string | null;
+  jailbreakDetected: boolean;
+  firstSeenAt: Date;
+  failureCount: number;
+  subjectId: string | null;
+}
+
+/**
+ * The seam through which custom claims and the reserved `subscription` claim reach the token.
+ * The claims and entitlements modules provide implementations; without them a token carries
+ * the base claims and `subscription: { status: 'none' }`.
+ */
+export interface TokenClaimsContributor {
+  customClaims(subject: TokenSubject): Promise<Record<string, unknown>>;
+  subscriptionClaim(subject: TokenSubject): Promise<Record<string, unknown>>;
+}
+export const TOKEN_CLAIMS_CONTRIBUTOR = Symbol('TOKEN_CLAIMS_CONTRIBUTOR');
+
+export interface MintedToken {
+  token: string;
+  tokenType: 'Bearer';
+  expiresAt: string;
+  riskScore: number;
+}
+
+/** Names the service sets itself; a custom claim cannot overwrite them. */
+const RESERVED_CLAIMS = new Set(['sub', 'iss', 'aud', 'iat', 'exp', 'nbf', 'jti', 'subscription', 'org_id', 'app_id']);
+
+@Injectable()
+export class TokenService {
+  constructor(
+    private readonly keys: SigningKeysService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Optional() @Inject(TOKEN_CLAIMS_CONTRIBUTOR) private readonly contributor?: TokenClaimsContributor,
+  ) {}
+
+  async mint(subject: TokenSubject): Promise<MintedToken> {
+    const { tenant } = subject;
+    const jwt = tenant.jwtConfiguration;
+    const lifetime = jwt.overrideExpirationTime ?? DEFAULT_TOKEN_LIFETIME_SECONDS;
+    const issuedAt = Math.floor(Date.now() / 1000);
+    const [custom, subscription, key] = await Promise.all([
+      this.contributor?.customClaims(subject) ?? Promise.resolve({}),
+      this.contributor?.subscriptionClaim(subject) ?? Promise.resolve({ status: 'none' }),
+      this.keys.signingKey(),
+    ]);
+    const claims: Record<string, unknown> = {};
+    for (const [name, value] of Object.entries(custom)) if (!RESERVED_CLAIMS.has(name)) claims[name] = value;
+    Object.assign(claims, {
+      org_id: tenant.organizationId,
+      app_id: tenant.appId,
+      env: subject.environment,
+      risk_score: subject.riskScore,
+      subscription,
+      ...(jwt.includeAppMetadata ? { bundle_id: tenant.bundleId, team_id: tenant.teamId, app_name: tenant.appName } : {}),
+    });
+    const token = await new SignJWT(claims)
+      .setProtectedHeader({ alg: 'RS256', kid: key.kid, typ: 'JWT' })
+      .setSubject(subject.keyId)
+      .setIssuer(jwt.customIssuer ?? this.config.baseUrl)
+      .setAudience(jwt.customAudience ?? tenant.bundleId)
+      .setIssuedAt(issuedAt)
+      .setExpirationTime(issuedAt + lifetime)
+      .setJti(randomUUID())
+      .sign(key.privateKey);
+    return {
+      token,
+      tokenType: 'Bearer',
+      expiresAt: new Date((issuedAt + lifetime) * 1000).toISOString(),
+      riskScore: subject.riskScore,
+    };
+  }
+}

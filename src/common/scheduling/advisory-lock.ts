@@ -1,0 +1,31 @@
+import type { DataSource, EntityManager } from 'typeorm';
+
+export type LockedRun<T> = { ran: true; result: T } | { ran: false };
+
+/**
+ * Runs `work` only while this process holds the PostgreSQL advisory lock `key`, so a scheduled
+ * job never overlaps itself across instances: whoever does not get the lock skips this round.
+ * The lock is taken on one dedicated connection, and `work` runs on that same connection (its
+ * manager), so the job never waits on the pool while holding the lock.
+ */
+export async function withAdvisoryLock<T>(
+  dataSource: DataSource,
+  key: number,
+  work: (manager: EntityManager) => Promise<T>,
+): Promise<LockedRun<T>> {
+  const runner = dataSource.createQueryRunner();
+  await runner.connect();
+  try {
+    const [{ locked }] = (await runner.query('SELECT pg_try_advisory_lock($1) AS locked', [key])) as {
+      locked: boolean;
+    }[];
+    if (!locked) return { ran: false };
+    try {
+      return { ran: true, result: await work(runner.manager) };
+    } finally {
+      await runner.query('SELECT pg_advisory_unlock($1)', [key]);
+    }
+  } finally {
+    await runner.release();
+  }
+}

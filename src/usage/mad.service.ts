@@ -1,0 +1,92 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { AppException } from '../common/errors/app-exception.js';
+import { tierDefinition } from '../common/tiers.js';
+import type { Tenant } from '../apps/tenant-resolver.js';
+import { billingPeriod, calendarMonth, periodKey } from './billing-period.js';
+
+/** After the first attestation over the limit, new devices are still admitted this long. */
+export const MAD_GRACE_MS = 7 * 24 * 60 * 60 * 1000;
+
+export interface MadOutcome {
+  /** The device was counted for the first time this period. */
+  counted: boolean;
+  current: number;
+  limit: number | null;
+  /** The organization is over its limit and in its grace period. */
+  inGrace: boolean;
+}
+
+/**
+ * Monthly active devices: a device counts once per billing period. Counting is one upsert on a
+ * per-period counter row (O(1), no count query), which also serialises concurrent new devices
+ * of one organization, so the limit cannot be overshot by a race.
+ */
+@Injectable()
+export class MadService {
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+
+  /**
+   * Counts the device in the current period, inside the attestation's transaction. A new device
+   * over the plan's limit after the grace period is refused with 402 (the transaction then rolls
+   * the count back); devices already known keep working.
+   */
+  async count(manager: EntityManager, tenant: Tenant, deviceId: string, isNewDevice: boolean, now = new Date()) {
+    const limit = tierDefinition(tenant.serviceTier).limits.maxMAD;
+    const period = billingPeriod(now, tenant.serviceTier, tenant.currentPeriodEnd);
+    const calendar = calendarMonth(now);
+    // The billing summary reads the calendar month; the usage endpoints the billing period. For
+    // Free and most paid plans they are the same row.
+    if (periodKey(calendar.start) !== periodKey(period.start)) {
+      await this.increment(manager, tenant.organizationId, periodKey(calendar.start), deviceId);
+    }
+    const row = await this.increment(manager, tenant.organizationId, periodKey(period.start), deviceId);
+    if (!row) return { counted: false, current: 0, limit, inGrace: false } satisfies MadOutcome;
+    const current = row.active_devices;
+    if (limit === null || current <= limit) return { counted: true, current, limit, inGrace: false } satisfies MadOutcome;
+    if (!isNewDevice) return { counted: true, current, limit, inGrace: false } satisfies MadOutcome;
+
+    const overSince = row.over_limit_since ?? now;
+    if (!row.over_limit_since) {
+      await manager.query(
+        `UPDATE mad_counters SET over_limit_since = $3 WHERE organization_id = $1 AND period_start = $2`,
+        [tenant.organizationId, periodKey(period.start), now],
+      );
+    }
+    if (now.getTime() - overSince.getTime() < MAD_GRACE_MS) {
+      return { counted: true, current, limit, inGrace: true } satisfies MadOutcome;
+    }
+    throw new AppException(402, 'quota_exceeded', 'quota_exceeded', {
+      body: {
+        message: `Your plan's limit of ${limit} monthly active devices is reached and its 7-day grace period has ended. Devices already active keep working; new devices can attest again after an upgrade or when the period resets.`,
+        upgradeUrl: `${this.config.dashboardOrigins[0] ?? this.config.baseUrl}/billing`,
+        limit,
+        current: current - 1,
+      },
+      hint: 'Retrying does not help',
+    });
+  }
+
+  private async increment(
+    manager: EntityManager,
+    organizationId: string,
+    periodStart: string,
+    deviceId: string,
+  ): Promise<{ active_devices: number; over_limit_since: Date | null } | null> {
+    const rows: { active_devices: number; over_limit_since: Date | null }[] = await manager.query(
+      `WITH fresh AS (
+         INSERT INTO mad_devices (organization_id, period_start, device_id) VALUES ($1, $2, $3)
+         ON CONFLICT DO NOTHING RETURNING 1
+       )
+       INSERT INTO mad_counters (organization_id, period_start, active_devices)
+       SELECT $1, $2, 1 FROM fresh
+       ON CONFLICT (organization_id, period_start)
+       DO UPDATE SET active_devices = mad_counters.active_devices + 1
+       RETURNING active_devices, over_limit_since`,
+      [organizationId, periodStart, deviceId],
+    );
+    return rows[0] ?? null;
+  }
+}

@@ -1,0 +1,312 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
+import { SigningKeysService } from '../../src/attestation/signing-keys.service.js';
+import { orgWithMember, type TestOrg } from '../factories/identity.js';
+import { appAttestAuthority, type FabricatedAuthority, type FabricatedDevice } from '../support/app-attest-fabricator.js';
+import { startTestApp, type HttpClient, type TestApp } from '../harness/test-app.js';
+
+const TEAM_ID = 'ABCDE12345';
+
+interface SdkApp {
+  id: string;
+  bundleId: string;
+  org: TestOrg;
+  owner: HttpClient;
+}
+
+describe('device attestation', () => {
+  let t: TestApp;
+  let authority: FabricatedAuthority;
+
+  beforeAll(async () => {
+    authority = await appAttestAuthority();
+    const rootPath = join(mkdtempSync(join(tmpdir(), 'attestly-root-')), 'root.pem');
+    writeFileSync(rootPath, authority.rootPem);
+    t = await startTestApp({ APP_ATTEST_ROOT_CA: rootPath });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  let sequence = 0;
+  async function registerApp(tier = 'professional', app: Record<string, unknown> = {}): Promise<SdkApp> {
+    const { org, agent } = await orgWithMember(t, { tier });
+    const bundleId = `com.example.app${++sequence}`;
+    const created = await agent
+      .post('/api/v1/apps')
+      .send({ appName: `App ${sequence}`, bundleId, teamId: TEAM_ID, ...app })
+      .expect(201);
+    return { id: created.body.id, bundleId, org, owner: agent };
+  }
+
+  function sdk(app: SdkApp) {
+    const headers = (request: ReturnType<HttpClient['get']>) => request.set('X-Bundle-ID', app.bundleId).set('X-Team-ID', TEAM_ID);
+    return {
+      get: (path: string) => headers(t.http().get(path)),
+      post: (path: string) => headers(t.http().post(path)),
+    };
+  }
+
+  async function challenge(app: SdkApp): Promise<string> {
+    return (await sdk(app).get('/api/v1/attestation/challenge').expect(200)).body.challenge as string;
+  }
+
+  async function attest(app: SdkApp, device: FabricatedDevice, extra: Record<string, unknown> = {}, environment?: 'development' | 'production') {
+    const value = await challenge(app);
+    const attestationObject = await device.attest({ challenge: value, teamId: TEAM_ID, bundleId: app.bundleId, environment });
+    return sdk(app).post('/api/v1/attestation/validate').send({ keyId: device.keyId, attestationObject, challenge: value, ...extra });
+  }
+
+  async function refresh(app: SdkApp, device: FabricatedDevice, counter: number) {
+    const value = await challenge(app);
+    const assertion = device.assert({ challenge: value, counter, teamId: TEAM_ID, bundleId: app.bundleId });
+    return sdk(app).post('/api/v1/attestation/refresh').send({ keyId: device.keyId, assertion, challenge: value });
+  }
+
+  async function jwks(): Promise<JSONWebKeySet> {
+    return (await t.http().get('/.well-known/jwks.json').expect(200)).body as JSONWebKeySet;
+  }
+
+  describe('challenges', () => {
+    it('issues a 32-byte base64 challenge valid five minutes, with rate-limit headers', async () => {
+      const app = await registerApp();
+      const response = await sdk(app).get('/api/v1/attestation/challenge').expect(200);
+      expect(Buffer.from(response.body.challenge, 'base64')).toHaveLength(32);
+      const ttl = new Date(response.body.expiresAt).getTime() - Date.now();
+      expect(ttl).toBeGreaterThan(290_000);
+      expect(ttl).toBeLessThanOrEqual(300_000);
+      expect(response.headers['x-ratelimit-limit']).toBe('4000');
+      expect(Number(response.headers['x-ratelimit-reset'])).toBeGreaterThan(Date.now() / 1000);
+    });
+
+    it('needs both identity headers (400) of a registered app (404) that is active (403)', async () => {
+      const app = await registerApp();
+      expect((await t.http().get('/api/v1/attestation/challenge').set('X-Bundle-ID', app.bundleId).expect(400)).body.code).toBe('bad_request');
+      const unknown = await t.http().get('/api/v1/attestation/challenge').set('X-Bundle-ID', 'com.nobody.app').set('X-Team-ID', TEAM_ID).expect(404);
+      expect(unknown.body).toMatchObject({ code: 'app_not_found', hint: expect.any(String) });
+
+      const second = await app.owner.post('/api/v1/apps').send({ appName: 'Second', bundleId: `${app.bundleId}.second`, teamId: TEAM_ID }).expect(201);
+      await app.owner.post(`/api/v1/apps/${second.body.id}/deactivate`).expect(200);
+      const inactive = { ...app, bundleId: `${app.bundleId}.second` };
+      expect((await sdk(inactive).get('/api/v1/attestation/challenge').expect(403)).body.code).toBe('app_inactive');
+    });
+
+    it('is single-use, bound to its app, and expires after five minutes', async () => {
+      const app = await registerApp();
+      const other = await registerApp();
+      const device = authority.createDevice();
+      const value = await challenge(app);
+      const attestationObject = await device.attest({ challenge: value, teamId: TEAM_ID, bundleId: app.bundleId });
+      const body = { keyId: device.keyId, attestationObject, challenge: value };
+
+      expect((await sdk(other).post('/api/v1/attestation/validate').send(body).expect(400)).body.code).toBe('challenge_invalid');
+      await sdk(app).post('/api/v1/attestation/validate').send(body).expect(200);
+      expect((await sdk(app).post('/api/v1/attestation/validate').send(body).expect(400)).body.code).toBe('challenge_invalid');
+
+      const stale = await challenge(app);
+      await t.sql(`UPDATE attestation_challenges SET expires_at = now() - interval '1 second'`);
+      const late = await sdk(app)
+        .post('/api/v1/attestation/validate')
+        .send({ ...body, challenge: stale, attestationObject: await device.attest({ challenge: stale, teamId: TEAM_ID, bundleId: app.bundleId }) })
+        .expect(400);
+      expect(late.body.code).toBe('challenge_expired');
+    });
+  });
+
+  describe('validate', () => {
+    it('mints an RS256 token that verifies against the JWKS, with sub = keyId', async () => {
+      const app = await registerApp();
+      const device = authority.createDevice();
+      const response = await attest(app, device, { deviceModel: 'iPhone15,2', osVersion: '17.4', appVersion: '2.1.0', country: 'de' });
+      expect(response.status).toBe(200);
+      expect(response.body).toEqual({ token: expect.any(String), tokenType: 'Bearer', expiresAt: expect.any(String), riskScore: 0 });
+
+      const { payload, protectedHeader } = await jwtVerify(response.body.token, createLocalJWKSet(await jwks()), {
+        issuer: 'http://127.0.0.1:3000',
+        audience: app.bundleId,
+        algorithms: ['RS256'],
+      });
+      expect(protectedHeader.kid).toEqual(expect.any(String));
+      expect(payload).toMatchObject({
+        sub: device.keyId,
+        org_id: app.org.id,
+        app_id: app.id,
+        env: 'production',
+        risk_score: 0,
+        bundle_id: app.bundleId,
+        team_id: TEAM_ID,
+        subscription: { status: 'none' },
+      });
+      expect(payload.exp! - payload.iat!).toBe(3600);
+      expect(payload.jti).toEqual(expect.any(String));
+
+      const [row] = await t.sql(`SELECT device_model, os_version, country, attestation_count, environment FROM devices WHERE key_id = $1`, [device.keyId]);
+      expect(row).toEqual({ device_model: 'iPhone15,2', os_version: '17.4', country: 'DE', attestation_count: 1, environment: 'production' });
+      const events = await t.sql(`SELECT event_type, result FROM device_events WHERE key_id = $1`, [device.keyId]);
+      expect(events).toEqual([{ event_type: 'attestation', result: 'success' }]);
+    });
+
+    it("honours the app's JWT configuration", async () => {
+      const app = await registerApp('professional', {
+        jwtConfiguration: { overrideExpirationTime: 600, includeAppMetadata: false, customAudience: 'api.example.com', customIssuer: 'https://issuer.example.com' },
+      });
+      const response = await attest(app, authority.createDevice());
+      const { payload } = await jwtVerify(response.body.token, createLocalJWKSet(await jwks()), {
+        issuer: 'https://issuer.example.com',
+        audience: 'api.example.com',
+      });
+      expect(payload.exp! - payload.iat!).toBe(600);
+      expect(payload.bundle_id).toBeUndefined();
+    });
+
+    it('names the failed verification step in the code, the hint and the device event', async () => {
+      const app = await registerApp();
+      const device = authority.createDevice();
+      const value = await challenge(app);
+      const attestationObject = await device.attest({ challenge: value, teamId: TEAM_ID, bundleId: 'com.someone.else' });
+      const response = await sdk(app).post('/api/v1/attestation/validate').send({ keyId: device.keyId, attestationObject, challenge: value }).expect(401);
+      expect(response.body).toMatchObject({ code: 'rp_id_mismatch', hint: expect.stringContaining('rp id mismatch') });
+      const [event] = await t.sql(`SELECT result, error_code FROM device_events WHERE key_id = $1`, [device.keyId]);
+      expect(event).toEqual({ result: 'failure', error_code: 'rp_id_mismatch' });
+    });
+
+    it('answers 400 for an attestation object that is not CBOR and 422 for malformed fields', async () => {
+      const app = await registerApp();
+      const value = await challenge(app);
+      const garbage = await sdk(app)
+        .post('/api/v1/attestation/validate')
+        .send({ keyId: authority.createDevice().keyId, attestationObject: Buffer.from('not cbor').toString('base64'), challenge: value })
+        .expect(400);
+      expect(garbage.body.code).toMatch(/invalid_(cbor|format)/);
+      const malformed = await sdk(app).post('/api/v1/attestation/validate').send({ keyId: '***', attestationObject: 5 }).expect(422);
+      expect(malformed.body.fields.map((f: { field: string }) => f.field)).toEqual(expect.arrayContaining(['keyId', 'attestationObject', 'challenge']));
+    });
+
+    it("applies the app's risk thresholds with domain codes", async () => {
+      const strict = await registerApp('professional', { riskThresholds: { blockOnJailbreak: true, maxAllowedRiskScore: 10 } });
+      expect((await attest(strict, authority.createDevice(), { jailbreakDetected: true })).body.code).toBe('jailbreak_detected');
+      const dev = await attest(strict, authority.createDevice(), {}, 'development');
+      expect(dev.status).toBe(403);
+      expect(dev.body).toMatchObject({ code: 'risk_threshold_exceeded', hint: expect.stringContaining('development_environment') });
+      const clean = await attest(strict, authority.createDevice());
+      expect(clean.status).toBe(200);
+    });
+  });
+
+  describe('refresh', () => {
+    it('mints a fresh token for an assertion with a higher counter and refuses a replay', async () => {
+      const app = await registerApp();
+      const device = authority.createDevice();
+      expect((await attest(app, device)).status).toBe(200);
+
+      const first = await refresh(app, device, 1);
+      expect(first.status).toBe(200);
+      const { payload } = await jwtVerify(first.body.token, createLocalJWKSet(await jwks()));
+      expect(payload.sub).toBe(device.keyId);
+
+      const replay = await refresh(app, device, 1);
+      expect(replay.status).toBe(401);
+      expect(replay.body.code).toBe('counter_not_increasing');
+      expect((await refresh(app, device, 5)).status).toBe(200);
+
+      const [row] = await t.sql<{ sign_counter: string; counter_anomalies: number }>(`SELECT sign_counter, counter_anomalies FROM devices WHERE key_id = $1`, [device.keyId]);
+      expect(row).toEqual({ sign_counter: '5', counter_anomalies: 1 });
+    });
+
+    it('accepts clientData that contains the challenge', async () => {
+      const app = await registerApp();
+      const device = authority.createDevice();
+      await attest(app, device);
+      const value = await challenge(app);
+      const clientData = Buffer.from(JSON.stringify({ challenge: value, action: 'refresh' }));
+      const assertion = device.assert({ clientData, counter: 1, teamId: TEAM_ID, bundleId: app.bundleId });
+      await sdk(app).post('/api/v1/attestation/refresh').send({ keyId: device.keyId, assertion, challenge: value, clientData: clientData.toString('base64') }).expect(200);
+    });
+
+    it('answers 401 reattest_required for an unknown or blocked key', async () => {
+      const app = await registerApp();
+      const stranger = authority.createDevice();
+      expect((await refresh(app, stranger, 1)).body.code).toBe('reattest_required');
+      const device = authority.createDevice();
+      await attest(app, device);
+      await t.sql(`UPDATE devices SET is_blocked = true WHERE key_id = $1`, [device.keyId]);
+      const blocked = await refresh(app, device, 1);
+      expect(blocked.status).toBe(401);
+      expect(blocked.body.code).toBe('reattest_required');
+    });
+
+    it("refuses a key older than the app's maxDeviceAge", async () => {
+      const app = await registerApp('professional', { riskThresholds: { maxDeviceAge: 30 } });
+      const device = authority.createDevice();
+      await attest(app, device);
+      await t.sql(`UPDATE devices SET first_seen_at = now() - interval '31 days' WHERE key_id = $1`, [device.keyId]);
+      expect((await refresh(app, device, 1)).body.code).toBe('reattest_required');
+    });
+  });
+
+  describe('monthly active devices', () => {
+    it("refuses a Free organization's 1,001st device after the grace period while device 1 still refreshes", async () => {
+      const app = await registerApp('free');
+      const first = authority.createDevice();
+      expect((await attest(app, first)).status).toBe(200);
+      // 999 more devices were active this month.
+      await t.sql(`UPDATE mad_counters SET active_devices = 1000 WHERE organization_id = $1`, [app.org.id]);
+
+      const inGrace = await attest(app, authority.createDevice());
+      expect(inGrace.status).toBe(200);
+      const [counter] = await t.sql<{ active_devices: number; over_limit_since: Date | null }>(
+        `SELECT active_devices, over_limit_since FROM mad_counters WHERE organization_id = $1`,
+        [app.org.id],
+      );
+      expect(counter.active_devices).toBe(1001);
+      expect(counter.over_limit_since).not.toBeNull();
+
+      await t.sql(`UPDATE mad_counters SET over_limit_since = now() - interval '8 days' WHERE organization_id = $1`, [app.org.id]);
+      const refused = await attest(app, authority.createDevice());
+      expect(refused.status).toBe(402);
+      expect(refused.body).toEqual({
+        error: 'quota_exceeded',
+        code: 'quota_exceeded',
+        message: expect.any(String),
+        hint: 'Retrying does not help',
+        upgradeUrl: 'http://127.0.0.1:3000/billing',
+        limit: 1000,
+        current: 1001,
+        requestId: refused.headers['x-request-id'],
+      });
+      const [after] = await t.sql<{ active_devices: number }>(`SELECT active_devices FROM mad_counters WHERE organization_id = $1`, [app.org.id]);
+      expect(after.active_devices).toBe(1001);
+
+      expect((await refresh(app, first, 1)).status).toBe(200);
+    });
+
+    it('counts a device once per period however often it attests', async () => {
+      const app = await registerApp();
+      const device = authority.createDevice();
+      await attest(app, device);
+      await refresh(app, device, 1);
+      await refresh(app, device, 2);
+      const [counter] = await t.sql<{ active_devices: number }>(`SELECT active_devices FROM mad_counters WHERE organization_id = $1`, [app.org.id]);
+      expect(counter.active_devices).toBe(1);
+    });
+  });
+
+  describe('signing keys', () => {
+    it('keeps the retired key in the JWKS after a rotation, so earlier tokens still verify', async () => {
+      const app = await registerApp();
+      const device = authority.createDevice();
+      const before = (await attest(app, device)).body.token as string;
+      const newKid = await t.app.get(SigningKeysService).rotate();
+      const after = (await refresh(app, device, 1)).body.token as string;
+      expect(decodeProtectedHeader(after).kid).toBe(newKid);
+      expect(decodeProtectedHeader(before).kid).not.toBe(newKid);
+      const keySet = createLocalJWKSet(await jwks());
+      await jwtVerify(before, keySet);
+      await jwtVerify(after, keySet);
+      expect((await jwks()).keys.length).toBeGreaterThanOrEqual(2);
+    });
+  });
+});
