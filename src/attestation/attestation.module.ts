@@ -1,16 +1,18 @@
-import { Module } from '@nestjs/common';
+import { Global, Module } from '@nestjs/common';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { MadService } from '../usage/mad.service.js';
 import { AttestationController, JwksController } from './attestation.controller.js';
 import { AttestationService } from './attestation.service.js';
 import { ChallengeService } from './challenge.service.js';
+import { DeviceTokenVerifier } from './device-token-verifier.js';
 import { SigningKeysService } from './signing-keys.service.js';
 import { TokenService } from './token.service.js';
 
+@Global()
 @Module({
   imports: [RateLimitModule],
   controllers: [AttestationController, JwksController],
-  providers: [AttestationService, ChallengeService, SigningKeysService, TokenService, MadService],
-  exports: [SigningKeysService, TokenService],
+  providers: [AttestationService, ChallengeService, SigningKeysService, TokenService, MadService, DeviceTokenVerifier],
+  exports: [SigningKeysService, TokenService, DeviceTokenVerifier],
 })
 export class AttestationModule {}

@@ -8,11 +8,14 @@ import { looksLikeApiKey } from '../api-keys/api-key-secret.js';
 import { ApiKeysService } from '../api-keys/api-keys.service.js';
 import { TenantResolver, type Tenant } from '../apps/tenant-resolver.js';
 import { AppException, badRequest } from '../common/errors/app-exception.js';
+import { DeviceTokenVerifier, type DeviceToken } from '../attestation/device-token-verifier.js';
 import { SessionResolver } from './session-resolver.js';
 
 declare module 'express-serve-static-core' {
   interface Request {
     tenant?: Tenant;
+    /** The device's verified attestation token on routes that take one. */
+    deviceToken?: DeviceToken;
   }
 }
 
@@ -27,6 +30,7 @@ export class AccessGuard implements CanActivate {
     private readonly sessions: SessionResolver,
     private readonly apiKeys: ApiKeysService,
     private readonly tenants: TenantResolver,
+    private readonly deviceTokens: DeviceTokenVerifier,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -40,10 +44,51 @@ export class AccessGuard implements CanActivate {
     if (rule.tenant) {
       request.tenant = await this.resolveTenant(request);
       if (!rule.session && !rule.apiKey && !rule.deviceToken) return true;
+      if (rule.deviceToken) return this.byDeviceTokenOrKey(request, request.tenant);
     }
     const auth = (await this.bySession(rule, request)) ?? (await this.byApiKey(rule, request));
     if (!auth) throw unauthorized('Authentication required', { hint: describeAccepted(rule) });
     request.auth = auth;
+    return true;
+  }
+
+  /**
+   * SDK routes such as flags: the identity headers alone are not enough; the device also shows
+   * its attestation token for that app, or a server shows an API key of the app's organization.
+   */
+  private async byDeviceTokenOrKey(request: Request, tenant: Tenant): Promise<boolean> {
+    const token = bearerToken(request);
+    if (!token) {
+      throw unauthorized('An attestation token or an API key is required', {
+        hint: 'Send Authorization: Bearer <token from /api/v1/attestation/validate>',
+      });
+    }
+    if (looksLikeApiKey(token)) {
+      const found = await this.apiKeys.authenticate(token);
+      if (!found || found.key.organizationId !== tenant.organizationId) {
+        throw unauthorized('The API key is invalid, revoked, expired or of another organization');
+      }
+      request.auth = {
+        caller: {
+          kind: 'apiKey',
+          keyId: found.key.id,
+          prefix: found.key.prefix,
+          scopes: found.key.scopes,
+          email: found.creatorEmail,
+          userId: found.key.createdBy,
+        },
+        organizationId: found.key.organizationId,
+        ipAddress: request.ip ?? null,
+      };
+      return true;
+    }
+    const claims = await this.deviceTokens.verify(token);
+    if (!claims || claims.app_id !== tenant.appId) {
+      throw unauthorized('The attestation token is invalid, expired or for another app', {
+        hint: 'Refresh it with POST /api/v1/attestation/refresh',
+      });
+    }
+    request.deviceToken = claims;
     return true;
   }
 

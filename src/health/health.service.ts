@@ -53,7 +53,7 @@ export class HealthService {
   async featureFlags(): Promise<ComponentReport> {
     const started = performance.now();
     try {
-      await this.dataSource.query('SELECT 1 FROM apps LIMIT 1');
+      await this.dataSource.query('SELECT 1 FROM feature_flags LIMIT 1');
       return { status: 'healthy', latencyMs: elapsed(started) };
     } catch {
       return { status: 'unhealthy', error: 'flag store not queryable' };

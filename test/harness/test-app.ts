@@ -22,6 +22,11 @@ export interface TestApp {
   sql<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
   readonly dataSource: DataSource;
   readonly mailDir: string;
+  /**
+   * A second instance of the service on the same database (as behind a load balancer), closed
+   * with this one.
+   */
+  startPeer(): Promise<TestApp>;
   close(): Promise<void>;
 }
 
@@ -47,12 +52,21 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     }),
     databaseUrl: database.url,
   };
+  return bootInstance(config, mailDir, async () => dropTestDatabase(database.name));
+}
+
+async function bootInstance(
+  config: AppConfig & { databaseUrl: string },
+  mailDir: string,
+  cleanup: () => Promise<void>,
+): Promise<TestApp> {
   const app = await createApp(config, createLogger(config.logLevel));
   await app.init();
   const dataSource = app.get(DataSource);
   // Each app gets its own client address, so per-IP limits never leak between test files that
   // share one Redis.
   const clientIp = `10.${randomOctet()}.${randomOctet()}.${randomOctet()}`;
+  const peers: TestApp[] = [];
   return {
     app,
     config,
@@ -62,9 +76,15 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     http: () => withClientIp(request(app.getHttpServer()), clientIp),
     agent: () => withClientIp(request.agent(app.getHttpServer()), clientIp),
     sql: (text, params) => dataSource.query(text, params),
+    startPeer: async () => {
+      const peer = await bootInstance(config, mailDir, () => Promise.resolve());
+      peers.push(peer);
+      return peer;
+    },
     close: async () => {
+      for (const peer of peers) await peer.close();
       await app.close();
-      await dropTestDatabase(database.name);
+      await cleanup();
     },
   };
 }

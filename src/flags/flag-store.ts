@@ -1,0 +1,134 @@
+import { EventEmitter } from 'node:events';
+import { Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import pg from 'pg';
+import { DataSource } from 'typeorm';
+import { createLogger } from '../common/logging/logger.js';
+import { compileFlag, type CompiledFlag } from './evaluation/compile-flag.js';
+import type { FlagDefinition, FlagOverrideRecord } from './evaluation/flag-types.js';
+
+export const FLAG_CHANGES_CHANNEL = 'flag_changes';
+
+export interface AppFlagSet {
+  /** As stored, for the evaluate endpoint's trace. */
+  definitions: FlagDefinition[];
+  /** Compiled once, for GET /flags. */
+  flags: CompiledFlag[];
+  overrides: Map<string, FlagOverrideRecord[]>;
+}
+
+/**
+ * Each app's flags, compiled, and its device overrides, held in memory so GET /flags reads no
+ * database. A change commits with `pg_notify('flag_changes', appId)`; every instance LISTENs,
+ * drops that app's set and tells its stream subscribers, so all instances converge within
+ * milliseconds of the commit.
+ */
+@Injectable()
+export class FlagStore implements OnModuleInit, OnModuleDestroy {
+  private readonly sets = new Map<string, Promise<AppFlagSet>>();
+  private readonly changes = new EventEmitter();
+  private listener: pg.Client | null = null;
+  private closing = false;
+  private readonly logger = createLogger('warn').child({ component: 'flag-store' });
+
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
+    this.changes.setMaxListeners(0);
+  }
+
+  async onModuleInit(): Promise<void> {
+    await this.listen();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    this.closing = true;
+    await this.listener?.end().catch(() => undefined);
+  }
+
+  get(appId: string): Promise<AppFlagSet> {
+    let set = this.sets.get(appId);
+    if (!set) {
+      set = this.load(appId);
+      this.sets.set(appId, set);
+      set.catch(() => this.sets.delete(appId));
+    }
+    return set;
+  }
+
+  /** Forgets an app's set here at once; the notification does the same on every instance. */
+  invalidate(appId: string): void {
+    this.sets.delete(appId);
+    this.changes.emit('change', appId);
+  }
+
+  /** Calls `listener` whenever an app's flags or overrides change, on any instance. */
+  subscribe(appId: string, listener: () => void): () => void {
+    const handler = (changed: string) => {
+      if (changed === appId || changed === '*') listener();
+    };
+    this.changes.on('change', handler);
+    return () => this.changes.off('change', handler);
+  }
+
+  private async load(appId: string): Promise<AppFlagSet> {
+    const [flags, overrides] = await Promise.all([
+      this.dataSource.query(
+        `SELECT id, key, value_type, default_value, environments FROM feature_flags WHERE app_id = $1 ORDER BY key`,
+        [appId],
+      ) as Promise<{ id: string; key: string; value_type: string; default_value: string; environments: FlagDefinition['environments'] }[]>,
+      this.dataSource.query(
+        `SELECT o.flag_id, o.device_key_id, o.forced_value, o.expires_at
+           FROM feature_flag_overrides o JOIN feature_flags f ON f.id = o.flag_id
+          WHERE f.app_id = $1 AND (o.expires_at IS NULL OR o.expires_at > now())
+          ORDER BY o.created_at DESC`,
+        [appId],
+      ) as Promise<{ flag_id: string; device_key_id: string; forced_value: string; expires_at: Date | null }[]>,
+    ]);
+    const byFlag = new Map<string, FlagOverrideRecord[]>();
+    for (const row of overrides) {
+      const list = byFlag.get(row.flag_id) ?? [];
+      list.push({ deviceKeyId: row.device_key_id, forcedValue: row.forced_value, expiresAt: row.expires_at });
+      byFlag.set(row.flag_id, list);
+    }
+    const definitions: FlagDefinition[] = flags.map((row) => ({
+      id: row.id,
+      key: row.key,
+      valueType: row.value_type as FlagDefinition['valueType'],
+      defaultValue: row.default_value,
+      environments: row.environments,
+    }));
+    return { definitions, flags: definitions.map(compileFlag), overrides: byFlag };
+  }
+
+  private async listen(): Promise<void> {
+    const options = this.dataSource.options as { url?: string };
+    const client = new pg.Client({ connectionString: options.url });
+    client.on('notification', (message) => {
+      if (message.payload) this.invalidate(message.payload);
+    });
+    client.on('error', (error) => {
+      this.logger.warn({ err: error }, 'flag change listener lost its connection; reconnecting');
+      void this.reconnect();
+    });
+    await client.connect();
+    await client.query(`LISTEN ${FLAG_CHANGES_CHANNEL}`);
+    this.listener = client;
+  }
+
+  /** While disconnected, notifications may be missed: everything cached is dropped on return. */
+  private async reconnect(): Promise<void> {
+    const old = this.listener;
+    this.listener = null;
+    await old?.end().catch(() => undefined);
+    for (let attempt = 0; !this.closing; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, Math.min(5000, 100 * 2 ** attempt)));
+      try {
+        await this.listen();
+        this.sets.clear();
+        this.changes.emit('change', '*');
+        return;
+      } catch {
+        // the database is still away; try again
+      }
+    }
+  }
+}

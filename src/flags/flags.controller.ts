@@ -1,0 +1,93 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put } from '@nestjs/common';
+import { Access } from '../common/access/access.decorator.js';
+import { OrgAuth, type OrgAuthContext } from '../common/access/auth-context.js';
+import { UuidParam } from '../common/validation/uuid-param.js';
+import { InvalidInputStatus } from '../common/validation/validation.js';
+import { toFlagResponse, toOverrideResponse } from './flag.entity.js';
+import { CreateFlagDto, CreateOverrideDto, EnvironmentConfigDto, RollbackDto, UpdateFlagDto } from './flags.dto.js';
+import { FlagsService } from './flags.service.js';
+
+/** Flag management for the dashboard: any member reads, Members and above change. */
+@Controller('api/v1/dashboard')
+export class FlagsController {
+  constructor(private readonly flags: FlagsService) {}
+
+  @Get('apps/:appId/flags')
+  @Access({ session: 'viewer' })
+  async list(@OrgAuth() auth: OrgAuthContext, @UuidParam('appId') appId: string) {
+    return (await this.flags.list(auth, appId)).map(toFlagResponse);
+  }
+
+  @Post('apps/:appId/flags')
+  @Access({ session: 'member' })
+  async create(@OrgAuth() auth: OrgAuthContext, @UuidParam('appId') appId: string, @Body() body: CreateFlagDto) {
+    return toFlagResponse(await this.flags.create(auth, appId, body));
+  }
+
+  @Get('flags/:flagId')
+  @Access({ session: 'viewer' })
+  async get(@OrgAuth() auth: OrgAuthContext, @UuidParam('flagId') flagId: string) {
+    return toFlagResponse(await this.flags.get(auth, flagId));
+  }
+
+  @Patch('flags/:flagId')
+  @Access({ session: 'member' })
+  async update(@OrgAuth() auth: OrgAuthContext, @UuidParam('flagId') flagId: string, @Body() body: UpdateFlagDto) {
+    return toFlagResponse(await this.flags.update(auth, flagId, body));
+  }
+
+  @Delete('flags/:flagId')
+  @Access({ session: 'member' })
+  @HttpCode(204)
+  async remove(@OrgAuth() auth: OrgAuthContext, @UuidParam('flagId') flagId: string): Promise<void> {
+    await this.flags.remove(auth, flagId);
+  }
+
+  @Put('flags/:flagId/environments/:environment')
+  @Access({ session: 'member' })
+  async putEnvironment(
+    @OrgAuth() auth: OrgAuthContext,
+    @UuidParam('flagId') flagId: string,
+    @Param('environment') environment: string,
+    @Body() body: EnvironmentConfigDto,
+  ) {
+    return toFlagResponse(await this.flags.putEnvironment(auth, flagId, environment, body));
+  }
+
+  @Get('flags/:flagId/history')
+  @Access({ session: 'viewer' })
+  history(@OrgAuth() auth: OrgAuthContext, @UuidParam('flagId') flagId: string) {
+    return this.flags.history(auth, flagId);
+  }
+
+  @Post('flags/:flagId/rollback')
+  @Access({ session: 'member' })
+  @HttpCode(200)
+  async rollback(@OrgAuth() auth: OrgAuthContext, @UuidParam('flagId') flagId: string, @Body() body: RollbackDto) {
+    return toFlagResponse(await this.flags.rollback(auth, flagId, body.version));
+  }
+
+  @Get('flags/:flagId/overrides')
+  @Access({ session: 'viewer' })
+  async overrides(@OrgAuth() auth: OrgAuthContext, @UuidParam('flagId') flagId: string) {
+    return (await this.flags.listOverrides(auth, flagId)).map(toOverrideResponse);
+  }
+
+  @Post('flags/:flagId/overrides')
+  @Access({ session: 'member' })
+  @InvalidInputStatus(400)
+  async createOverride(@OrgAuth() auth: OrgAuthContext, @UuidParam('flagId') flagId: string, @Body() body: CreateOverrideDto) {
+    return toOverrideResponse(await this.flags.createOverride(auth, flagId, body));
+  }
+
+  @Delete('flags/:flagId/overrides/:overrideId')
+  @Access({ session: 'member' })
+  @HttpCode(204)
+  async deleteOverride(
+    @OrgAuth() auth: OrgAuthContext,
+    @UuidParam('flagId') flagId: string,
+    @UuidParam('overrideId') overrideId: string,
+  ): Promise<void> {
+    await this.flags.deleteOverride(auth, flagId, overrideId);
+  }
+}

@@ -1,0 +1,176 @@
+import { Transform, Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsBoolean,
+  IsDate,
+  IsIn,
+  IsInt,
+  IsNumber,
+  IsObject,
+  IsOptional,
+  IsString,
+  Length,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  MinDate,
+  ValidateNested,
+} from 'class-validator';
+import { CONDITION_OPERATORS, ENVIRONMENTS, FLAG_VALUE_TYPES, type FlagValueType } from './evaluation/flag-types.js';
+
+const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
+
+export class FlagConditionDto {
+  @IsString()
+  @Length(1, 100)
+  attribute!: string;
+
+  @IsIn(CONDITION_OPERATORS, { message: `operator must be one of: ${CONDITION_OPERATORS.join(', ')}` })
+  operator!: (typeof CONDITION_OPERATORS)[number];
+
+  @IsString()
+  @MaxLength(2000)
+  value!: string;
+}
+
+export class FlagRuleDto {
+  @IsString()
+  @Length(1, 100)
+  name!: string;
+
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(1_000_000)
+  priority?: number;
+
+  @IsOptional()
+  @IsBoolean()
+  isActive?: boolean;
+
+  @IsArray()
+  @ArrayMaxSize(20)
+  @ValidateNested({ each: true })
+  @Type(() => FlagConditionDto)
+  conditions!: FlagConditionDto[];
+
+  @IsOptional()
+  @IsNumber({ allowNaN: false, allowInfinity: false, maxDecimalPlaces: 3 })
+  @Min(0)
+  @Max(100)
+  rolloutPercentage?: number | null;
+
+  @IsString()
+  @MaxLength(10_000)
+  value!: string;
+}
+
+export class EnvironmentConfigDto {
+  @IsBoolean()
+  enabled!: boolean;
+
+  @IsString()
+  @MaxLength(10_000)
+  value!: string;
+
+  @IsArray()
+  @ArrayMaxSize(100)
+  @ValidateNested({ each: true })
+  @Type(() => FlagRuleDto)
+  rules!: FlagRuleDto[];
+}
+
+export class CreateFlagDto {
+  @Transform(trim)
+  @Matches(/^[A-Za-z][A-Za-z0-9_.-]{0,99}$/, {
+    message: 'key must start with a letter and hold letters, digits, underscore, dot or hyphen (at most 100)',
+  })
+  key!: string;
+
+  @Transform(trim)
+  @IsString()
+  @Length(1, 200)
+  name!: string;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(2000)
+  description?: string;
+
+  @IsIn(FLAG_VALUE_TYPES, { message: `valueType must be one of: ${FLAG_VALUE_TYPES.join(', ')}` })
+  valueType!: FlagValueType;
+
+  @IsString()
+  @MaxLength(10_000)
+  defaultValue!: string;
+}
+
+export class UpdateFlagDto {
+  @IsOptional()
+  @Transform(trim)
+  @IsString()
+  @Length(1, 200)
+  name?: string;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(2000)
+  description?: string;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(10_000)
+  defaultValue?: string;
+}
+
+export class RollbackDto {
+  @IsInt()
+  @Min(1)
+  version!: number;
+}
+
+export class CreateOverrideDto {
+  @Transform(trim)
+  @IsString()
+  @Length(1, 200, { message: 'deviceKeyId must not be empty' })
+  deviceKeyId!: string;
+
+  @IsString()
+  @Length(1, 10_000, { message: 'forcedValue must not be empty' })
+  forcedValue!: string;
+
+  @IsOptional()
+  @Type(() => Date)
+  @IsDate({ message: 'expiresAt must be an ISO 8601 timestamp' })
+  @MinDate(() => new Date(), { message: 'expiresAt must be in the future' })
+  expiresAt?: Date;
+}
+
+export class FlagsQuery {
+  @IsOptional()
+  @IsIn(ENVIRONMENTS, { message: `environment must be one of: ${ENVIRONMENTS.join(', ')}` })
+  environment?: (typeof ENVIRONMENTS)[number];
+}
+
+export class EvaluateFlagDto {
+  @IsOptional()
+  @IsString()
+  @MaxLength(50)
+  environment?: string;
+
+  @IsOptional() @IsString() @MaxLength(100) deviceModel?: string;
+  @IsOptional() @IsString() @MaxLength(50) osVersion?: string;
+  @IsOptional() @IsString() @MaxLength(50) appVersion?: string;
+  @IsOptional() @IsString() @MaxLength(200) deviceId?: string;
+  @IsOptional() @IsInt() @Min(0) @Max(100) riskScore?: number;
+  @IsOptional() @IsString() @MaxLength(35) locale?: string;
+  @IsOptional() @IsString() @MaxLength(10) country?: string;
+  @IsOptional() @IsString() @MaxLength(200) userId?: string;
+  @IsOptional() @IsString() @MaxLength(50) attestationStatus?: string;
+
+  @IsOptional()
+  @IsObject()
+  custom?: Record<string, string>;
+}

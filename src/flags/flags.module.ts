@@ -1,0 +1,15 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
+import { FeatureFlag, FlagOverride } from './flag.entity.js';
+import { FlagStore } from './flag-store.js';
+import { FlagsController } from './flags.controller.js';
+import { FlagsService } from './flags.service.js';
+import { SdkFlagsController } from './sdk-flags.controller.js';
+
+@Module({
+  imports: [TypeOrmModule.forFeature([FeatureFlag, FlagOverride]), RateLimitModule],
+  controllers: [FlagsController, SdkFlagsController],
+  providers: [FlagsService, FlagStore],
+})
+export class FlagsModule {}

@@ -1,0 +1,118 @@
+import { Body, Controller, Get, HttpCode, Post, Query, Req, Res } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { Access } from '../common/access/access.decorator.js';
+import { AppException, notFound } from '../common/errors/app-exception.js';
+import { tierDefinition } from '../common/tiers.js';
+import { UuidParam } from '../common/validation/uuid-param.js';
+import type { Tenant } from '../apps/tenant-resolver.js';
+import { RateLimitService } from '../rate-limit/rate-limit.service.js';
+import { evaluateFlag, evaluateFlagSet } from './evaluation/evaluate-flag.js';
+import type { EvaluationContext } from './evaluation/flag-types.js';
+import { FlagStore } from './flag-store.js';
+import { EvaluateFlagDto, FlagsQuery } from './flags.dto.js';
+
+const HEARTBEAT_MS = 15_000;
+
+/**
+ * The SDK's flag surface: identity headers plus the device's attestation token (or an API key
+ * of the organization). Served from the in-memory flag store: no database read per request.
+ */
+@Controller('api/v1/flags')
+@Access({ tenant: true, deviceToken: true })
+export class SdkFlagsController {
+  constructor(
+    private readonly store: FlagStore,
+    private readonly rateLimit: RateLimitService,
+  ) {}
+
+  @Get()
+  async flags(@Req() request: Request, @Res({ passthrough: true }) response: Response, @Query() query: FlagsQuery) {
+    const tenant = await this.limit(request, response);
+    return { flags: await this.evaluate(tenant, request, query.environment ?? 'production') };
+  }
+
+  /** Server-sent events: a snapshot on connect, then a new one after every change. */
+  @Get('stream')
+  async stream(@Req() request: Request, @Res() response: Response, @Query() query: FlagsQuery): Promise<void> {
+    const tenant = request.tenant!;
+    if (!tierDefinition(tenant.serviceTier).features.sseRealTime) {
+      throw new AppException(403, 'feature_unavailable', 'Real-time flag streaming is available from the Business plan');
+    }
+    const environment = query.environment ?? 'production';
+    response.writeHead(200, {
+      'Content-Type': 'text/event-stream',
+      'Cache-Control': 'no-cache, no-transform',
+      Connection: 'keep-alive',
+      'X-Accel-Buffering': 'no',
+    });
+    let last = '';
+    const send = async () => {
+      const data = JSON.stringify({ flags: await this.evaluate(tenant, request, environment) });
+      if (data === last) return;
+      last = data;
+      response.write(`event: snapshot\ndata: ${data}\n\n`);
+    };
+    let pending = Promise.resolve();
+    const unsubscribe = this.store.subscribe(tenant.appId, () => {
+      pending = pending.then(send).catch(() => undefined);
+    });
+    const heartbeat = setInterval(() => response.write(': heartbeat\n\n'), HEARTBEAT_MS);
+    request.on('close', () => {
+      clearInterval(heartbeat);
+      unsubscribe();
+    });
+    await send();
+  }
+
+  @Post(':flagId/evaluate')
+  @HttpCode(200)
+  async evaluateOne(
+    @Req() request: Request,
+    @Res({ passthrough: true }) response: Response,
+    @UuidParam('flagId') flagId: string,
+    @Body() body: EvaluateFlagDto,
+  ) {
+    const tenant = await this.limit(request, response);
+    const { definitions } = await this.store.get(tenant.appId);
+    const flag = definitions.find((candidate) => candidate.id === flagId);
+    if (!flag) throw notFound('Flag');
+    const { environment, ...context } = body;
+    return evaluateFlag(flag, environment ?? 'production', context);
+  }
+
+  private async limit(request: Request, response: Response): Promise<Tenant> {
+    const tenant = request.tenant!;
+    await this.rateLimit.enforce(response, 'flags', tenant.organizationId, tierDefinition(tenant.serviceTier).rates.flags);
+    return tenant;
+  }
+
+  private async evaluate(tenant: Tenant, request: Request, environment: string) {
+    const { flags, overrides } = await this.store.get(tenant.appId);
+    const context = deviceContext(request);
+    return evaluateFlagSet(flags, environment, context, overrides, { deviceKeyId: context.deviceId ?? null });
+  }
+}
+
+/**
+ * The device context of GET /flags: the attestation token's claims, and what the SDK reports in
+ * headers (`X-Device-ID`, `X-App-Version`, `X-OS-Version`, `X-Device-Model`, `X-Locale`,
+ * `X-Country`, `X-User-ID`).
+ */
+function deviceContext(request: Request): EvaluationContext {
+  const header = (name: string) => {
+    const value = request.headers[name];
+    return typeof value === 'string' && value.length <= 200 ? value : null;
+  };
+  const token = request.deviceToken;
+  return {
+    deviceId: header('x-device-id') ?? token?.sub ?? null,
+    appVersion: header('x-app-version'),
+    osVersion: header('x-os-version'),
+    deviceModel: header('x-device-model'),
+    locale: header('x-locale') ?? header('accept-language')?.split(',')[0]?.trim() ?? null,
+    country: header('x-country'),
+    userId: header('x-user-id'),
+    riskScore: typeof token?.risk_score === 'number' ? token.risk_score : null,
+    attestationStatus: token ? 'verified' : 'server',
+  };
+}
