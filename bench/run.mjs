@@ -4,7 +4,10 @@
 import { writeFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import { startServer } from './server.mjs';
-import { scenarios } from './scenarios.mjs';
+import { mkdtempSync, writeFileSync as writeFile } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createContext, loadFabricator, scenarios } from './scenarios.mjs';
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => {
@@ -38,13 +41,21 @@ function load(baseUrl, scenario) {
   });
 }
 
-const server = await startServer();
+// The server trusts a fabricated App Attest root, so the bench can attest made-up devices.
+const { appAttestAuthority } = await loadFabricator();
+const authority = await appAttestAuthority();
+const rootPemPath = join(mkdtempSync(join(tmpdir(), 'attestly-bench-root-')), 'root.pem');
+writeFile(rootPemPath, authority.rootPem);
+
+const server = await startServer({ APP_ATTEST_ROOT_CA: rootPemPath });
 const results = [];
+let context;
 try {
+  context = await createContext(server, { rootPemPath, authority });
   let reference = null;
   for (const scenario of scenarios) {
     if (only && scenario.name !== 'reference' && !scenario.name.includes(only)) continue;
-    const prepared = scenario.prepare ? await scenario.prepare(server.baseUrl) : scenario;
+    const prepared = scenario.prepare ? await scenario.prepare(context) : scenario;
     const result = await load(server.baseUrl, { ...scenario, ...prepared });
     const row = {
       scenario: scenario.title,
@@ -65,6 +76,7 @@ try {
     }
   }
 } finally {
+  await context?.close();
   await server.stop();
 }
 

@@ -1,6 +1,129 @@
-// The benchmark scenarios, in order. `reference` comes first: the cheapest route through
-// every global middleware, against which the others are compared.
+// The benchmark scenarios, in order. `reference` comes first: the cheapest route through every
+// global middleware, against which the others are compared. `prepare` seeds what a scenario
+// needs and returns the autocannon options for it.
+import { TEAM_ID, clientAddress, connect, loadFabricator, seedChallenges, seedFlags, seedTenants } from './fixtures.mjs';
+
+const json = { 'content-type': 'application/json' };
+
 export const scenarios = [
   { name: 'reference', title: 'GET /health (reference)', path: '/health' },
   { name: 'health', title: 'GET /api/v1/health (database round trip)', path: '/api/v1/health' },
+  {
+    name: 'flags',
+    title: 'GET /api/v1/flags (50 flags, 5 rules each)',
+    prepare: async (context) => ({
+      path: '/api/v1/flags',
+      headers: { ...context.identity(0), authorization: `Bearer ${context.token}`, 'x-device-id': 'bench-device', 'x-app-version': '3.1.0' },
+    }),
+  },
+  {
+    name: 'evaluate',
+    title: 'POST /api/v1/flags/:id/evaluate (traced)',
+    prepare: async (context) => ({
+      method: 'POST',
+      path: `/api/v1/flags/${context.flagIds[0]}/evaluate`,
+      headers: { ...context.identity(0), ...json, authorization: `Bearer ${context.token}` },
+      body: JSON.stringify({ deviceId: 'bench-device', appVersion: '3.1.0', country: 'DE', custom: { plan: 'beta' } }),
+    }),
+  },
+  {
+    name: 'refresh',
+    title: 'POST /api/v1/attestation/refresh',
+    prepare: (context) => context.refreshRequests(),
+  },
+  {
+    name: 'validate',
+    title: 'POST /api/v1/attestation/validate',
+    prepare: (context) => context.validateRequests(),
+  },
 ];
+
+/** Shared fixtures: tenants, a device token, flags, and generators of signed requests. */
+export async function createContext(server, { rootPemPath, authority }) {
+  void rootPemPath;
+  const db = await connect(server.dataDir);
+  const apps = await seedTenants(db);
+  const flagIds = await seedFlags(db, apps[0]);
+  const identity = (i) => ({ 'x-bundle-id': apps[i % apps.length].bundleId, 'x-team-id': TEAM_ID });
+  let sent = 0;
+
+  async function attestOne(app, challenge) {
+    const device = authority.createDevice();
+    const attestationObject = await device.attest({ challenge, teamId: TEAM_ID, bundleId: app.bundleId });
+    return { device, body: JSON.stringify({ keyId: device.keyId, attestationObject, challenge }) };
+  }
+
+  async function validateOnce(appIndex) {
+    const app = apps[appIndex];
+    const [challenge] = await seedChallenges(db, app.appId, 1);
+    const { device, body } = await attestOne(app, challenge);
+    const response = await fetch(`${server.baseUrl}/api/v1/attestation/validate`, {
+      method: 'POST',
+      headers: { ...identity(appIndex), ...json, 'x-forwarded-for': clientAddress(++sent) },
+      body,
+    });
+    if (!response.ok) throw new Error(`seeding validate failed: ${response.status} ${await response.text()}`);
+    return { device, token: (await response.json()).token };
+  }
+
+  const { token } = await validateOnce(0);
+
+  return {
+    token,
+    flagIds,
+    identity,
+    async refreshRequests() {
+      // Each device is reused only after the whole pool went round, so its counter increases in order.
+      const devices = [];
+      for (let i = 0; i < 200; i++) devices.push({ ...(await validateOnce(i % apps.length)), appIndex: i % apps.length, counter: 0 });
+      const pools = [];
+      for (const app of apps) pools.push(await seedChallenges(db, app.appId, 8000));
+      let next = 0;
+      return {
+        requests: [
+          {
+            method: 'POST',
+            path: '/api/v1/attestation/refresh',
+            setupRequest: (request) => {
+              const entry = devices[next++ % devices.length];
+              const app = apps[entry.appIndex];
+              const challenge = pools[entry.appIndex].pop();
+              entry.counter += 1;
+              const assertion = entry.device.assert({ challenge, counter: entry.counter, teamId: TEAM_ID, bundleId: app.bundleId });
+              return {
+                ...request,
+                headers: { ...request.headers, ...identity(entry.appIndex), ...json, 'x-forwarded-for': clientAddress(++sent) },
+                body: JSON.stringify({ keyId: entry.device.keyId, assertion, challenge }),
+              };
+            },
+          },
+        ],
+      };
+    },
+    async validateRequests() {
+      const bodies = [];
+      for (let i = 0; i < 2000; i++) {
+        const appIndex = i % apps.length;
+        const [challenge] = await seedChallenges(db, apps[appIndex].appId, 1);
+        bodies.push({ appIndex, body: (await attestOne(apps[appIndex], challenge)).body });
+      }
+      let next = 0;
+      return {
+        amount: bodies.length,
+        requests: [
+          {
+            method: 'POST',
+            path: '/api/v1/attestation/validate',
+            setupRequest: (request) => {
+              const { appIndex, body } = bodies[next++ % bodies.length];
+              return { ...request, headers: { ...request.headers, ...identity(appIndex), ...json, 'x-forwarded-for': clientAddress(++sent) }, body };
+            },
+          },
+        ],
+      };
+    },
+    close: () => db.end(),
+  };
+}
+
+export { loadFabricator };

@@ -8,6 +8,33 @@ import { runMigrations } from '../database/migrate.js';
 /** A failure the CLI reports as one line on stderr with a non-zero exit. */
 export class CliError extends Error {}
 
+/**
+ * A failure that still has a result to print: the JSON object goes to stdout, the message to
+ * stderr, and the exit code is non-zero (e.g. `attest:verify` of an invalid attestation).
+ */
+export class CliFailureWithOutput extends CliError {
+  constructor(
+    message: string,
+    readonly output: Record<string, unknown>,
+  ) {
+    super(message);
+  }
+}
+
+export interface CliContextOptions {
+  /** false: no database is provisioned (no embedded server started); `dataSource()` refuses. */
+  readonly database?: boolean;
+}
+
+/** Marks a command that never touches the database, so none is provisioned for it. */
+export function withoutDatabase<F extends object>(command: F): F & { readonly withoutDatabase: true } {
+  return Object.assign(command, { withoutDatabase: true as const });
+}
+
+export function needsDatabase(command: object): boolean {
+  return (command as { withoutDatabase?: boolean }).withoutDatabase !== true;
+}
+
 export interface CliContext {
   readonly config: AppConfig;
   readonly databaseUrl: string;
@@ -17,7 +44,7 @@ export interface CliContext {
 }
 
 /** Configuration and database for one CLI command, the same the server uses. */
-export async function openCliContext(): Promise<CliContext> {
+export async function openCliContext(options: CliContextOptions = {}): Promise<CliContext> {
   let config: AppConfig;
   try {
     config = loadConfig();
@@ -25,6 +52,7 @@ export async function openCliContext(): Promise<CliContext> {
     if (error instanceof ConfigError) throw new CliError(`Invalid configuration: ${error.message}`);
     throw error;
   }
+  if (options.database === false) return withoutDatabaseContext(config);
   const database = await provisionDatabase(config, createLogger('warn'));
   let dataSource: DataSource | null = null;
   return {
@@ -41,5 +69,17 @@ export async function openCliContext(): Promise<CliContext> {
       await dataSource?.destroy();
       await database.stop();
     },
+  };
+}
+
+function withoutDatabaseContext(config: AppConfig): CliContext {
+  const refuse = () => new CliError('this command runs without a database');
+  return {
+    config,
+    get databaseUrl(): string {
+      throw refuse();
+    },
+    dataSource: () => Promise.reject(refuse()),
+    close: () => Promise.resolve(),
   };
 }

@@ -1,7 +1,8 @@
 import { CliArgs } from './cli-args.js';
-import { CliError, openCliContext, type CliContext } from './cli-context.js';
+import { CliError, CliFailureWithOutput, needsDatabase, openCliContext, type CliContext } from './cli-context.js';
 import { runMigrations } from '../database/migrate.js';
 import { createApiKey, createUser, setOrganizationTier } from './identity-commands.js';
+import { printJwks, rotateSigningKey, verifyAttestationCommand } from './attest-commands.js';
 
 type Command = (context: CliContext, args: CliArgs) => Promise<Record<string, unknown>>;
 
@@ -11,6 +12,9 @@ const commands: Record<string, Command> = {
   'user:create': createUser,
   'org:set-tier': setOrganizationTier,
   'apikey:create': createApiKey,
+  'attest:verify': verifyAttestationCommand,
+  jwks: printJwks,
+  'jwt:rotate': rotateSigningKey,
 };
 
 async function main(argv: string[]): Promise<number> {
@@ -23,10 +27,11 @@ async function main(argv: string[]): Promise<number> {
   let context: CliContext | null = null;
   try {
     const args = CliArgs.parse(rest);
-    context = await openCliContext();
+    context = await openCliContext({ database: needsDatabase(command) });
     process.stdout.write(`${JSON.stringify(await command(context, args))}\n`);
     return 0;
   } catch (error) {
+    if (error instanceof CliFailureWithOutput) process.stdout.write(`${JSON.stringify(error.output)}\n`);
     process.stderr.write(`${name}: ${error instanceof CliError || error instanceof Error ? error.message : String(error)}\n`);
     return 1;
   } finally {

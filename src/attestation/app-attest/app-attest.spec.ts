@@ -10,7 +10,7 @@ import {
   type FabricatedAttestationObject,
   type FabricatedAuthority,
   type FabricatedDevice,
-} from '../../../test/support/app-attest-fabricator.js';
+} from './fabricator.js';
 import {
   challengeClientDataHashes,
   createTrustStore,

@@ -1,0 +1,95 @@
+// Seeds the benchmark database directly (it is the bench's own throw-away embedded server) and
+// fabricates App Attest devices whose chain the bench server trusts.
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import pg from 'pg';
+
+const root = new URL('..', import.meta.url).pathname;
+export const TEAM_ID = 'BENCHTEAM1';
+export const ORG_COUNT = 20;
+
+const sha256 = (text) => createHash('sha256').update(text).digest('hex');
+
+export async function loadFabricator() {
+  return import(join(root, 'dist/src/attestation/app-attest/fabricator.js'));
+}
+
+export async function connect(dataDir) {
+  const port = readFileSync(join(dataDir, 'postgres/port'), 'utf8').trim();
+  const client = new pg.Client({ connectionString: `postgres://postgres@127.0.0.1:${port}/attestly` });
+  await client.connect();
+  return client;
+}
+
+/** Enterprise organizations with one app each: enough budget that the limiter is not what is measured. */
+export async function seedTenants(db) {
+  const apps = [];
+  for (let i = 0; i < ORG_COUNT; i++) {
+    const { rows } = await db.query(
+      `INSERT INTO organizations (name, slug, service_tier) VALUES ($1, $2, 'enterprise') RETURNING id`,
+      [`Bench ${i}`, `bench-${i}-${randomUUID().slice(0, 8)}`],
+    );
+    const bundleId = `com.bench.app${i}`;
+    const app = await db.query(
+      `INSERT INTO apps (organization_id, app_name, bundle_id, team_id, is_primary) VALUES ($1, $2, $3, $4, true) RETURNING id`,
+      [rows[0].id, `Bench ${i}`, bundleId, TEAM_ID],
+    );
+    apps.push({ organizationId: rows[0].id, appId: app.rows[0].id, bundleId });
+  }
+  return apps;
+}
+
+/** Single-use challenges stored as the service stores them, so each request can carry a fresh one. */
+export async function seedChallenges(db, appId, count) {
+  const challenges = Array.from({ length: count }, () => randomBytes(32).toString('base64'));
+  for (let i = 0; i < challenges.length; i += 1000) {
+    const slice = challenges.slice(i, i + 1000);
+    await db.query(
+      `INSERT INTO attestation_challenges (challenge_hash, app_id, expires_at)
+       SELECT unnest($1::text[]), $2, now() + interval '1 hour'`,
+      [slice.map(sha256), appId],
+    );
+  }
+  return challenges;
+}
+
+/** 50 flags of 5 rules each on one app, with percentage rollout on half of them. */
+export async function seedFlags(db, app) {
+  const ids = [];
+  for (let f = 0; f < 50; f++) {
+    const rules = Array.from({ length: 5 }, (_, r) => ({
+      id: randomUUID(),
+      name: `rule ${r}`,
+      priority: r,
+      isActive: true,
+      conditions: [
+        [{ attribute: 'app_version', operator: 'greater_than_or_equal', value: `${r + 2}.0` }],
+        [{ attribute: 'country', operator: 'in_list', value: 'DE,FR,IT,ES' }],
+        [{ attribute: 'device_model', operator: 'starts_with', value: 'iPad' }],
+        [{ attribute: 'risk_score', operator: 'greater_than', value: '90' }],
+        [{ attribute: 'custom.plan', operator: 'equals', value: 'beta' }],
+      ][r],
+      rolloutPercentage: f % 2 === 0 ? 25 + r * 10 : null,
+      value: 'true',
+    }));
+    const environment = (enabled) => ({ enabled, value: 'false', rules });
+    const { rows } = await db.query(
+      `INSERT INTO feature_flags (organization_id, app_id, key, name, value_type, default_value, environments)
+       VALUES ($1, $2, $3, $3, 'boolean', 'false', $4) RETURNING id`,
+      [
+        app.organizationId,
+        app.appId,
+        `flag_${f}`,
+        JSON.stringify({ production: environment(true), staging: environment(false), development: environment(false) }),
+      ],
+    );
+    ids.push(rows[0].id);
+  }
+  return ids;
+}
+
+/** A client address per request, so per-IP protection does not throttle a single load generator. */
+export function clientAddress(n) {
+  return `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
+}

@@ -1,0 +1,159 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import type { OrgAuthContext } from '../common/access/auth-context.js';
+import { ValidationFailedException, notFound } from '../common/errors/app-exception.js';
+import type { DeviceDetailsQuery, ListEventsQuery } from './devices.dto.js';
+
+/** How many events the device details show. */
+export const RECENT_EVENTS = 20;
+/** Until the compliance rules land, a device complies when its risk is at most this and no jailbreak is reported. */
+export const COMPLIANT_MAX_RISK = 50;
+
+interface DeviceProfileRow {
+  id: string;
+  app_id: string;
+  key_id: string;
+  device_model: string | null;
+  os_version: string | null;
+  app_version: string | null;
+  risk_score: number;
+  jailbreak_detected: boolean;
+  attestation_count: number;
+  is_blocked: boolean;
+  first_seen_at: Date;
+  last_seen_at: Date;
+  updated_at: Date;
+}
+
+interface EventRow {
+  id: string;
+  app_id: string;
+  key_id: string;
+  event_type: 'attestation' | 'assertion';
+  result: 'success' | 'failure';
+  error_code: string | null;
+  risk_score: number | null;
+  created_at: Date;
+}
+
+/**
+ * Read models over the devices and device events the attestation endpoints record, for the
+ * dashboard and for server-to-server API key callers.
+ */
+@Injectable()
+export class DeviceAnalyticsService {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** The organization's raw plan, for its `apikey` rate-limit bucket. */
+  async serviceTier(organizationId: string): Promise<string> {
+    const rows: { service_tier: string }[] = await this.dataSource.query(
+      `SELECT service_tier FROM organizations WHERE id = $1`,
+      [organizationId],
+    );
+    return rows[0]?.service_tier ?? 'free';
+  }
+
+  /**
+   * The interface document's Device details. With the key id known in several apps, the most
+   * recently seen device answers unless `appId` picks one. `complianceStatus.checks` stays empty
+   * until the compliance rules exist; `isCompliant` is then risk <= 50, no jailbreak, not blocked.
+   */
+  async deviceDetails(auth: OrgAuthContext, keyId: string, query: DeviceDetailsQuery) {
+    const devices: DeviceProfileRow[] = await this.dataSource.query(
+      `SELECT id, app_id, key_id, device_model, os_version, app_version, risk_score, jailbreak_detected,
+              attestation_count, is_blocked, first_seen_at, last_seen_at, updated_at
+         FROM devices
+        WHERE organization_id = $1 AND key_id = $2 AND ($3::uuid IS NULL OR app_id = $3::uuid)
+        ORDER BY last_seen_at DESC, id DESC LIMIT 1`,
+      [auth.organizationId, keyId, query.appId ?? null],
+    );
+    const device = devices[0];
+    if (!device) throw notFound('Device');
+    // Events by key id within the device's app: failures recorded before the key was known count too.
+    const events: Pick<EventRow, 'event_type' | 'result' | 'risk_score' | 'created_at'>[] = await this.dataSource.query(
+      `SELECT event_type, result, risk_score, created_at FROM device_events
+        WHERE organization_id = $1 AND app_id = $2 AND key_id = $3
+        ORDER BY created_at DESC, id DESC LIMIT ${RECENT_EVENTS}`,
+      [auth.organizationId, device.app_id, keyId],
+    );
+    const times = [device.updated_at, device.last_seen_at, events[0]?.created_at].filter(
+      (time): time is Date => !!time,
+    );
+    return {
+      keyId: device.key_id,
+      deviceProfile: {
+        deviceModel: device.device_model,
+        osVersion: device.os_version,
+        appVersion: device.app_version,
+        riskScore: device.risk_score,
+        jailbreakDetected: device.jailbreak_detected,
+        attestationCount: device.attestation_count,
+        firstSeenAt: device.first_seen_at,
+        lastSeenAt: device.last_seen_at,
+      },
+      recentEvents: events.map((event) => ({
+        type: event.event_type,
+        result: event.result,
+        riskScore: event.risk_score,
+        timestamp: event.created_at,
+      })),
+      complianceStatus: {
+        isCompliant: device.risk_score <= COMPLIANT_MAX_RISK && !device.jailbreak_detected && !device.is_blocked,
+        checks: [] as unknown[],
+      },
+      lastUpdated: new Date(Math.max(...times.map((time) => time.getTime()))),
+    };
+  }
+
+  /** Device events, newest first, as `data` + `meta`. */
+  async events(auth: OrgAuthContext, query: ListEventsQuery) {
+    const from = query.from ? new Date(query.from) : null;
+    const to = query.to ? new Date(query.to) : null;
+    if (from && to && from > to) {
+      throw new ValidationFailedException([{ field: 'to', message: 'to must not be before from' }]);
+    }
+    const filter = `organization_id = $1
+       AND ($2::uuid IS NULL OR app_id = $2::uuid)
+       AND ($3::text IS NULL OR key_id = $3::text)
+       AND ($4::text IS NULL OR result = $4::text)
+       AND ($5::text IS NULL OR event_type = $5::text)
+       AND ($6::timestamptz IS NULL OR created_at >= $6::timestamptz)
+       AND ($7::timestamptz IS NULL OR created_at <= $7::timestamptz)`;
+    const params = [
+      auth.organizationId,
+      query.appId ?? null,
+      query.keyId ?? null,
+      query.result ?? null,
+      query.type ?? null,
+      from,
+      to,
+    ];
+    const [rows, counted] = await Promise.all([
+      this.dataSource.query<EventRow[]>(
+        `SELECT id, app_id, key_id, event_type, result, error_code, risk_score, created_at
+           FROM device_events WHERE ${filter}
+          ORDER BY created_at DESC, id DESC LIMIT $8 OFFSET $9`,
+        [...params, query.perPage, (query.page - 1) * query.perPage],
+      ),
+      this.dataSource.query<{ total: number }[]>(
+        `SELECT count(*)::int AS total FROM device_events WHERE ${filter}`,
+        params,
+      ),
+    ]);
+    const total = counted[0].total;
+    return {
+      data: rows.map((row) => ({
+        id: row.id,
+        appId: row.app_id,
+        keyId: row.key_id,
+        type: row.event_type,
+        result: row.result,
+        errorCode: row.error_code,
+        riskScore: row.risk_score,
+        createdAt: row.created_at,
+      })),
+      meta: { page: query.page, perPage: query.perPage, total, totalPages: Math.ceil(total / query.perPage) },
+    };
+  }
+}

@@ -1,0 +1,105 @@
+import { Transform, Type } from 'class-transformer';
+import { IsIn, IsInt, IsISO8601, IsOptional, IsString, IsUUID, Max, MaxLength, Min } from 'class-validator';
+
+export const DEVICES_DEFAULT_PER = 20;
+export const EVENTS_DEFAULT_PER_PAGE = 50;
+/** The interface document's page-size ceiling for every listing. */
+export const MAX_PAGE_SIZE = 100;
+const MAX_PAGE = 1_000_000;
+
+export const DEVICE_EVENT_TYPES = ['attestation', 'assertion'] as const;
+export const DEVICE_EVENT_RESULTS = ['success', 'failure'] as const;
+
+const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
+
+/** `GET /api/v1/devices`: newest `lastSeenAt` first. */
+export class ListDevicesQuery {
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt({ message: 'page must be an integer' })
+  @Min(1, { message: 'page must be 1 or more' })
+  @Max(MAX_PAGE, { message: `page must be at most ${MAX_PAGE}` })
+  page: number = 1;
+
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt({ message: 'per must be an integer' })
+  @Min(1, { message: `per must be from 1 to ${MAX_PAGE_SIZE}` })
+  @Max(MAX_PAGE_SIZE, { message: `per must be from 1 to ${MAX_PAGE_SIZE}` })
+  per: number = DEVICES_DEFAULT_PER;
+
+  @IsOptional()
+  @IsUUID('all', { message: 'appId must be a UUID' })
+  appId?: string;
+
+  /** Case-insensitive substring of the key id, the device model or the client's device id. */
+  @IsOptional()
+  @Transform(trim)
+  @IsString()
+  @MaxLength(200)
+  search?: string;
+
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt({ message: 'minRisk must be an integer' })
+  @Min(0, { message: 'minRisk must be from 0 to 100' })
+  @Max(100, { message: 'minRisk must be from 0 to 100' })
+  minRisk?: number;
+}
+
+/** `GET /api/v1/analytics/devices/:keyId`: `appId` picks the app when one key id is known to several. */
+export class DeviceDetailsQuery {
+  @IsOptional()
+  @IsUUID('all', { message: 'appId must be a UUID' })
+  appId?: string;
+}
+
+/** `GET /api/v1/analytics/events`: newest first; `from` and `to` are inclusive. */
+export class ListEventsQuery {
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt({ message: 'page must be an integer' })
+  @Min(1, { message: 'page must be 1 or more' })
+  @Max(MAX_PAGE, { message: `page must be at most ${MAX_PAGE}` })
+  page: number = 1;
+
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt({ message: 'perPage must be an integer' })
+  @Min(1, { message: `perPage must be from 1 to ${MAX_PAGE_SIZE}` })
+  @Max(MAX_PAGE_SIZE, { message: `perPage must be from 1 to ${MAX_PAGE_SIZE}` })
+  perPage: number = EVENTS_DEFAULT_PER_PAGE;
+
+  @IsOptional()
+  @IsUUID('all', { message: 'appId must be a UUID' })
+  appId?: string;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  keyId?: string;
+
+  @IsOptional()
+  @IsIn(DEVICE_EVENT_RESULTS, { message: `result must be one of ${DEVICE_EVENT_RESULTS.join(', ')}` })
+  result?: (typeof DEVICE_EVENT_RESULTS)[number];
+
+  @IsOptional()
+  @IsIn(DEVICE_EVENT_TYPES, { message: `type must be one of ${DEVICE_EVENT_TYPES.join(', ')}` })
+  type?: (typeof DEVICE_EVENT_TYPES)[number];
+
+  @IsOptional()
+  @IsISO8601({ strict: true }, { message: 'from must be an ISO-8601 timestamp' })
+  from?: string;
+
+  @IsOptional()
+  @IsISO8601({ strict: true }, { message: 'to must be an ISO-8601 timestamp' })
+  to?: string;
+}
+
+export class BlockDeviceDto {
+  @IsOptional()
+  @Transform(trim)
+  @IsString()
+  @MaxLength(500)
+  reason?: string;
+}

@@ -1,0 +1,14 @@
+import { Module } from '@nestjs/common';
+import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
+import { DeviceAnalyticsService } from './device-analytics.service.js';
+import { AnalyticsController, DevicesController } from './devices.controller.js';
+import { DevicesService } from './devices.service.js';
+
+/** Device records (list, block) and the analytics read endpoints (DESIGN.md section 4, Devices). */
+@Module({
+  imports: [RateLimitModule],
+  controllers: [DevicesController, AnalyticsController],
+  providers: [DevicesService, DeviceAnalyticsService],
+  exports: [DevicesService, DeviceAnalyticsService],
+})
+export class DevicesModule {}
