@@ -18,6 +18,8 @@ export const BODY_LIMIT = '1mb';
 export async function createApp(config: AppConfig & { databaseUrl: string }, logger: Logger) {
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
     bodyParser: false,
+    // Keeps each parsed body's bytes as request.rawBody: the Stripe webhook signature covers them.
+    rawBody: true,
     logger: new PinoNestLogger(logger),
     abortOnError: false,
   });

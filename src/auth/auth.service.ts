@@ -12,6 +12,7 @@ import { mailTemplates } from '../mail/mail-templates.js';
 import { OrganizationsService } from '../organizations/organizations.service.js';
 import { Organization } from '../organizations/organization.entity.js';
 import { Invite } from '../team/invite.entity.js';
+import { TeamNotificationsService } from '../team/team-notifications.service.js';
 import { AuthTokensService, MAX_ACTIVE_TOKENS } from './auth-tokens.service.js';
 import { Membership } from './membership.entity.js';
 import { MIN_PASSWORD_LENGTH, hashPassword, verifyPassword } from './passwords.js';
@@ -31,6 +32,7 @@ export class AuthService {
     private readonly mail: MailService,
     private readonly organizations: OrganizationsService,
     private readonly audit: AuditService,
+    private readonly teamNotifications: TeamNotificationsService,
   ) {}
 
   /**
@@ -184,7 +186,8 @@ export class AuthService {
    * concurrent one) answers the same organization and creates no second membership.
    */
   async acceptInvite(caller: SessionCaller, token: string): Promise<Organization> {
-    return this.dataSource.transaction(async (manager) => {
+    let accepted = null as Invite | null;
+    const joined = await this.dataSource.transaction(async (manager) => {
       const invite = await manager
         .createQueryBuilder(Invite, 'i')
         .setLock('pessimistic_write')
@@ -218,8 +221,12 @@ export class AuthService {
         },
         manager,
       );
+      accepted = invite;
       return organization;
     });
+    // After the commit: the inviter hears of it once, and only if the membership really exists.
+    if (accepted) this.teamNotifications.inviteAccepted(accepted);
+    return joined;
   }
 
   /** Organizations the caller may switch to (all of them for a super admin). */

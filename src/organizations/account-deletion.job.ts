@@ -1,0 +1,76 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { Cron, CronExpression } from '@nestjs/schedule';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { Logger } from 'pino';
+import { DataSource } from 'typeorm';
+import { withAdvisoryLock } from '../common/scheduling/advisory-lock.js';
+import { createLogger } from '../common/logging/logger.js';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { ACCOUNT_DELETION_GRACE_DAYS } from './account-deletion.service.js';
+
+/** Advisory lock key of this job (arbitrary; unique among the service's locks). */
+const ACCOUNT_DELETION_LOCK = 727_102;
+/** Accounts deleted per transaction, so one run never holds locks for long. */
+const BATCH = 50;
+
+/**
+ * Hard-deletes accounts 30 days after their deletion was requested, with every organization the
+ * account is by then the only member of (their data cascades). Idempotent; one instance at a time.
+ */
+@Injectable()
+export class AccountDeletionJob {
+  private readonly logger: Logger;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.logger = createLogger(config.logLevel).child({ component: 'account-deletion-job' });
+  }
+
+  @Cron(CronExpression.EVERY_HOUR, { name: 'account-hard-deletion' })
+  async scheduled(): Promise<void> {
+    try {
+      await this.run();
+    } catch (error) {
+      this.logger.error({ err: error }, 'account hard deletion failed');
+    }
+  }
+
+  /** The number of accounts deleted, or null when another instance is running the job. */
+  async run(): Promise<number | null> {
+    const outcome = await withAdvisoryLock(this.dataSource, ACCOUNT_DELETION_LOCK, async (manager) => {
+      let deleted = 0;
+      for (;;) {
+        const batch = await manager.transaction(async (transaction) => {
+          const users: { id: string }[] = await transaction.query(
+            `SELECT id FROM users
+              WHERE status = 'pending_deletion'
+                AND deletion_requested_at <= now() - make_interval(days => $1)
+              ORDER BY deletion_requested_at
+              LIMIT $2
+                FOR UPDATE SKIP LOCKED`,
+            [ACCOUNT_DELETION_GRACE_DAYS, BATCH],
+          );
+          const ids = users.map((user) => user.id);
+          if (!ids.length) return 0;
+          await transaction.query(
+            `DELETE FROM organizations o
+              WHERE o.id IN (SELECT organization_id FROM memberships WHERE user_id = ANY($1::uuid[]))
+                AND NOT EXISTS (SELECT 1 FROM memberships m
+                                 WHERE m.organization_id = o.id AND m.user_id <> ALL($1::uuid[]))`,
+            [ids],
+          );
+          await transaction.query(`DELETE FROM users WHERE id = ANY($1::uuid[])`, [ids]);
+          return ids.length;
+        });
+        deleted += batch;
+        if (batch < BATCH) return deleted;
+      }
+    });
+    if (!outcome.ran) return null;
+    if (outcome.result) this.logger.info({ deleted: outcome.result }, 'accounts hard-deleted');
+    return outcome.result;
+  }
+}

@@ -1,0 +1,66 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { Logger } from 'pino';
+import { DataSource } from 'typeorm';
+import { actorOf, type OrgAuthContext } from '../common/access/auth-context.js';
+import { notFound } from '../common/errors/app-exception.js';
+import { createLogger } from '../common/logging/logger.js';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { StripeClient } from '../billing/stripe-client.js';
+import { queryRows } from '../database/sql.js';
+import { Organization } from './organization.entity.js';
+
+/** Deletes a whole organization: its data, its subscription, and the accounts that only it held. */
+@Injectable()
+export class OrganizationDeletionService {
+  private readonly logger: Logger;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(APP_CONFIG) config: AppConfig,
+    private readonly stripe: StripeClient,
+  ) {
+    this.logger = createLogger(config.logLevel).child({ component: 'organization-deletion' });
+  }
+
+  /**
+   * One transaction: every tenant table cascades from `organizations`, so deleting the row removes
+   * all of the organization's data. Members who belong to no other organization are deactivated
+   * and signed out everywhere; members of other organizations keep their accounts and sessions
+   * (a session in the deleted organization loses its organization context). A paid subscription is
+   * cancelled first, so a failure at the provider leaves the organization as it was.
+   */
+  async delete(auth: OrgAuthContext): Promise<void> {
+    const organization = await this.dataSource.getRepository(Organization).findOneBy({ id: auth.organizationId });
+    if (!organization) throw notFound('Organization');
+    if (organization.providerSubscriptionId && this.stripe.configured) {
+      await this.stripe.cancelSubscription(organization.providerSubscriptionId);
+    }
+    const deactivated = await this.dataSource.transaction(async (manager) => {
+      const locked = await manager.findOne(Organization, {
+        where: { id: auth.organizationId },
+        lock: { mode: 'pessimistic_write' },
+      });
+      if (!locked) throw notFound('Organization');
+      const rows = await queryRows<{ id: string }>(
+        manager,
+        `UPDATE users u SET status = 'disabled', updated_at = now()
+          WHERE u.status = 'active' AND NOT u.is_super_admin
+            AND u.id IN (SELECT user_id FROM memberships WHERE organization_id = $1)
+            AND NOT EXISTS (SELECT 1 FROM memberships o WHERE o.user_id = u.id AND o.organization_id <> $1)
+        RETURNING u.id`,
+        [locked.id],
+      );
+      const userIds = rows.map((row) => row.id);
+      await manager.query(`DELETE FROM sessions WHERE user_id = ANY($1::uuid[])`, [userIds]);
+      await manager.query(`DELETE FROM organizations WHERE id = $1`, [locked.id]);
+      return userIds.length;
+    });
+    // The audit log went with the organization; the service log keeps the trace.
+    this.logger.info(
+      { organizationId: organization.id, slug: organization.slug, actor: actorOf(auth), deactivated },
+      'org.deleted',
+    );
+  }
+}

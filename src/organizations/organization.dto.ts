@@ -1,0 +1,87 @@
+import { Transform, Type } from 'class-transformer';
+import { IsBoolean, IsInt, IsOptional, IsString, Length, Max, Min } from 'class-validator';
+import { tierDisplayName } from '../common/tiers.js';
+import type { AuditLog } from '../audit/audit-log.entity.js';
+import type { Organization } from './organization.entity.js';
+
+const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
+
+export class UpdateSettingsDto {
+  @Transform(trim)
+  @IsString()
+  @Length(1, 100)
+  name!: string;
+}
+
+export const VOTE_THRESHOLD_MIN = 1;
+export const VOTE_THRESHOLD_MAX = 10_000;
+
+/** Any subset of the preference fields. */
+export class UpdateNotificationPreferencesDto {
+  @IsOptional() @IsBoolean() newFeatureRequest?: boolean;
+  @IsOptional() @IsBoolean() featureVoteThreshold?: boolean;
+
+  @IsOptional()
+  @IsInt({ message: 'featureVoteThresholdCount must be an integer' })
+  @Min(VOTE_THRESHOLD_MIN, {
+    message: `featureVoteThresholdCount must be from ${VOTE_THRESHOLD_MIN} to ${VOTE_THRESHOLD_MAX}`,
+  })
+  @Max(VOTE_THRESHOLD_MAX, {
+    message: `featureVoteThresholdCount must be from ${VOTE_THRESHOLD_MIN} to ${VOTE_THRESHOLD_MAX}`,
+  })
+  featureVoteThresholdCount?: number;
+
+  @IsOptional() @IsBoolean() featureStatusChange?: boolean;
+  @IsOptional() @IsBoolean() newSupportTicket?: boolean;
+  @IsOptional() @IsBoolean() ticketAdminReply?: boolean;
+  @IsOptional() @IsBoolean() ticketResolved?: boolean;
+  @IsOptional() @IsBoolean() ticketUserReply?: boolean;
+  @IsOptional() @IsBoolean() flagToggle?: boolean;
+  @IsOptional() @IsBoolean() teamInvite?: boolean;
+  @IsOptional() @IsBoolean() usageAlert?: boolean;
+}
+
+export const AUDIT_LOG_DEFAULT_PER = 50;
+export const AUDIT_LOG_MAX_PER = 100;
+
+export class AuditLogQueryDto {
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt({ message: 'page must be an integer' })
+  @Min(1, { message: 'page must be 1 or more' })
+  @Max(1_000_000, { message: 'page must be at most 1000000' })
+  page: number = 1;
+
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt({ message: 'per must be an integer' })
+  @Min(1, { message: `per must be from 1 to ${AUDIT_LOG_MAX_PER}` })
+  @Max(AUDIT_LOG_MAX_PER, { message: `per must be from 1 to ${AUDIT_LOG_MAX_PER}` })
+  per: number = AUDIT_LOG_DEFAULT_PER;
+}
+
+export function toSettingsResponse(organization: Organization) {
+  return {
+    id: organization.id,
+    name: organization.name,
+    slug: organization.slug,
+    serviceTier: tierDisplayName(organization.serviceTier),
+    serviceTierRawValue: organization.serviceTier,
+    billingEmail: organization.billingEmail,
+    createdAt: organization.createdAt,
+    updatedAt: organization.updatedAt,
+  };
+}
+
+export function toAuditEntryResponse(entry: AuditLog) {
+  return {
+    id: entry.id,
+    actorEmail: entry.actorEmail,
+    action: entry.action,
+    resourceType: entry.resourceType,
+    resourceId: entry.resourceId,
+    metadata: entry.metadata,
+    ipAddress: entry.ipAddress,
+    createdAt: entry.createdAt,
+  };
+}

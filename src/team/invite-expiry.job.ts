@@ -1,0 +1,51 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { Cron, CronExpression } from '@nestjs/schedule';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { Logger } from 'pino';
+import { DataSource } from 'typeorm';
+import { withAdvisoryLock } from '../common/scheduling/advisory-lock.js';
+import { createLogger } from '../common/logging/logger.js';
+import { queryRows } from '../database/sql.js';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+
+/** Advisory lock key of this job (arbitrary; unique among the service's locks). */
+const INVITE_EXPIRY_LOCK = 727_101;
+
+/** Marks pending invites past their 7 days as `expired`. Idempotent; one instance at a time. */
+@Injectable()
+export class InviteExpiryJob {
+  private readonly logger: Logger;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.logger = createLogger(config.logLevel).child({ component: 'invite-expiry-job' });
+  }
+
+  @Cron(CronExpression.EVERY_10_MINUTES, { name: 'invite-expiry' })
+  async scheduled(): Promise<void> {
+    try {
+      await this.run();
+    } catch (error) {
+      this.logger.error({ err: error }, 'invite expiry failed');
+    }
+  }
+
+  /** The number of invites expired, or null when another instance is running the job. */
+  async run(): Promise<number | null> {
+    const outcome = await withAdvisoryLock(this.dataSource, INVITE_EXPIRY_LOCK, async (manager) => {
+      const expired = await queryRows(
+        manager,
+        `UPDATE invites SET status = 'expired', updated_at = now()
+          WHERE status = 'pending' AND expires_at <= now()
+        RETURNING id`,
+      );
+      return expired.length;
+    });
+    if (!outcome.ran) return null;
+    if (outcome.result) this.logger.info({ expired: outcome.result }, 'invites expired');
+    return outcome.result;
+  }
+}

@@ -1,0 +1,130 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
+import type { Role } from '../common/access/access.decorator.js';
+import type { OrgAuthContext } from '../common/access/auth-context.js';
+import { conflict, forbidden, notFound } from '../common/errors/app-exception.js';
+import { AuditService } from '../audit/audit.service.js';
+import type { MemberRecord } from './team.dto.js';
+import { assertMayManageOwners, lockOrganizationForTeamWrite } from './team-policy.js';
+
+interface MemberRow {
+  user_id: string;
+  email: string;
+  role: Role;
+  joined_at: Date;
+}
+
+/** The members of an organization: listing, role changes, removal. Accounts are never deleted here. */
+@Injectable()
+export class MembersService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly audit: AuditService,
+  ) {}
+
+  /** Oldest join first. */
+  async list(auth: OrgAuthContext): Promise<MemberRecord[]> {
+    const rows: MemberRow[] = await this.dataSource.query(
+      `SELECT m.user_id, u.email, m.role, m.created_at AS joined_at
+         FROM memberships m JOIN users u ON u.id = m.user_id
+        WHERE m.organization_id = $1
+        ORDER BY m.created_at, m.id`,
+      [auth.organizationId],
+    );
+    return rows.map(toMemberRecord);
+  }
+
+  /**
+   * Only an Owner grants Owner or changes an Owner's role, and the last Owner keeps the role: the
+   * organization row lock makes two Owners demoting each other at once leave one of them Owner.
+   */
+  async changeRole(auth: OrgAuthContext, userId: string, role: Role): Promise<MemberRecord> {
+    return this.dataSource.transaction(async (manager) => {
+      await lockOrganizationForTeamWrite(manager, auth);
+      const member = await this.findMember(manager, auth.organizationId, userId);
+      if (member.role === role) return member;
+      if (role === 'owner' || member.role === 'owner') assertMayManageOwners(auth);
+      if (member.role === 'owner' && (await this.ownerCount(manager, auth.organizationId)) <= 1) {
+        throw conflict('The organization must keep at least one Owner', {
+          hint: 'Make another member Owner first',
+        });
+      }
+      await manager.query(`UPDATE memberships SET role = $3 WHERE organization_id = $1 AND user_id = $2`, [
+        auth.organizationId,
+        userId,
+        role,
+      ]);
+      await this.audit.record(
+        auth,
+        {
+          organizationId: auth.organizationId,
+          action: 'member.role_changed',
+          resourceType: 'member',
+          resourceId: userId,
+          metadata: { email: member.email, from: member.role, to: role },
+        },
+        manager,
+      );
+      return { ...member, role };
+    });
+  }
+
+  /**
+   * Removes the membership; the account stays. The member's personal (`gpat_`) keys of this
+   * organization stop working with it, since they act for a person who is no longer a member.
+   */
+  async remove(auth: OrgAuthContext, userId: string): Promise<void> {
+    await this.dataSource.transaction(async (manager) => {
+      await lockOrganizationForTeamWrite(manager, auth);
+      const member = await this.findMember(manager, auth.organizationId, userId);
+      if (member.role === 'owner') {
+        throw forbidden('An Owner cannot be removed', { hint: 'Change their role first' });
+      }
+      await manager.query(`DELETE FROM memberships WHERE organization_id = $1 AND user_id = $2`, [
+        auth.organizationId,
+        userId,
+      ]);
+      await manager.query(
+        `UPDATE api_keys SET revoked_at = now(), updated_at = now()
+          WHERE organization_id = $1 AND created_by = $2 AND key_type = 'gpat' AND revoked_at IS NULL`,
+        [auth.organizationId, userId],
+      );
+      await this.audit.record(
+        auth,
+        {
+          organizationId: auth.organizationId,
+          action: 'member.removed',
+          resourceType: 'member',
+          resourceId: userId,
+          metadata: { email: member.email, role: member.role },
+        },
+        manager,
+      );
+    });
+  }
+
+  private async findMember(manager: EntityManager, organizationId: string, userId: string): Promise<MemberRecord> {
+    const rows: MemberRow[] = await manager.query(
+      `SELECT m.user_id, u.email, m.role, m.created_at AS joined_at
+         FROM memberships m JOIN users u ON u.id = m.user_id
+        WHERE m.organization_id = $1 AND m.user_id = $2
+          FOR UPDATE OF m`,
+      [organizationId, userId],
+    );
+    if (!rows[0]) throw notFound('Member');
+    return toMemberRecord(rows[0]);
+  }
+
+  private async ownerCount(manager: EntityManager, organizationId: string): Promise<number> {
+    const [row] = await manager.query<{ owners: number }[]>(
+      `SELECT count(*)::int AS owners FROM memberships WHERE organization_id = $1 AND role = 'owner'`,
+      [organizationId],
+    );
+    return row.owners;
+  }
+}
+
+function toMemberRecord(row: MemberRow): MemberRecord {
+  return { userId: row.user_id, email: row.email, role: row.role, joinedAt: row.joined_at };
+}

@@ -1,0 +1,35 @@
+import type { EntityManager } from 'typeorm';
+import { hasRole, type OrgAuthContext } from '../common/access/auth-context.js';
+import { forbidden, notFound } from '../common/errors/app-exception.js';
+import { tierDefinition } from '../common/tiers.js';
+import { Organization } from '../organizations/organization.entity.js';
+
+/**
+ * Locks the caller's organization row for the rest of the transaction: every team write takes
+ * this lock first, so seat counts, owner counts and invite states are decided one at a time.
+ * A key's `admin:team` scope only works while the organization is on Enterprise (the scope can
+ * outlive a downgrade), which is checked here too.
+ */
+export async function lockOrganizationForTeamWrite(
+  manager: EntityManager,
+  auth: OrgAuthContext,
+): Promise<Organization> {
+  const organization = await manager.findOne(Organization, {
+    where: { id: auth.organizationId },
+    lock: { mode: 'pessimistic_write' },
+  });
+  if (!organization) throw notFound('Organization');
+  if (auth.caller.kind === 'apiKey' && tierDefinition(organization.serviceTier).tier !== 'enterprise') {
+    throw forbidden('The admin:team scope works on the Enterprise plan only', {
+      hint: 'Upgrade to Enterprise, or manage the team from the dashboard',
+    });
+  }
+  return organization;
+}
+
+/** Only an Owner grants, changes or takes away the Owner role; API keys never do. */
+export function assertMayManageOwners(auth: OrgAuthContext): void {
+  if (auth.caller.kind !== 'session' || !hasRole(auth.caller.role, 'owner')) {
+    throw forbidden('Only an Owner can grant or change the Owner role');
+  }
+}

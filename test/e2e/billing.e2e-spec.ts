@@ -1,0 +1,258 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createOrg, orgWithMember, type TestOrg } from '../factories/identity.js';
+import { stripeSignature, subscriptionEvent, type SubscriptionEventOptions } from '../factories/organization.js';
+import { startTestApp, type TestApp } from '../harness/test-app.js';
+
+const WEBHOOK = '/api/v1/billing/webhook';
+const SECRET = 'whsec_test_0123456789abcdef';
+
+describe('Stripe billing webhook', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ STRIPE_WEBHOOK_SECRET: SECRET });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  function deliver(event: object, options: { secret?: string; timestamp?: number; signature?: string } = {}) {
+    const body = JSON.stringify(event);
+    const signature = options.signature ?? stripeSignature(body, options.secret ?? SECRET, options.timestamp);
+    return t.http().post(WEBHOOK).set('Content-Type', 'application/json').set('Stripe-Signature', signature).send(body);
+  }
+
+  async function organization(org: TestOrg) {
+    const [row] = await t.sql<{
+      service_tier: string;
+      provider_customer_id: string | null;
+      provider_subscription_id: string | null;
+      current_period_end: Date | null;
+    }>(
+      `SELECT service_tier, provider_customer_id, provider_subscription_id, current_period_end FROM organizations WHERE id = $1`,
+      [org.id],
+    );
+    return row;
+  }
+
+  function event(org: TestOrg, options: SubscriptionEventOptions = {}) {
+    return subscriptionEvent({ organizationId: org.id, customerId: `cus_${org.id.slice(0, 8)}`, ...options });
+  }
+
+  it('applies a created subscription: tier from the price, period end and provider ids, audited', async () => {
+    const org = await createOrg(t);
+    const periodEnd = Math.floor(Date.now() / 1000) + 30 * 86_400;
+    const created = event(org, {
+      priceTier: 'professional',
+      subscriptionId: 'sub_created_1',
+      currentPeriodEnd: periodEnd,
+    });
+    const response = await deliver(created).expect(200);
+    expect(response.body).toEqual({ received: true, outcome: 'applied' });
+    expect(await organization(org)).toEqual({
+      service_tier: 'professional',
+      provider_customer_id: `cus_${org.id.slice(0, 8)}`,
+      provider_subscription_id: 'sub_created_1',
+      current_period_end: new Date(periodEnd * 1000),
+    });
+    const [audit] = await t.sql(
+      `SELECT actor_email, action, resource_id, metadata FROM audit_logs WHERE organization_id = $1`,
+      [org.id],
+    );
+    expect(audit).toEqual({
+      actor_email: null,
+      action: 'billing.subscription_updated',
+      resource_id: 'sub_created_1',
+      metadata: {
+        eventId: created.id,
+        eventType: 'customer.subscription.created',
+        status: 'active',
+        tier: { from: 'free', to: 'professional' },
+      },
+    });
+  });
+
+  it('finds the organization by its provider customer when the metadata does not name it', async () => {
+    const org = await createOrg(t, { tier: 'basic' });
+    await t.sql(
+      `UPDATE organizations SET provider_customer_id = 'cus_lookup', provider_subscription_id = 'sub_lookup' WHERE id = $1`,
+      [org.id],
+    );
+    const updated = subscriptionEvent({
+      type: 'customer.subscription.updated',
+      customerId: 'cus_lookup',
+      subscriptionId: 'sub_lookup',
+      subscriptionTier: 'enterprise',
+    });
+    await deliver(updated).expect(200);
+    expect((await organization(org)).service_tier).toBe('enterprise');
+  });
+
+  it('moves a deleted subscription back to Free, keeping the customer for the portal', async () => {
+    const org = await createOrg(t);
+    await deliver(
+      event(org, { priceTier: 'basic', subscriptionId: 'sub_gone', created: Math.floor(Date.now() / 1000) - 60 }),
+    ).expect(200);
+    const deleted = event(org, {
+      type: 'customer.subscription.deleted',
+      subscriptionId: 'sub_gone',
+      status: 'canceled',
+      priceTier: 'basic',
+    });
+    expect((await deliver(deleted).expect(200)).body.outcome).toBe('applied');
+    expect(await organization(org)).toEqual({
+      service_tier: 'free',
+      provider_customer_id: `cus_${org.id.slice(0, 8)}`,
+      provider_subscription_id: null,
+      current_period_end: null,
+    });
+  });
+
+  it('applies each event id once, however often Stripe redelivers it', async () => {
+    const org = await createOrg(t);
+    const now = Math.floor(Date.now() / 1000);
+    const upgrade = event(org, { priceTier: 'basic', created: now - 120 });
+    await deliver(upgrade).expect(200);
+    const change = event(org, { type: 'customer.subscription.updated', priceTier: 'professional', created: now - 60 });
+    await deliver(change).expect(200);
+    const again = await deliver(upgrade).expect(200);
+    expect(again.body.outcome).toBe('duplicate');
+    expect((await organization(org)).service_tier).toBe('professional');
+    const simultaneous = event(org, { type: 'customer.subscription.updated', priceTier: 'enterprise', created: now });
+    const results = await Promise.all([deliver(simultaneous), deliver(simultaneous), deliver(simultaneous)]);
+    expect(results.map((r) => r.body.outcome as string).sort()).toEqual(['applied', 'duplicate', 'duplicate']);
+    const [row] = await t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM billing_events WHERE event_id = $1`, [
+      simultaneous.id,
+    ]);
+    expect(row.n).toBe(1);
+  });
+
+  it('records but does not apply an event older than one already applied', async () => {
+    const org = await createOrg(t);
+    const now = Math.floor(Date.now() / 1000);
+    await deliver(
+      event(org, { type: 'customer.subscription.updated', priceTier: 'professional', created: now }),
+    ).expect(200);
+    const late = await deliver(
+      event(org, { type: 'customer.subscription.updated', priceTier: 'basic', created: now - 30 }),
+    ).expect(200);
+    expect(late.body.outcome).toBe('stale');
+    expect((await organization(org)).service_tier).toBe('professional');
+  });
+
+  it('does not downgrade when a replaced subscription ends', async () => {
+    const org = await createOrg(t);
+    const now = Math.floor(Date.now() / 1000);
+    await deliver(event(org, { priceTier: 'professional', subscriptionId: 'sub_new', created: now - 10 })).expect(200);
+    const oldEnds = event(org, {
+      type: 'customer.subscription.deleted',
+      subscriptionId: 'sub_old',
+      status: 'canceled',
+      created: now,
+    });
+    expect((await deliver(oldEnds).expect(200)).body.outcome).toBe('stale');
+    expect(await organization(org)).toMatchObject({
+      service_tier: 'professional',
+      provider_subscription_id: 'sub_new',
+    });
+  });
+
+  it('keeps the plan of a subscription whose first payment is still incomplete', async () => {
+    const org = await createOrg(t);
+    await deliver(event(org, { status: 'incomplete', priceTier: 'enterprise', subscriptionId: 'sub_wait' })).expect(
+      200,
+    );
+    expect(await organization(org)).toMatchObject({ service_tier: 'free', provider_subscription_id: 'sub_wait' });
+  });
+
+  it('acknowledges events it does not handle and subscriptions of no known organization', async () => {
+    const ignored = await deliver({
+      id: 'evt_invoice_1',
+      type: 'invoice.paid',
+      created: 1,
+      data: { object: {} },
+    }).expect(200);
+    expect(ignored.body.outcome).toBe('ignored');
+    const unmatched = await deliver(subscriptionEvent({ customerId: 'cus_nobody', priceTier: 'basic' })).expect(200);
+    expect(unmatched.body.outcome).toBe('unmatched');
+  });
+
+  it.each([
+    ['a signature made with another secret', { secret: 'whsec_wrong' }],
+    ['a timestamp older than five minutes', { timestamp: Math.floor(Date.now() / 1000) - 301 }],
+    ['a timestamp from the future', { timestamp: Math.floor(Date.now() / 1000) + 600 }],
+    ['a header without v1', { signature: `t=${Math.floor(Date.now() / 1000)}` }],
+    ['garbage', { signature: 'nonsense' }],
+  ])('refuses %s with 400 and changes nothing', async (_label, options) => {
+    const org = await createOrg(t);
+    const response = await deliver(event(org, { priceTier: 'enterprise' }), options).expect(400);
+    expect(response.body.code).toBe('bad_request');
+    expect(response.body.error).toMatch(/Stripe-Signature/);
+    expect((await organization(org)).service_tier).toBe('free');
+  });
+
+  it('refuses a body altered after signing and a missing header with 400', async () => {
+    const org = await createOrg(t);
+    const body = JSON.stringify(event(org, { priceTier: 'basic' }));
+    const signature = stripeSignature(body, SECRET);
+    await t
+      .http()
+      .post(WEBHOOK)
+      .set('Content-Type', 'application/json')
+      .set('Stripe-Signature', signature)
+      .send(body.replace('"basic"', '"enterprise"'))
+      .expect(400);
+    await t.http().post(WEBHOOK).set('Content-Type', 'application/json').send(body).expect(400);
+    expect((await organization(org)).service_tier).toBe('free');
+  });
+
+  it('unlocks the portal after the upgrade: 503 here since no Stripe API key is configured', async () => {
+    const { org, agent } = await orgWithMember(t, { role: 'admin' });
+    await agent.post('/api/v1/org/billing/portal-session').expect(402);
+    await deliver(event(org, { priceTier: 'basic' })).expect(200);
+    await agent.post('/api/v1/org/billing/portal-session').expect(503);
+    const summary = await agent.get('/api/v1/org/billing').expect(200);
+    expect(summary.body).toMatchObject({
+      plan: 'Pro',
+      planRawValue: 'basic',
+      madLimit: 25_000,
+      providerCustomerId: `cus_${org.id.slice(0, 8)}`,
+    });
+  });
+});
+
+describe('Stripe billing webhook without STRIPE_WEBHOOK_SECRET', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('answers 503', async () => {
+    const body = JSON.stringify(subscriptionEvent());
+    const response = await t
+      .http()
+      .post(WEBHOOK)
+      .set('Content-Type', 'application/json')
+      .set('Stripe-Signature', stripeSignature(body, SECRET))
+      .send(body)
+      .expect(503);
+    expect(response.body.code).toBe('service_unavailable');
+  });
+});
+
+describe('billing portal with STRIPE_SECRET_KEY set', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ STRIPE_SECRET_KEY: 'sk_test_never_called' });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('still answers 402 before calling Stripe for an organization that never upgraded', async () => {
+    const { agent } = await orgWithMember(t, { role: 'owner' });
+    expect((await agent.post('/api/v1/org/billing/portal-session').expect(402)).body.code).toBe('payment_required');
+  });
+});
