@@ -20,7 +20,8 @@ COPY --from=build --chown=node:node /app/node_modules ./node_modules
 COPY --from=build --chown=node:node /app/dist ./dist
 COPY --from=build --chown=node:node /app/package.json ./package.json
 COPY --from=build --chown=node:node /app/src/attestation/app-attest/apple-app-attestation-root-ca.pem ./src/attestation/app-attest/apple-app-attestation-root-ca.pem
-USER node
+# The image's `node` user by number, so Kubernetes can verify runAsNonRoot without a runAsUser.
+USER 1000:1000
 EXPOSE 3000
 HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:'+process.env.PORT+'/health').then(r=>process.exit(r.ok?0:1)).catch(()=>process.exit(1))"

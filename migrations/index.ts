@@ -1,6 +1,10 @@
 import { Initial1763726400000 } from './1763726400000-initial.js';
 import { Identity1763726500000 } from './1763726500000-identity.js';
 import { DevicesAttestation1763726600000 } from './1763726600000-devices-attestation.js';
+import { Claims1763726800000 } from './1763726800000-claims.js';
+import { WebhooksEntitlements1763726900000 } from './1763726900000-webhooks-entitlements.js';
+import { FeatureFlags1763727000000 } from './1763727000000-feature-flags.js';
+import { FeedbackSupportReleaseNotes1763727100000 } from './1763727100000-feedback-support-release-notes.js';
 import { OrganizationAdmin1763726700000 } from './1763726700000-organization-admin.js';
 
 /** Every migration, in order. Migrations are never edited after they land. */
@@ -9,4 +13,8 @@ export const migrations = [
   Identity1763726500000,
   DevicesAttestation1763726600000,
   OrganizationAdmin1763726700000,
+  Claims1763726800000,
+  WebhooksEntitlements1763726900000,
+  FeatureFlags1763727000000,
+  FeedbackSupportReleaseNotes1763727100000,
 ];

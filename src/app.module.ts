@@ -1,12 +1,18 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
+import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AccessGuard } from './auth/access.guard.js';
 import { ApiKeysModule } from './api-keys/api-keys.module.js';
 import { AppsModule } from './apps/apps.module.js';
 import { AttestationModule } from './attestation/attestation.module.js';
+import { FlagsModule } from './flags/flags.module.js';
+import { UsageModule } from './usage/usage.module.js';
 import { AuditModule } from './audit/audit.module.js';
 import { AuthModule } from './auth/auth.module.js';
+import { ClaimsModule } from './claims/claims.module.js';
+import { BillingModule } from './billing/billing.module.js';
+import { DevicesModule } from './devices/devices.module.js';
 import { MailModule } from './mail/mail.module.js';
 import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 import { InvalidInputStatusInterceptor } from './common/validation/validation.js';
@@ -14,6 +20,14 @@ import type { AppConfig } from './config/app-config.js';
 import { AppConfigModule } from './config/config.module.js';
 import { dataSourceOptions } from './database/data-source-options.js';
 import { HealthModule } from './health/health.module.js';
+import { MetricsModule } from './metrics/metrics.module.js';
+import { OrganizationsModule } from './organizations/organizations.module.js';
+import { TeamModule } from './team/team.module.js';
+import { WebhooksModule } from './webhooks/webhooks.module.js';
+import { EntitlementsModule } from './entitlements/entitlements.module.js';
+import { FeedbackModule } from './feedback/feedback.module.js';
+import { SupportModule } from './support/support.module.js';
+import { ReleaseNotesModule } from './release-notes/release-notes.module.js';
 
 @Module({})
 export class AppModule {
@@ -25,6 +39,7 @@ export class AppModule {
         AppConfigModule.forRoot(config),
         TypeOrmModule.forRoot({ ...dataSourceOptions(config.databaseUrl), autoLoadEntities: true }),
         HealthModule,
+        MetricsModule,
         MailModule,
         AuditModule,
         RateLimitModule,
@@ -32,6 +47,19 @@ export class AppModule {
         AuthModule,
         AppsModule,
         AttestationModule,
+        ClaimsModule,
+        FlagsModule,
+        UsageModule,
+        DevicesModule,
+        ScheduleModule.forRoot(),
+        OrganizationsModule,
+        TeamModule,
+        BillingModule,
+        WebhooksModule,
+        EntitlementsModule,
+        FeedbackModule,
+        SupportModule,
+        ReleaseNotesModule,
       ],
       providers: [
         { provide: APP_GUARD, useClass: AccessGuard },

@@ -2,6 +2,7 @@ import { Transform, Type } from 'class-transformer';
 import {
   IsBoolean,
   IsInt,
+  IsObject,
   IsOptional,
   IsString,
   IsUrl,
@@ -10,10 +11,18 @@ import {
   Max,
   MaxLength,
   Min,
+  ValidateIf,
   ValidateNested,
 } from 'class-validator';
 
 const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
+
+/**
+ * Optional but not nullable: `@IsOptional()` also skips validation for `null`, which would store
+ * null in NOT NULL columns (a 500) or in thresholds the attestation path compares against.
+ * Only the fields the interface document marks nullable keep `@IsOptional()`.
+ */
+const IsOmittable = () => ValidateIf((_object: object, value: unknown) => value !== undefined);
 
 /** Reverse-DNS: at least two dot-separated labels of letters, digits and hyphens. */
 export const BUNDLE_ID_PATTERN = /^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$/;
@@ -27,7 +36,7 @@ export class JwtConfigurationDto {
   @Max(2_592_000)
   overrideExpirationTime?: number | null;
 
-  @IsOptional()
+  @IsOmittable()
   @IsBoolean()
   includeAppMetadata?: boolean;
 
@@ -44,17 +53,17 @@ export class JwtConfigurationDto {
 }
 
 export class RiskThresholdsDto {
-  @IsOptional()
+  @IsOmittable()
   @IsInt()
   @Min(0)
   @Max(100)
   maxAllowedRiskScore?: number;
 
-  @IsOptional()
+  @IsOmittable()
   @IsBoolean()
   blockOnJailbreak?: boolean;
 
-  @IsOptional()
+  @IsOmittable()
   @IsInt()
   @Min(0)
   @Max(1_000_000)
@@ -66,42 +75,44 @@ export class RiskThresholdsDto {
   @Max(36_500)
   maxDeviceAge?: number | null;
 
-  @IsOptional()
+  @IsOmittable()
   @IsBoolean()
   requireAppStoreReceipt?: boolean;
 }
 
 export class UpdateAppDto {
-  @IsOptional()
+  @IsOmittable()
   @Transform(trim)
   @IsString()
   @Length(1, 100)
   appName?: string;
 
-  @IsOptional()
+  @IsOmittable()
   @IsString()
   @MaxLength(1000)
   description?: string;
 
-  @IsOptional()
+  @IsOmittable()
   @IsBoolean()
   isActive?: boolean;
 
-  @IsOptional()
+  @IsOmittable()
+  @IsObject()
   @ValidateNested()
   @Type(() => JwtConfigurationDto)
   jwtConfiguration?: JwtConfigurationDto;
 
-  @IsOptional()
+  @IsOmittable()
+  @IsObject()
   @ValidateNested()
   @Type(() => RiskThresholdsDto)
   riskThresholds?: RiskThresholdsDto;
 
-  @IsOptional()
+  @IsOmittable()
   @IsBoolean()
   analyticsEnabled?: boolean;
 
-  @IsOptional()
+  @IsOmittable()
   @IsBoolean()
   webhookEnabled?: boolean;
 }
@@ -123,21 +134,23 @@ export class CreateAppDto {
   @Matches(TEAM_ID_PATTERN, { message: 'teamId must be a 10-character Apple team identifier such as A1B2C3D4E5' })
   teamId!: string;
 
-  @IsOptional()
+  @IsOmittable()
   @IsString()
   @MaxLength(1000)
   description?: string;
 
-  @IsOptional()
+  @IsOmittable()
   @IsBoolean()
   isPrimary?: boolean;
 
-  @IsOptional()
+  @IsOmittable()
+  @IsObject()
   @ValidateNested()
   @Type(() => JwtConfigurationDto)
   jwtConfiguration?: JwtConfigurationDto;
 
-  @IsOptional()
+  @IsOmittable()
+  @IsObject()
   @ValidateNested()
   @Type(() => RiskThresholdsDto)
   riskThresholds?: RiskThresholdsDto;

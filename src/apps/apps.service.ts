@@ -93,7 +93,6 @@ export class AppsService {
   /** Deleting the primary app promotes another one, active apps first. The last app stays. */
   async remove(auth: OrgAuthContext, id: string): Promise<void> {
     await this.change(auth, async (manager) => {
-      await manager.query(`SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE`, [auth.organizationId]);
       const app = await this.lock(manager, auth, id);
       const others = await manager.find(App, {
         where: { organizationId: auth.organizationId },
@@ -158,7 +157,15 @@ export class AppsService {
     return app;
   }
 
+  /**
+   * Locks the organization row, then the app. Every change that can move the primary flag or
+   * count the apps (create, set-primary, deactivate, delete) takes the organization lock first, so
+   * they run one at a time per organization: two concurrent set-primary calls otherwise both
+   * clear the flag and the second trips the one-primary unique index (a 500), and a deactivation
+   * racing a primary deletion could leave an inactive primary.
+   */
   private async lock(manager: EntityManager, auth: OrgAuthContext, id: string): Promise<App> {
+    await manager.query(`SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE`, [auth.organizationId]);
     const app = await manager
       .createQueryBuilder(App, 'app')
       .setLock('pessimistic_write')

@@ -1,6 +1,5 @@
 import { Global, Module } from '@nestjs/common';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
-import { MadService } from '../usage/mad.service.js';
 import { AttestationController, JwksController } from './attestation.controller.js';
 import { AttestationService } from './attestation.service.js';
 import { ChallengeService } from './challenge.service.js';
@@ -12,7 +11,7 @@ import { TokenService } from './token.service.js';
 @Module({
   imports: [RateLimitModule],
   controllers: [AttestationController, JwksController],
-  providers: [AttestationService, ChallengeService, SigningKeysService, TokenService, MadService, DeviceTokenVerifier],
+  providers: [AttestationService, ChallengeService, SigningKeysService, TokenService, DeviceTokenVerifier],
   exports: [SigningKeysService, TokenService, DeviceTokenVerifier],
 })
 export class AttestationModule {}

@@ -10,6 +10,7 @@ import { queryRows } from '../database/sql.js';
 import type { Tenant } from '../apps/tenant-resolver.js';
 import { scoreRisk } from '../devices/risk-score.js';
 import { MadService } from '../usage/mad.service.js';
+import { WebhookEvents, type DeviceFacts } from '../webhooks/webhook-events.js';
 import {
   challengeClientDataHashes,
   createTrustStore,
@@ -43,6 +44,11 @@ interface DeviceRow {
   first_seen_at: Date;
 }
 
+/** What the admission transaction learnt before a refusal rolled it back. */
+interface AttemptFacts {
+  scored: DeviceFacts | null;
+}
+
 /** Malformed input rather than a failed check: 400 instead of 401. */
 const MALFORMED: ReadonlySet<AppAttestErrorCode> = new Set(['invalid_cbor', 'invalid_format', 'invalid_assertion']);
 
@@ -65,6 +71,7 @@ export class AttestationService {
     private readonly challenges: ChallengeService,
     private readonly tokens: TokenService,
     private readonly mad: MadService,
+    private readonly webhooks: WebhookEvents,
   ) {
     this.trustStore = createTrustStore(readFileSync(config.appAttestRootCaPath, 'utf8'));
   }
@@ -88,9 +95,9 @@ export class AttestationService {
       await this.recordFailure(tenant, input.keyId, 'attestation', 'receipt_missing');
       throw new AppException(403, 'receipt_missing', 'This app requires an App Store receipt in the attestation');
     }
-    return this.withFailureEvents(tenant, input.keyId, 'attestation', async (manager) => {
+    return this.withFailureEvents(tenant, input.keyId, 'attestation', async (manager, seen) => {
       const device = await this.upsertAttestedDevice(manager, tenant, input, result.publicKeyPem, result.environment, result.receipt);
-      return this.admit(manager, tenant, device, input.keyId, 'attestation', device.inserted);
+      return this.admit(manager, tenant, device, input.keyId, 'attestation', device.inserted, seen);
     });
   }
 
@@ -118,7 +125,7 @@ export class AttestationService {
       throw attestationFailure(result.code, result.message);
     }
     this.assertDeviceAge(tenant, known);
-    return this.withFailureEvents(tenant, input.keyId, 'assertion', async (manager) => {
+    return this.withFailureEvents(tenant, input.keyId, 'assertion', async (manager, seen) => {
       // The counter only moves forward: of two concurrent refreshes with one counter, one wins.
       const advanced = await queryRows<DeviceRow>(
         manager,
@@ -127,7 +134,7 @@ export class AttestationService {
       );
       if (!advanced.length) throw attestationFailure('counter_not_increasing', 'The assertion counter did not increase');
       const device = await this.touchDevice(manager, advanced[0].id, input, false);
-      return this.admit(manager, tenant, device, input.keyId, 'assertion', false);
+      return this.admit(manager, tenant, device, input.keyId, 'assertion', false, seen);
     });
   }
 
@@ -139,6 +146,7 @@ export class AttestationService {
     keyId: string,
     eventType: 'attestation' | 'assertion',
     isNewDevice: boolean,
+    seen: AttemptFacts,
   ): Promise<MintedToken> {
     const thresholds = tenant.riskThresholds;
     if (device.is_blocked) throw new AppException(403, 'device_blocked', 'This device is blocked by the app owner');
@@ -150,6 +158,8 @@ export class AttestationService {
       attestationsThisHour: device.velocity_count,
       blocked: device.is_blocked,
     });
+    const scored = deviceFacts(keyId, device, risk.score);
+    seen.scored = scored;
     if (thresholds.blockOnJailbreak && device.jailbreak_detected) {
       throw new AppException(403, 'jailbreak_detected', 'This app does not accept jailbroken devices');
     }
@@ -170,6 +180,7 @@ export class AttestationService {
        VALUES ($1, $2, $3, $4, $5, 'success', $6)`,
       [tenant.organizationId, tenant.appId, device.id, keyId, eventType, risk.score],
     );
+    await this.webhooks.deviceAdmitted(manager, tenant, scored, isNewDevice);
     return this.tokens.mint(subjectOf(tenant, keyId, device, risk.score));
   }
 
@@ -178,14 +189,15 @@ export class AttestationService {
     tenant: Tenant,
     keyId: string,
     eventType: 'attestation' | 'assertion',
-    work: (manager: EntityManager) => Promise<T>,
+    work: (manager: EntityManager, seen: AttemptFacts) => Promise<T>,
   ): Promise<T> {
+    const seen: AttemptFacts = { scored: null };
     try {
-      return await this.dataSource.transaction(work);
+      return await this.dataSource.transaction((manager) => work(manager, seen));
     } catch (error) {
       if (error instanceof AppException && error.getStatus() < 500) {
         const device = await this.findDevice(this.dataSource.manager, tenant.appId, keyId);
-        await this.recordFailure(tenant, keyId, eventType, error.code, device?.id ?? null);
+        await this.recordFailure(tenant, keyId, eventType, error.code, device?.id ?? null, seen.scored);
       }
       throw error;
     }
@@ -280,13 +292,17 @@ export class AttestationService {
     }
   }
 
-  /** A failure event; attributed to the device (and counted in its risk) when the key is known. */
+  /**
+   * A failure event; attributed to the device (and counted in its risk) when the key is known.
+   * `scored`: the device as scored before a refusal that came after scoring, for the webhooks.
+   */
   private async recordFailure(
     tenant: Tenant,
     keyId: string,
     eventType: 'attestation' | 'assertion',
     code: string,
     deviceId: string | null = null,
+    scored: DeviceFacts | null = null,
   ): Promise<void> {
     await this.dataSource.query(
       `INSERT INTO device_events (organization_id, app_id, device_id, key_id, event_type, result, error_code)
@@ -301,6 +317,7 @@ export class AttestationService {
         [deviceId, code],
       );
     }
+    await this.webhooks.attestationFailed(this.dataSource.manager, tenant, { keyId, errorCode: code, scored });
   }
 }
 
@@ -316,6 +333,17 @@ function clientDataHashesFor(clientData: Buffer, challenge: string): Buffer[] {
     throw badRequest('clientData: must contain the challenge');
   }
   return [createHash('sha256').update(clientData).digest()];
+}
+
+function deviceFacts(keyId: string, device: DeviceRow, riskScore: number): DeviceFacts {
+  return {
+    keyId,
+    clientDeviceId: device.client_device_id,
+    riskScore,
+    jailbreakDetected: device.jailbreak_detected,
+    deviceModel: device.device_model,
+    osVersion: device.os_version,
+  };
 }
 
 function subjectOf(tenant: Tenant, keyId: string, device: DeviceRow, riskScore: number): TokenSubject {

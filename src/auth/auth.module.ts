@@ -10,6 +10,8 @@ import { AuthController } from './auth.controller.js';
 import { AuthService } from './auth.service.js';
 import { CliSessionsController } from './cli-login/cli-sessions.controller.js';
 import { CliSessionsService } from './cli-login/cli-sessions.service.js';
+import { DeviceLoginController } from './device-login/device-login.controller.js';
+import { DeviceLoginService } from './device-login/device-login.service.js';
 import { Membership } from './membership.entity.js';
 import { SessionResolver } from './session-resolver.js';
 import { User } from './user.entity.js';
@@ -17,8 +19,15 @@ import { User } from './user.entity.js';
 @Global()
 @Module({
   imports: [TypeOrmModule.forFeature([User, Membership, AuthToken, Organization, Invite]), RateLimitModule],
-  controllers: [AuthController, CliSessionsController],
-  providers: [AuthService, AuthTokensService, CliSessionsService, SessionResolver, OrganizationsService],
+  controllers: [AuthController, CliSessionsController, DeviceLoginController],
+  providers: [
+    AuthService,
+    AuthTokensService,
+    CliSessionsService,
+    DeviceLoginService,
+    SessionResolver,
+    OrganizationsService,
+  ],
   exports: [SessionResolver, OrganizationsService, AuthTokensService],
 })
 export class AuthModule {}

@@ -49,7 +49,8 @@ export function rateLimitExceeded(decision: RateLimitDecision): AppException {
 /** The one entry point for every bucket: tenant buckets and per-IP protection alike. */
 @Injectable()
 export class RateLimitService {
-  private readonly clock: () => number;
+  /** The time source of the windows; replaceable so tests can move time. */
+  clock: () => number;
 
   constructor(
     @Inject(RATE_LIMIT_STORE) private readonly store: RateLimitStore,

@@ -6,6 +6,7 @@ import { AppException } from '../common/errors/app-exception.js';
 import { tierDefinition } from '../common/tiers.js';
 import type { Tenant } from '../apps/tenant-resolver.js';
 import { billingPeriod, calendarMonth, periodKey } from './billing-period.js';
+import { UsageAlertsService } from './usage-alerts.service.js';
 
 /** After the first attestation over the limit, new devices are still admitted this long. */
 export const MAD_GRACE_MS = 7 * 24 * 60 * 60 * 1000;
@@ -26,7 +27,10 @@ export interface MadOutcome {
  */
 @Injectable()
 export class MadService {
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly alerts: UsageAlertsService,
+  ) {}
 
   /**
    * Counts the device in the current period, inside the attestation's transaction. A new device
@@ -45,6 +49,8 @@ export class MadService {
     const row = await this.increment(manager, tenant.organizationId, periodKey(period.start), deviceId);
     if (!row) return { counted: false, current: 0, limit, inGrace: false } satisfies MadOutcome;
     const current = row.active_devices;
+    // The alert's claim on the counter row waits for this transaction to end, so it sees the commit.
+    this.alerts.notify(tenant.organizationId, periodKey(period.start), current, limit);
     if (limit === null || current <= limit) return { counted: true, current, limit, inGrace: false } satisfies MadOutcome;
     if (!isNewDevice) return { counted: true, current, limit, inGrace: false } satisfies MadOutcome;
 

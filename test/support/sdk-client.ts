@@ -36,7 +36,7 @@ export async function registerApp(t: TestApp, tier = 'professional', app: Record
 }
 
 /** Requests as the app's SDK sends them: with its identity headers. */
-export function sdk(t: TestApp, app: { bundleId: string }) {
+export function sdk(t: Pick<TestApp, 'http'>, app: { bundleId: string }) {
   const withIdentity = <T extends { set(name: string, value: string): T }>(request: T) =>
     request.set('X-Bundle-ID', app.bundleId).set('X-Team-ID', TEAM_ID);
   return {

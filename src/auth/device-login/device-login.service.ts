@@ -1,0 +1,65 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { Request } from 'express';
+import { DataSource } from 'typeorm';
+import { randomSecret, safeEqual, sha256Hex } from '../../common/crypto.js';
+import { saveSession } from '../session/session-setup.js';
+import type { OrganizationChoice } from './device-pages.js';
+
+declare module 'express-session' {
+  interface SessionData {
+    /** Synchronizer token of the device-login forms, kept for the session's lifetime. */
+    deviceCsrfToken: string;
+  }
+}
+
+export interface CliSessionView {
+  readonly status: 'pending' | 'approved' | 'active' | 'denied';
+  readonly expiresAt: Date;
+  readonly expired: boolean;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The `session_id` of a verification URL or form, when it is a UUID at all. */
+export function cliSessionIdOf(value: unknown): string | null {
+  return typeof value === 'string' && UUID.test(value) ? value : null;
+}
+
+/** What the device-login page shows and checks; the decision itself is CliSessionsService's. */
+@Injectable()
+export class DeviceLoginService {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  async cliSession(sessionId: string): Promise<CliSessionView | null> {
+    const rows: { status: CliSessionView['status']; expires_at: Date; expired: boolean }[] =
+      await this.dataSource.query(
+        `SELECT status, expires_at, expires_at <= now() AS expired FROM cli_sessions WHERE id_hash = $1`,
+        [sha256Hex(sessionId)],
+      );
+    const row = rows[0];
+    return row ? { status: row.status, expiresAt: new Date(row.expires_at), expired: row.expired } : null;
+  }
+
+  async organization(organizationId: string): Promise<OrganizationChoice | null> {
+    const rows: OrganizationChoice[] = await this.dataSource.query(
+      `SELECT name, slug FROM organizations WHERE id = $1`,
+      [organizationId],
+    );
+    return rows[0] ?? null;
+  }
+
+  /** The session's form token, created (and stored with the session) on first use. */
+  async csrfToken(request: Request): Promise<string> {
+    const existing = request.session.deviceCsrfToken;
+    if (existing) return existing;
+    request.session.deviceCsrfToken = randomSecret(32);
+    await saveSession(request);
+    return request.session.deviceCsrfToken;
+  }
+
+  validCsrfToken(request: Request, submitted: unknown): boolean {
+    const expected = (request as Partial<Pick<Request, 'session'>>).session?.deviceCsrfToken;
+    return typeof submitted === 'string' && !!expected && safeEqual(submitted, expected);
+  }
+}

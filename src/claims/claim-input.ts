@@ -1,0 +1,196 @@
+import { randomUUID } from 'node:crypto';
+import { AppException, describeFields } from '../common/errors/app-exception.js';
+import { DEFAULT_TIMEOUT_SECONDS } from './engine/external-config.js';
+import { validateClaimDefinition } from './engine/index.js';
+import type {
+  ClaimDataType,
+  ClaimType,
+  ConditionalRule,
+  ExternalConfig,
+  FieldError,
+  ValidationRules,
+} from './engine/index.js';
+
+/** Starts with a letter; letters, digits and underscore only. */
+export const CLAIM_KEY_PATTERN = /^[A-Za-z][A-Za-z0-9_]*$/;
+export const MAX_CLAIM_KEY_LENGTH = 64;
+export const MAX_CLAIM_NAME_LENGTH = 100;
+export const MAX_DESCRIPTION_LENGTH = 1000;
+export const MAX_PRIORITY = 1_000_000;
+
+/**
+ * Keys a custom claim may not take, compared in lower case. `subscription` is the interface
+ * document's; the others are claims the token service sets itself, so a custom claim by that
+ * name would silently never reach a token.
+ */
+const RESERVED_CLAIM_KEYS = new Set([
+  'subscription',
+  'sub',
+  'iss',
+  'aud',
+  'iat',
+  'exp',
+  'nbf',
+  'jti',
+  'org_id',
+  'app_id',
+  'env',
+  'risk_score',
+  'bundle_id',
+  'team_id',
+  'app_name',
+]);
+
+export function claimKeyProblem(key: unknown): string | null {
+  if (typeof key !== 'string' || key.length === 0 || key.length > MAX_CLAIM_KEY_LENGTH) {
+    return `must be a string of 1 to ${MAX_CLAIM_KEY_LENGTH} characters`;
+  }
+  if (!CLAIM_KEY_PATTERN.test(key)) return 'must start with a letter and hold only letters, digits and underscores';
+  if (RESERVED_CLAIM_KEYS.has(key.toLowerCase())) return `"${key}" is reserved`;
+  return null;
+}
+
+/** The configuration fields of a claim: one per claim type, plus validation rules for all. */
+export interface ClaimConfiguration {
+  staticValue?: string | null;
+  conditionalRules?: unknown;
+  dynamicExpression?: string | null;
+  externalConfig?: unknown;
+  validationRules?: unknown;
+}
+
+/** A claim to create, as either surface gives it (camelCase, type-specific fields top-level). */
+export interface ClaimInput extends ClaimConfiguration {
+  claimKey: string;
+  claimName: string;
+  claimType: ClaimType;
+  dataType: ClaimDataType;
+  description?: string | null;
+  priority?: number;
+  isActive?: boolean;
+}
+
+/** An update: any subset of the fields. */
+export type ClaimPatch = Partial<ClaimInput>;
+
+/** An unsaved claim to test: key and name are optional, nothing else changes. */
+export type ClaimTestInput = Omit<ClaimInput, 'claimKey' | 'claimName'> & { claimKey?: string; claimName?: string };
+
+export type ConfigurationField = 'staticValue' | 'conditionalRules' | 'dynamicExpression' | 'externalConfig';
+
+export const CONFIGURATION_FIELD: Readonly<Record<ClaimType, ConfigurationField>> = {
+  static: 'staticValue',
+  conditional: 'conditionalRules',
+  dynamic: 'dynamicExpression',
+  external: 'externalConfig',
+};
+
+const CONFIGURATION_FIELDS = Object.values(CONFIGURATION_FIELD);
+
+/** Renames a camelCase field path (`conditionalRules[0].value`) for the surface that reports it. */
+export type FieldNaming = (path: string) => string;
+
+export const camelCaseFields: FieldNaming = (path) => path;
+
+/** Only the top-level name changes: nested objects keep their camelCase schema on both surfaces. */
+export const snakeCaseFields: FieldNaming = (path) =>
+  path.replace(/^[A-Za-z]+/, (name) => name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`));
+
+/** 400 naming every problem, as the claims routes document for invalid input. */
+export function invalidClaim(problems: readonly FieldError[], naming: FieldNaming = camelCaseFields): AppException {
+  const fields = problems.map(({ field, message }) => ({ field: naming(field), message }));
+  return new AppException(400, 'bad_request', describeFields(fields), {
+    hint: fields[0] ? `Check the "${fields[0].field}" field` : undefined,
+  });
+}
+
+/** A create carries exactly the configuration field of its type; null counts as absent. */
+export function foreignConfigurationProblems(input: ClaimConfiguration, claimType: ClaimType): FieldError[] {
+  return CONFIGURATION_FIELDS.filter(
+    (field) => field !== CONFIGURATION_FIELD[claimType] && input[field] !== undefined && input[field] !== null,
+  ).map((field) => ({ field, message: `is not allowed for a ${claimType} claim` }));
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Problems of the type-specific part of a complete definition, named in camelCase. */
+export function definitionProblems(
+  definition: ClaimConfiguration & { claimType: ClaimType; dataType: ClaimDataType },
+  allowPrivateNetworks: boolean,
+): FieldError[] {
+  const problems = validateClaimDefinition(definition, { allowPrivateNetworks });
+  if (definition.claimType === 'conditional' && Array.isArray(definition.conditionalRules)) {
+    definition.conditionalRules.forEach((rule: unknown, index) => {
+      const id = (rule as { id?: unknown } | null)?.id;
+      if (typeof id === 'string' && !UUID.test(id)) {
+        problems.push({ field: `conditionalRules[${index}].id`, message: 'must be a UUID' });
+      }
+    });
+  }
+  return problems;
+}
+
+/**
+ * The stored form of a validated configuration: only the documented members, every optional
+ * one present, and an id for each conditional rule that came without one.
+ */
+export function normalizeConfiguration(
+  claimType: ClaimType,
+  value: unknown,
+): string | ConditionalRule[] | ExternalConfig {
+  switch (claimType) {
+    case 'static':
+    case 'dynamic':
+      return value as string;
+    case 'conditional':
+      return (value as ConditionalRule[]).map((rule) => ({
+        id: rule.id ?? randomUUID(),
+        operator: rule.operator,
+        conditions: rule.conditions.map(({ field, operator, value: expected }) => ({
+          field,
+          operator,
+          value: expected,
+        })),
+        value: rule.value,
+        priority: rule.priority,
+      }));
+    case 'external':
+      return normalizeExternalConfig(value as ExternalConfig);
+  }
+}
+
+function normalizeExternalConfig(config: ExternalConfig): ExternalConfig {
+  return {
+    endpoint: config.endpoint,
+    method: config.method,
+    headers: config.headers ?? {},
+    queryParameters: config.queryParameters ?? {},
+    bodyTemplate: config.bodyTemplate ?? null,
+    responseMapping: {
+      jsonPath: config.responseMapping.jsonPath,
+      defaultValue: config.responseMapping.defaultValue ?? null,
+      transformExpression: config.responseMapping.transformExpression ?? null,
+    },
+    cacheSeconds: config.cacheSeconds ?? 0,
+    timeoutSeconds: config.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS,
+    retryCount: config.retryCount ?? 0,
+    authentication: config.authentication
+      ? { type: config.authentication.type, credentials: { ...config.authentication.credentials } }
+      : null,
+  };
+}
+
+export function normalizeValidationRules(value: unknown): ValidationRules | null {
+  if (value === null || value === undefined) return null;
+  const rules = value as ValidationRules;
+  return {
+    required: rules.required ?? false,
+    minLength: rules.minLength ?? null,
+    maxLength: rules.maxLength ?? null,
+    pattern: rules.pattern ?? null,
+    minValue: rules.minValue ?? null,
+    maxValue: rules.maxValue ?? null,
+    allowedValues: rules.allowedValues ?? null,
+    customValidation: rules.customValidation ?? null,
+  };
+}

@@ -1,0 +1,99 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, UseGuards } from '@nestjs/common';
+import { Access } from '../common/access/access.decorator.js';
+import { OrgAuth, type OrgAuthContext } from '../common/access/auth-context.js';
+import { InvalidInputStatus } from '../common/validation/validation.js';
+import { snakeCaseFields } from './claim-input.js';
+import { toConsoleClaimResponse, toConsoleTestResult } from './claim-response.js';
+import { ClaimsService } from './claims.service.js';
+import { ConsoleClaimsKeyGuard } from './console-claims-key.guard.js';
+import {
+  consoleDeviceOf,
+  ConsoleCreateClaimDto,
+  ConsolePreviewClaimDto,
+  ConsoleReorderClaimsDto,
+  ConsoleTestClaimDto,
+  ConsoleUpdateClaimDto,
+  fromConsoleCreate,
+  fromConsoleTestDefinition,
+  fromConsoleUpdate,
+} from './console-claims.dto.js';
+import { previewDeviceContext } from './preview-device.js';
+
+function deviceOf(body: ConsolePreviewClaimDto) {
+  const { profile, additionalData } = consoleDeviceOf(body);
+  return previewDeviceContext(profile, additionalData);
+}
+
+/**
+ * The console claims surface: the session model in snake_case, for dashboard sessions and for
+ * `gpat_` / `aat_` API keys. `:claimRef` is a claim UUID or its `claim_key`; there is no bulk.
+ */
+@Controller('api/v1/org/claims')
+@InvalidInputStatus(400)
+@UseGuards(ConsoleClaimsKeyGuard)
+export class ConsoleClaimsController {
+  constructor(private readonly claims: ClaimsService) {}
+
+  @Get()
+  @Access({ session: 'viewer', apiKey: [] })
+  async list(@OrgAuth() auth: OrgAuthContext) {
+    return (await this.claims.list(auth)).map(toConsoleClaimResponse);
+  }
+
+  @Post()
+  @Access({ session: 'admin', apiKey: [] })
+  async create(@OrgAuth() auth: OrgAuthContext, @Body() body: ConsoleCreateClaimDto) {
+    return toConsoleClaimResponse(await this.claims.create(auth, fromConsoleCreate(body), snakeCaseFields));
+  }
+
+  @Put('reorder')
+  @Access({ session: 'admin', apiKey: [] })
+  @HttpCode(204)
+  async reorder(@OrgAuth() auth: OrgAuthContext, @Body() body: ConsoleReorderClaimsDto): Promise<void> {
+    await this.claims.reorder(auth, body.claim_ids);
+  }
+
+  @Post('test')
+  @Access({ session: 'viewer', apiKey: [] })
+  @HttpCode(200)
+  async test(@OrgAuth() auth: OrgAuthContext, @Body() body: ConsoleTestClaimDto) {
+    const result = await this.claims.test(
+      auth,
+      fromConsoleTestDefinition(body.claim),
+      deviceOf(body),
+      (path) => `claim.${snakeCaseFields(path)}`,
+    );
+    return toConsoleTestResult(result);
+  }
+
+  @Get(':claimRef')
+  @Access({ session: 'viewer', apiKey: [] })
+  async get(@OrgAuth() auth: OrgAuthContext, @Param('claimRef') ref: string) {
+    return toConsoleClaimResponse(await this.claims.getByRef(auth, ref));
+  }
+
+  @Patch(':claimRef')
+  @Access({ session: 'admin', apiKey: [] })
+  async update(@OrgAuth() auth: OrgAuthContext, @Param('claimRef') ref: string, @Body() body: ConsoleUpdateClaimDto) {
+    const claim = await this.claims.getByRef(auth, ref);
+    const updated = await this.claims.update(auth, claim.id, fromConsoleUpdate(body), {
+      naming: snakeCaseFields,
+      requireUpdatableField: true,
+    });
+    return toConsoleClaimResponse(updated);
+  }
+
+  @Delete(':claimRef')
+  @Access({ session: 'admin', apiKey: [] })
+  @HttpCode(204)
+  async remove(@OrgAuth() auth: OrgAuthContext, @Param('claimRef') ref: string): Promise<void> {
+    await this.claims.remove(auth, (await this.claims.getByRef(auth, ref)).id);
+  }
+
+  @Post(':claimRef/preview')
+  @Access({ session: 'viewer', apiKey: [] })
+  @HttpCode(200)
+  async preview(@OrgAuth() auth: OrgAuthContext, @Param('claimRef') ref: string, @Body() body: ConsolePreviewClaimDto) {
+    return toConsoleTestResult(await this.claims.preview(auth, await this.claims.getByRef(auth, ref), deviceOf(body)));
+  }
+}

@@ -1,0 +1,107 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { CommandOptions, GLOBAL_OPTIONS, parseArgs } from './client-args.js';
+import { ClientContext, type ClientIo } from './client-context.js';
+import { ClientError, EXIT, UsageError, type ExitCode } from './client-errors.js';
+import { COMMANDS } from './commands.js';
+import { openBrowser } from './open-browser.js';
+
+const BOOLEAN_OPTIONS = new Set(
+  [GLOBAL_OPTIONS, ...COMMANDS.map((command) => command.options)].flatMap((options) =>
+    Object.entries(options)
+      .filter(([, kind]) => kind === 'boolean')
+      .map(([name]) => name),
+  ),
+);
+
+export function processIo(): ClientIo {
+  return {
+    env: process.env,
+    stdout: process.stdout,
+    stderr: process.stderr,
+    sleep: (ms) => delay(ms),
+    openUrl: openBrowser,
+  };
+}
+
+/** Runs one command line of `attestly`; resolves to the exit code, never rejects. */
+export async function runClient(argv: readonly string[], io: ClientIo = processIo()): Promise<ExitCode> {
+  let json = argv.includes('--json');
+  try {
+    const { words, options } = parseArgs(argv, BOOLEAN_OPTIONS);
+    json = options.get('json') === true;
+    if (!words.length || words[0] === 'help') {
+      io.stdout.write(helpText());
+      return EXIT.ok;
+    }
+    const command = COMMANDS.find((candidate) => sameWords(candidate.words, words));
+    if (!command) {
+      const group = COMMANDS.filter((candidate) => candidate.words[0] === words[0]);
+      throw new UsageError(
+        group.length
+          ? `Unknown command "${words.join(' ')}". Try: ${group.map((candidate) => `attestly ${candidate.usage}`).join('; ')}`
+          : `Unknown command "${words.join(' ')}". Run attestly --help for the list.`,
+      );
+    }
+    const context = new ClientContext(io, new CommandOptions(options, command.options));
+    if (context.options.flag('help')) {
+      io.stdout.write(`Usage: attestly ${command.usage}\n${command.summary}\n`);
+      return EXIT.ok;
+    }
+    const output = await command.run(context);
+    io.stdout.write(json ? `${JSON.stringify(output.json, null, 2)}\n` : `${output.text}\n`);
+    return EXIT.ok;
+  } catch (error) {
+    return report(error, json, io);
+  }
+}
+
+function sameWords(expected: readonly string[], actual: readonly string[]): boolean {
+  return expected.length === actual.length && expected.every((word, index) => word === actual[index]);
+}
+
+/** One clear message on stderr (a JSON object with `--json`), and the exit code for its kind. */
+function report(error: unknown, json: boolean, io: ClientIo): ExitCode {
+  if (!(error instanceof ClientError)) {
+    const message = error instanceof Error ? error.message : String(error);
+    io.stderr.write(json ? `${JSON.stringify({ error: message, code: 'client_error' })}\n` : `Error: ${message}\n`);
+    return EXIT.failed;
+  }
+  if (json) {
+    io.stderr.write(`${JSON.stringify({ error: error.message, ...error.details })}\n`);
+    return error.exitCode;
+  }
+  const lines = [`Error: ${error.message}`];
+  const { status, code, hint, requestId, fields } = error.details as {
+    status?: number;
+    code?: string;
+    hint?: string;
+    requestId?: string;
+    fields?: { field: string; message: string }[];
+  };
+  if (status !== undefined) lines[0] += ` (HTTP ${status}${code ? `, ${code}` : ''})`;
+  for (const field of fields ?? []) lines.push(`  ${field.field}: ${field.message}`);
+  if (hint) lines.push(`Hint: ${hint}`);
+  if (requestId) lines.push(`Request ID: ${requestId}`);
+  if (error instanceof UsageError) lines.push('Run attestly --help for usage.');
+  io.stderr.write(`${lines.join('\n')}\n`);
+  return error.exitCode;
+}
+
+function helpText(): string {
+  return `Usage: attestly <command> [options]
+
+Commands:
+${COMMANDS.map((command) => `  ${command.usage}\n      ${command.summary}`).join('\n')}
+
+Options for every command:
+  --json             print the result as JSON on stdout (errors as JSON on stderr)
+  --api-key KEY      API key to use (else ATTESTLY_API_KEY, else the one login stored)
+  --base-url URL     service URL (else ATTESTLY_BASE_URL, else the stored one, else http://localhost:3000)
+
+Routes that accept only a dashboard session (apps, flags) sign in with ATTESTLY_EMAIL and
+ATTESTLY_PASSWORD when set (ATTESTLY_ORG picks the organization by slug).
+BROWSER=none keeps login from opening a browser.
+
+Exit codes: 0 ok, 1 request failed, 2 usage error, 3 not signed in or not allowed, 4 login not completed.
+`;
+}

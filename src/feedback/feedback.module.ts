@@ -1,0 +1,24 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { OrganizationsModule } from '../organizations/organizations.module.js';
+import {
+  FeatureRequest,
+  FeatureRequestComment,
+  FeatureRequestVote,
+  FeedbackNotification,
+} from './feature-request.entity.js';
+import { FeedbackController } from './feedback.controller.js';
+import { FeedbackService } from './feedback.service.js';
+import { SdkFeedbackController } from './sdk-feedback.controller.js';
+import { StaffNotices } from './staff-notices.js';
+
+/** Feature requests: SDK submission, votes and the push channel; the staff console. */
+@Module({
+  imports: [
+    TypeOrmModule.forFeature([FeatureRequest, FeatureRequestComment, FeatureRequestVote, FeedbackNotification]),
+    OrganizationsModule,
+  ],
+  controllers: [FeedbackController, SdkFeedbackController],
+  providers: [FeedbackService, StaffNotices],
+})
+export class FeedbackModule {}

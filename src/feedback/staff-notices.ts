@@ -1,0 +1,87 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { Logger } from 'pino';
+import { DataSource } from 'typeorm';
+import { createLogger } from '../common/logging/logger.js';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { adminRecipients } from '../mail/admin-recipients.js';
+import type { MailMessage } from '../mail/mail-templates.js';
+import { MailService } from '../mail/mail.service.js';
+import {
+  NotificationPreferencesService,
+  type PreferenceField,
+} from '../organizations/notification-preferences.service.js';
+
+/** What a notice needs to know about the organization it is about. */
+export interface NoticeContext {
+  readonly organizationName: string;
+  /** The dashboard's address, for links to the request or ticket. */
+  readonly dashboardUrl: string;
+}
+
+/**
+ * The mails feedback and support send, each governed by one notification preference of the
+ * organization. They go out after the change that caused them has committed, never delay the
+ * answer and never fail it (failures are logged).
+ */
+@Injectable()
+export class StaffNotices {
+  private readonly logger: Logger;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly mail: MailService,
+    private readonly preferences: NotificationPreferencesService,
+  ) {
+    this.logger = createLogger(config.logLevel).child({ component: 'staff-notices' });
+  }
+
+  /** Mails the organization's Admins and Owners when `preference` is on. */
+  toAdmins(organizationId: string, preference: PreferenceField, build: (context: NoticeContext) => MailMessage): void {
+    this.run(organizationId, preference, async (context) => {
+      const message = build(context);
+      for (const to of await adminRecipients(this.dataSource, organizationId)) await this.mail.send({ to, ...message });
+    });
+  }
+
+  /** Mails one address (an end user's) when `preference` is on. */
+  toAddress(
+    organizationId: string,
+    preference: PreferenceField,
+    to: string,
+    build: (context: NoticeContext) => MailMessage,
+  ): void {
+    this.run(organizationId, preference, (context) => this.mail.send({ to, ...build(context) }));
+  }
+
+  /** Mails Admins and Owners without consulting a preference: the caller already did. */
+  toAdminsNow(organizationId: string, build: (context: NoticeContext) => MailMessage): void {
+    void this.context(organizationId)
+      .then(async (context) => {
+        if (!context) return;
+        const message = build(context);
+        for (const to of await adminRecipients(this.dataSource, organizationId))
+          await this.mail.send({ to, ...message });
+      })
+      .catch((error: unknown) => this.logger.error({ err: error, organizationId }, 'notice failed'));
+  }
+
+  private run(organizationId: string, preference: PreferenceField, send: (context: NoticeContext) => Promise<void>) {
+    void (async () => {
+      const preferences = await this.preferences.get(organizationId);
+      if (preferences[preference] !== true) return;
+      const context = await this.context(organizationId);
+      if (context) await send(context);
+    })().catch((error: unknown) => this.logger.error({ err: error, organizationId, preference }, 'notice failed'));
+  }
+
+  private async context(organizationId: string): Promise<NoticeContext | null> {
+    const rows: { name: string }[] = await this.dataSource.query(`SELECT name FROM organizations WHERE id = $1`, [
+      organizationId,
+    ]);
+    if (!rows[0]) return null;
+    return { organizationName: rows[0].name, dashboardUrl: this.config.dashboardOrigins[0] ?? this.config.baseUrl };
+  }
+}

@@ -1,0 +1,124 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { DataSource } from 'typeorm';
+
+/** What became of one webhook delivery attempt (`retrying`: it failed and another attempt is scheduled). */
+export type WebhookDeliveryOutcome = 'succeeded' | 'retrying' | 'failed';
+
+export type AttestationCall = 'validate' | 'refresh';
+
+/** `rejected`: a 4xx answer (verification failed, limits, bad input); `error`: a 5xx. */
+export type AttestationResult = 'success' | 'rejected' | 'error';
+
+/** Label of requests that matched no route, so unknown URLs cannot grow the series without bound. */
+export const UNMATCHED_ROUTE = 'unmatched';
+
+/** The pg pool behind TypeORM's PostgreSQL driver; read on scrape only. */
+interface PoolStats {
+  readonly totalCount: number;
+  readonly idleCount: number;
+  readonly waitingCount: number;
+  readonly options?: { readonly max?: number };
+}
+
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/**
+ * The service's Prometheus series (listed in docs/operations.md). One registry per application
+ * instance, so two instances in one process (tests) never collide. Other modules inject this
+ * class and call its recording methods; each is a counter increment, cheap enough for hot paths.
+ */
+@Injectable()
+export class Metrics {
+  readonly registry = new Registry();
+
+  private readonly requests = new Counter({
+    name: 'attestly_http_requests_total',
+    help: 'HTTP requests answered, by method, route template and status code',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly latency = new Histogram({
+    name: 'attestly_http_request_duration_seconds',
+    help: 'Time from the request reaching the routing middleware to the last byte of the response',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+
+  private readonly attestations = new Counter({
+    name: 'attestly_attestation_outcomes_total',
+    help: 'Answers of POST /api/v1/attestation/validate and /refresh, by call, result and error code (ok on success)',
+    labelNames: ['type', 'result', 'code'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly webhookDeliveries = new Counter({
+    name: 'attestly_webhook_deliveries_total',
+    help: 'Webhook delivery attempts, by outcome (succeeded, retrying, failed)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly rateLimited = new Counter({
+    name: 'attestly_rate_limit_rejections_total',
+    help: 'Requests refused with 429, by route template',
+    labelNames: ['route'] as const,
+    registers: [this.registry],
+  });
+
+  constructor(@InjectDataSource() dataSource: DataSource) {
+    collectDefaultMetrics({ register: this.registry });
+    const pool = () => (dataSource.driver as unknown as { master?: PoolStats }).master;
+    const poolGauge = (name: string, help: string, read: (stats: PoolStats) => number | undefined) =>
+      new Gauge({
+        name,
+        help,
+        registers: [this.registry],
+        collect() {
+          const stats = pool();
+          const value = stats ? read(stats) : undefined;
+          if (value !== undefined) this.set(value);
+        },
+      });
+    poolGauge('attestly_db_pool_connections', 'Connections open in the database pool', (stats) => stats.totalCount);
+    poolGauge('attestly_db_pool_idle_connections', 'Open connections not lent out', (stats) => stats.idleCount);
+    poolGauge(
+      'attestly_db_pool_waiting_requests',
+      'Queries waiting for a free connection',
+      (stats) => stats.waitingCount,
+    );
+    poolGauge('attestly_db_pool_max_connections', 'Size limit of the database pool', (stats) => stats.options?.max);
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  /** The text exposition of every series, collecting the scrape-time gauges. */
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  /** Starts timing one request; the returned function records it once the answer is known. */
+  startRequest(): (method: string, route: string, status: number) => void {
+    const end = this.latency.startTimer();
+    return (method, route, status) => {
+      const labels = { method, route, status: String(status) };
+      end(labels);
+      this.requests.inc(labels);
+      if (status === 429) this.rateLimited.inc({ route });
+    };
+  }
+
+  attestationOutcome(type: AttestationCall, result: AttestationResult, code: string): void {
+    this.attestations.inc({ type, result, code });
+  }
+
+  /** For the webhook dispatcher: one call per recorded delivery attempt. */
+  webhookDelivery(outcome: WebhookDeliveryOutcome): void {
+    this.webhookDeliveries.inc({ outcome });
+  }
+}

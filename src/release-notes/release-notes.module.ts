@@ -1,0 +1,14 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { ReleaseNote } from './release-note.entity.js';
+import { ReleaseNotesController } from './release-notes.controller.js';
+import { ReleaseNotesService } from './release-notes.service.js';
+import { SdkReleaseNotesController } from './sdk-release-notes.controller.js';
+
+/** Release notes: console authoring and publishing; SDK delivery and seen records. */
+@Module({
+  imports: [TypeOrmModule.forFeature([ReleaseNote])],
+  controllers: [ReleaseNotesController, SdkReleaseNotesController],
+  providers: [ReleaseNotesService],
+})
+export class ReleaseNotesModule {}

@@ -1,0 +1,69 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { createLogger } from '../common/logging/logger.js';
+import { queryRows } from '../database/sql.js';
+import { adminRecipients } from '../mail/admin-recipients.js';
+import { MailService } from '../mail/mail.service.js';
+import { renderMail } from '../mail/mail-templates.js';
+
+/** Alert levels, in percent of the plan's MAD limit. */
+export const USAGE_ALERT_LEVELS = [80, 100] as const;
+
+/**
+ * Mails Admins and Owners when monthly active devices cross 80% and 100% of the plan, once per
+ * level and period (the counter row remembers which were sent), when the organization's
+ * `usageAlert` preference is on.
+ */
+@Injectable()
+export class UsageAlertsService {
+  private readonly logger;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly mail: MailService,
+  ) {
+    this.logger = createLogger(config.logLevel).child({ component: 'usage-alerts' });
+  }
+
+  /** Called after a device was counted; never throws, never delays the attestation's answer. */
+  notify(organizationId: string, periodStart: string, current: number, limit: number | null): void {
+    if (limit === null) return;
+    const level = [...USAGE_ALERT_LEVELS].reverse().find((candidate) => current * 100 >= candidate * limit);
+    if (!level) return;
+    void this.send(organizationId, periodStart, level, current, limit).catch((error: unknown) =>
+      this.logger.error({ err: error, organizationId }, 'usage alert failed'),
+    );
+  }
+
+  private async send(organizationId: string, periodStart: string, level: number, current: number, limit: number) {
+    // Claims the level atomically: of many concurrent attestations, one sends the alert.
+    const claimed = await queryRows(
+      this.dataSource,
+      `UPDATE mad_counters SET alerts_sent = array_append(alerts_sent, $3)
+        WHERE organization_id = $1 AND period_start = $2 AND NOT ($3 = ANY(alerts_sent)) RETURNING 1`,
+      [organizationId, periodStart, String(level)],
+    );
+    if (!claimed.length) return;
+    const preference: { usage_alert: boolean }[] = await this.dataSource.query(
+      `SELECT usage_alert FROM notification_preferences WHERE organization_id = $1`,
+      [organizationId],
+    );
+    if (preference[0] && !preference[0].usage_alert) return;
+    const message = renderMail({
+      subject: level >= 100 ? 'Your monthly active device limit is reached' : `You have used ${level}% of your monthly active devices`,
+      heading: level >= 100 ? 'Monthly active device limit reached' : `${level}% of your monthly active devices used`,
+      paragraphs: [
+        `${current} of the ${limit} monthly active devices your plan includes have attested this billing period.`,
+        level >= 100
+          ? 'New devices are still admitted for a 7-day grace period; after it, only devices already active keep working until the period resets or you upgrade.'
+          : 'At 100%, new devices get a 7-day grace period, after which only devices already active keep working.',
+      ],
+      action: { label: 'Review your plan', url: `${this.config.dashboardOrigins[0] ?? this.config.baseUrl}/billing` },
+    });
+    for (const to of await adminRecipients(this.dataSource, organizationId)) this.mail.sendLater({ to, ...message });
+  }
+}

@@ -1,0 +1,87 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { nextTier, tierDefinition } from '../common/tiers.js';
+import { billingPeriod, periodKey } from './billing-period.js';
+import { UsageCache } from './usage-cache.js';
+
+export interface CanonicalUsage {
+  currentMAD: number;
+  tierLimit: number | null;
+  tierName: string;
+  billingPeriodStart: string;
+  billingPeriodEnd: string;
+  usagePercent: number | null;
+  daysUntilReset: number | null;
+  resetDate: string | null;
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Monthly active devices against the plan. Reads one counter row (the attestation path keeps it),
+ * so it answers in milliseconds at any device count; answers are cached five minutes and may lag.
+ */
+@Injectable()
+export class UsageService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly cache: UsageCache,
+  ) {}
+
+  canonical(organizationId: string): Promise<CanonicalUsage> {
+    return this.cache.getOrCompute(`canonical:${organizationId}`, () => this.compute(organizationId));
+  }
+
+  /** The pre-MAD names: `attestationsUsed` is MAD. */
+  async legacy(organizationId: string) {
+    const [usage, tier] = await Promise.all([this.canonical(organizationId), this.tierOf(organizationId)]);
+    const next = nextTier(tier);
+    return {
+      attestationsUsed: usage.currentMAD,
+      attestationsLimit: usage.tierLimit,
+      usagePercent: usage.usagePercent,
+      tier: usage.tierName,
+      nextTier: next?.usageName ?? null,
+      nextTierLimit: next?.limits.maxMAD ?? null,
+      nextTierPrice: next?.price ?? null,
+      cycleEndsAt: usage.billingPeriodEnd,
+    };
+  }
+
+  private async compute(organizationId: string): Promise<CanonicalUsage> {
+    const rows: { service_tier: string; current_period_end: Date | null }[] = await this.dataSource.query(
+      `SELECT service_tier, current_period_end FROM organizations WHERE id = $1`,
+      [organizationId],
+    );
+    const { service_tier: tier, current_period_end: periodEnd } = rows[0];
+    const now = new Date(this.cache.now());
+    const period = billingPeriod(now, tier, periodEnd);
+    const counter: { active_devices: number }[] = await this.dataSource.query(
+      `SELECT active_devices FROM mad_counters WHERE organization_id = $1 AND period_start = $2`,
+      [organizationId, periodKey(period.start)],
+    );
+    const current = counter[0]?.active_devices ?? 0;
+    const definition = tierDefinition(tier);
+    const limit = definition.limits.maxMAD;
+    const unlimited = limit === null;
+    return {
+      currentMAD: current,
+      tierLimit: limit,
+      tierName: definition.usageName,
+      billingPeriodStart: period.start.toISOString(),
+      billingPeriodEnd: period.end.toISOString(),
+      usagePercent: unlimited ? null : Math.round((current / limit) * 1000) / 10,
+      daysUntilReset: unlimited ? null : Math.max(0, Math.ceil((period.end.getTime() - now.getTime()) / DAY_MS)),
+      resetDate: unlimited ? null : period.end.toISOString().slice(0, 10),
+    };
+  }
+
+  private async tierOf(organizationId: string): Promise<string> {
+    const rows: { service_tier: string }[] = await this.dataSource.query(
+      `SELECT service_tier FROM organizations WHERE id = $1`,
+      [organizationId],
+    );
+    return rows[0].service_tier;
+  }
+}

@@ -1,0 +1,51 @@
+import { Column, CreateDateColumn, Entity, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+
+@Entity('webhook_endpoints')
+export class WebhookEndpoint {
+  @PrimaryColumn('uuid', { default: () => 'gen_random_uuid()' })
+  id!: string;
+
+  @Column('uuid', { name: 'organization_id' })
+  organizationId!: string;
+
+  @Column('text')
+  url!: string;
+
+  /** The HMAC key of the signatures: stored as is, since the service must sign with it. */
+  @Column('text')
+  secret!: string;
+
+  @Column('text', { array: true })
+  events!: string[];
+
+  @Column('boolean', { name: 'is_active' })
+  isActive!: boolean;
+
+  @Column('text')
+  description!: string;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt!: Date;
+
+  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
+  updatedAt!: Date;
+}
+
+/** The endpoint as every response but the creation one shows it: never the secret. */
+export function toWebhookEndpointResponse(endpoint: WebhookEndpoint) {
+  return {
+    id: endpoint.id,
+    url: endpoint.url,
+    events: endpoint.events,
+    isActive: endpoint.isActive,
+    description: endpoint.description,
+    createdAt: endpoint.createdAt,
+    updatedAt: endpoint.updatedAt,
+  };
+}
+
+/** The creation response: adds `secret` (shown only here) and omits `updatedAt`. */
+export function toCreatedWebhookEndpointResponse(endpoint: WebhookEndpoint) {
+  const { updatedAt: _updatedAt, ...shown } = toWebhookEndpointResponse(endpoint);
+  return { ...shown, secret: endpoint.secret };
+}

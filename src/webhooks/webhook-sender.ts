@@ -1,0 +1,160 @@
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import http from 'node:http';
+import https from 'node:https';
+import { isIP, type LookupFunction } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { UnsafeUrlError, isPublicAddress } from '../common/ssrf-guard.js';
+
+/** The documented part of a delivery's response kept per attempt. */
+export const RECORDED_BODY_CHARACTERS = 1000;
+/** Enough bytes for 1000 characters of any UTF-8 text; the rest of the body is not read. */
+const READ_BYTES = RECORDED_BODY_CHARACTERS * 4;
+
+export interface WebhookRequest {
+  url: string;
+  body: string;
+  headers: Record<string, string>;
+  /** Connect, send and response together must finish within this. */
+  timeoutMs: number;
+  /** WEBHOOK_ALLOW_PRIVATE_NETWORKS: admits http:// and non-public addresses. */
+  allowPrivateNetworks: boolean;
+}
+
+export interface WebhookResponse {
+  /** Null when no response arrived. */
+  statusCode: number | null;
+  /** The first 1000 characters of the response body; null when no response arrived. */
+  responseBody: string | null;
+  error: string | null;
+  latencyMs: number;
+}
+
+/** Idle sockets close before the usual 5 s server keep-alive, so a reused socket is rarely stale. */
+const agents = {
+  http: new http.Agent({ keepAlive: true, maxSockets: 64, timeout: 4_000 }),
+  https: new https.Agent({ keepAlive: true, maxSockets: 64, timeout: 4_000 }),
+};
+
+/**
+ * POSTs one webhook. The SSRF rule is applied to the address actually connected to: host names
+ * resolve through a lookup that refuses non-public addresses, and address literals are checked
+ * before connecting, so DNS rebinding between a check and the connection cannot slip through.
+ * Redirects are not followed (a 3xx is a failed attempt). Never throws.
+ */
+export async function postWebhook(request: WebhookRequest): Promise<WebhookResponse> {
+  const started = performance.now();
+  const elapsed = () => Math.round(performance.now() - started);
+  let url: URL;
+  try {
+    url = checkedUrl(request.url, request.allowPrivateNetworks);
+  } catch (error) {
+    return { statusCode: null, responseBody: null, error: describeError(error), latencyMs: elapsed() };
+  }
+  const client = url.protocol === 'https:' ? https : http;
+  return new Promise<WebhookResponse>((resolve) => {
+    let settled = false;
+    const finish = (outcome: Omit<WebhookResponse, 'latencyMs'>) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(deadline);
+      resolve({ ...outcome, latencyMs: elapsed() });
+    };
+    const outgoing = client.request(
+      url,
+      {
+        method: 'POST',
+        headers: { ...request.headers, 'Content-Length': String(Buffer.byteLength(request.body)) },
+        lookup: guardedLookup(request.allowPrivateNetworks),
+        agent: url.protocol === 'https:' ? agents.https : agents.http,
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        const done = () => {
+          const text = Buffer.concat(chunks).toString('utf8').slice(0, RECORDED_BODY_CHARACTERS);
+          const statusCode = response.statusCode ?? null;
+          const error =
+            statusCode !== null && statusCode >= 200 && statusCode < 300 ? null : `endpoint answered ${statusCode}`;
+          finish({ statusCode, responseBody: text, error });
+        };
+        response.on('data', (chunk: Buffer) => {
+          chunks.push(chunk);
+          size += chunk.length;
+          if (size >= READ_BYTES) {
+            done();
+            response.destroy();
+          }
+        });
+        response.on('end', done);
+        response.on('error', (error) => finish({ statusCode: null, responseBody: null, error: describeError(error) }));
+      },
+    );
+    const deadline = setTimeout(() => {
+      finish({
+        statusCode: null,
+        responseBody: null,
+        error: `timeout: no complete response within ${request.timeoutMs} ms`,
+      });
+      outgoing.destroy();
+    }, request.timeoutMs);
+    outgoing.on('error', (error) => finish({ statusCode: null, responseBody: null, error: describeError(error) }));
+    outgoing.end(request.body);
+  });
+}
+
+function checkedUrl(raw: string, allowPrivateNetworks: boolean): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new UnsafeUrlError('invalid_url', 'URL is not valid');
+  }
+  const schemes = allowPrivateNetworks ? ['https:', 'http:'] : ['https:'];
+  if (!schemes.includes(url.protocol)) {
+    throw new UnsafeUrlError('scheme_not_allowed', `URL must use ${allowPrivateNetworks ? 'http or https' : 'https'}`);
+  }
+  // An address literal is connected to without a lookup: judge it here.
+  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+  if (isIP(host) && !allowPrivateNetworks && !isPublicAddress(host)) {
+    throw new UnsafeUrlError('non_public_address', `host ${url.hostname} is not a public address`);
+  }
+  return url;
+}
+
+/** Resolves like the system resolver, but fails when any address of the host is not public. */
+function guardedLookup(allowPrivateNetworks: boolean): LookupFunction {
+  return (hostname, options, callback) => {
+    dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
+      if (error) return callback(error, '', 0);
+      if (!addresses.length) {
+        return callback(new UnsafeUrlError('unresolvable_host', `host ${hostname} has no address`), '', 0);
+      }
+      if (!allowPrivateNetworks && !addresses.every(({ address }) => isPublicAddress(address))) {
+        return callback(
+          new UnsafeUrlError('non_public_address', `host ${hostname} resolves to a non-public address`),
+          '',
+          0,
+        );
+      }
+      if (options.all) return callback(null, addresses);
+      return callback(null, addresses[0].address, addresses[0].family);
+    });
+  };
+}
+
+const NETWORK_ERRORS: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset by the endpoint',
+  ENOTFOUND: 'host not found',
+  EAI_AGAIN: 'host could not be resolved (temporary DNS failure)',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  EPIPE: 'connection closed by the endpoint',
+};
+
+function describeError(error: unknown): string {
+  if (error instanceof UnsafeUrlError) return `refused: ${error.message}`;
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  if (code && NETWORK_ERRORS[code]) return NETWORK_ERRORS[code];
+  return error instanceof Error ? error.message : String(error);
+}

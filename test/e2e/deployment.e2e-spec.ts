@@ -1,0 +1,273 @@
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { DEFAULT_APP_ATTEST_ROOT_CA } from '../../src/config/app-config.js';
+import { startTestApp, type TestApp } from '../harness/test-app.js';
+
+/**
+ * No container engine runs here, so the deployment files are checked as text: they parse, name
+ * only variables the service reads, probe paths it serves, and files the build produces.
+ */
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const K8S = join(ROOT, 'deploy/kubernetes');
+const LIVENESS = '/health';
+const READINESS = '/api/v1/health/status';
+
+/** js-yaml reaches node_modules through ts-jest; typed here since it ships no types. */
+const yaml = createRequire(import.meta.url)('js-yaml') as {
+  safeLoad(text: string): unknown;
+  safeLoadAll(text: string): unknown[];
+};
+
+// The manifests are loosely typed documents; `any` keeps the assertions readable.
+/* eslint-disable @typescript-eslint/no-explicit-any */
+type Doc = any;
+
+function read(path: string): string {
+  return readFileSync(join(ROOT, path), 'utf8');
+}
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return sourceFiles(path);
+    return path.endsWith('.ts') && !path.endsWith('.spec.ts') ? [path] : [];
+  });
+}
+
+/** Every variable `loadConfig` reads, plus the few the server reads from process.env itself. */
+function serverVariables(): Set<string> {
+  const config = read('src/config/app-config.ts');
+  const fromConfig = [...config.matchAll(/\b(?:optional|readUrl|readBoolean|readInteger)\(env, '([A-Z0-9_]+)'/g)].map(
+    (m) => m[1],
+  );
+  const direct = sourceFiles(join(ROOT, 'src'))
+    // The command-line client's variables are its users', not the server's.
+    .filter((path) => !relative(ROOT, path).startsWith('src/cli/client/'))
+    .flatMap((path) => [...readFileSync(path, 'utf8').matchAll(/process\.env\.([A-Z0-9_]+)/g)].map((m) => m[1]));
+  // NODE_ENV is read by libraries (Express), not by the service's own code.
+  return new Set([...fromConfig, ...direct, 'NODE_ENV']);
+}
+
+interface DockerInstruction {
+  readonly keyword: string;
+  readonly args: string;
+}
+
+/** The Dockerfile's instructions, continuation lines joined, comments dropped, split into stages. */
+function dockerStages(text: string): DockerInstruction[][] {
+  const logical = text
+    .replace(/\\\n/g, ' ')
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line && !line.startsWith('#'));
+  const stages: DockerInstruction[][] = [];
+  for (const line of logical) {
+    const [, keyword, args] = /^(\S+)\s+(.*)$/.exec(line)!;
+    if (keyword.toUpperCase() === 'FROM') stages.push([]);
+    stages[stages.length - 1].push({ keyword: keyword.toUpperCase(), args });
+  }
+  return stages;
+}
+
+function envKeys(instruction: DockerInstruction): string[] {
+  return [...instruction.args.matchAll(/([A-Z_][A-Z0-9_]*)=/g)].map((m) => m[1]);
+}
+
+function loadManifests(): Doc[] {
+  return readdirSync(K8S)
+    .filter((name) => name.endsWith('.yaml') && name !== 'kustomization.yaml')
+    .flatMap((name) => yaml.safeLoadAll(readFileSync(join(K8S, name), 'utf8')).filter(Boolean));
+}
+
+function manifest(docs: Doc[], kind: string): Doc {
+  const found = docs.filter((doc) => doc.kind === kind);
+  expect(found).toHaveLength(1);
+  return found[0];
+}
+
+describe('deployment files', () => {
+  const known = serverVariables();
+
+  it('finds the configuration variables it checks against', () => {
+    for (const name of [
+      'PORT',
+      'BASE_URL',
+      'DATABASE_URL',
+      'REDIS_URL',
+      'SESSION_SECRET',
+      'LOG_LEVEL',
+      'HOST',
+      'METRICS_TOKEN',
+    ]) {
+      expect([name, known.has(name)]).toEqual([name, true]);
+    }
+  });
+
+  describe('Dockerfile', () => {
+    const stages = dockerStages(read('Dockerfile'));
+    const build = stages[0];
+    const runtime = stages[stages.length - 1];
+    const find = (stage: DockerInstruction[], keyword: string) =>
+      stage.filter((instruction) => instruction.keyword === keyword);
+
+    it('is multi-stage, and the runtime stage runs as a non-root user', () => {
+      expect(stages.length).toBeGreaterThanOrEqual(2);
+      expect(build[0].args).toMatch(/ AS build$/i);
+      const users = find(runtime, 'USER');
+      expect(users).toHaveLength(1);
+      expect(users[0].args).not.toMatch(/^(root|0)(:|$)/);
+      expect(find(runtime, 'RUN').some((run) => /npm (ci|install)/.test(run.args))).toBe(false);
+    });
+
+    it('copies into the build only files that exist', () => {
+      for (const copy of find(build, 'COPY')) {
+        const sources = copy.args.split(/\s+/).slice(0, -1);
+        for (const source of sources) expect([source, existsSync(join(ROOT, source))]).toEqual([source, true]);
+      }
+    });
+
+    it('ships the App Attest root where the service reads it at run time', () => {
+      const target = relative(ROOT, DEFAULT_APP_ATTEST_ROOT_CA);
+      const copies = find(runtime, 'COPY').map((copy) =>
+        copy.args.split(/\s+/).filter((word) => !word.startsWith('--')),
+      );
+      expect(copies).toContainEqual([`/app/${target}`, `./${target}`]);
+      expect(find(runtime, 'WORKDIR').map((w) => w.args)).toEqual(['/app']);
+      expect(copies).toContainEqual(['/app/dist', './dist']);
+      expect(copies).toContainEqual(['/app/node_modules', './node_modules']);
+    });
+
+    it('runs the compiled entry point, which the build produces', () => {
+      const [cmd] = find(runtime, 'CMD');
+      const argv = JSON.parse(cmd.args) as string[];
+      expect(argv[0]).toBe('node');
+      expect(argv[1]).toBe('dist/src/main.js');
+      // The e2e global setup runs the same build (`tsc -p tsconfig.build.json`) as the image.
+      expect(existsSync(join(ROOT, argv[1]))).toBe(true);
+    });
+
+    it('health-checks the liveness path, and sets only variables the service reads', () => {
+      const [healthcheck] = find(runtime, 'HEALTHCHECK');
+      expect(healthcheck.args).toContain(`'${LIVENESS}'`);
+      for (const name of find(runtime, 'ENV').flatMap(envKeys)) expect([name, known.has(name)]).toEqual([name, true]);
+    });
+  });
+
+  describe('docker-compose.yml', () => {
+    const compose = yaml.safeLoad(read('docker-compose.yml')) as Doc;
+
+    it('runs the api with postgres and redis, waiting for both to be healthy', () => {
+      expect(Object.keys(compose.services).sort()).toEqual(['api', 'postgres', 'redis']);
+      expect(compose.services.api.depends_on).toEqual({
+        postgres: { condition: 'service_healthy' },
+        redis: { condition: 'service_healthy' },
+      });
+      expect(compose.services.api.environment.DATABASE_URL).toMatch(/^postgres:\/\/[^@]+@postgres:5432\//);
+      expect(compose.services.api.environment.REDIS_URL).toBe('redis://redis:6379');
+    });
+
+    it('sets only variables the service reads, and probes a real health path', () => {
+      for (const name of Object.keys(compose.services.api.environment))
+        expect([name, known.has(name)]).toEqual([name, true]);
+      const test = (compose.services.api.healthcheck.test as string[]).join(' ');
+      expect(test.includes(READINESS) || test.includes(LIVENESS)).toBe(true);
+    });
+  });
+
+  describe('Kubernetes manifests', () => {
+    const docs = loadManifests();
+    const deployment = manifest(docs, 'Deployment');
+    const configMap = manifest(docs, 'ConfigMap');
+    const secret = manifest(docs, 'Secret');
+    const pod = deployment.spec.template.spec;
+    const [container] = pod.containers;
+
+    it('probes liveness on /health and readiness on /api/v1/health/status, on the container port', () => {
+      expect(container.livenessProbe.httpGet).toEqual({ path: LIVENESS, port: 'http' });
+      expect(container.readinessProbe.httpGet).toEqual({ path: READINESS, port: 'http' });
+      expect(container.startupProbe.httpGet.path).toBe(LIVENESS);
+      expect(container.ports).toEqual([{ name: 'http', containerPort: Number(configMap.data.PORT), protocol: 'TCP' }]);
+    });
+
+    it('runs as non-root with limited privileges and declared resources', () => {
+      expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000 });
+      expect(container.securityContext).toMatchObject({
+        allowPrivilegeEscalation: false,
+        readOnlyRootFilesystem: true,
+        capabilities: { drop: ['ALL'] },
+      });
+      expect(container.resources.requests).toEqual({ cpu: expect.any(String), memory: expect.any(String) });
+      expect(container.resources.limits.memory).toEqual(expect.any(String));
+      // A read-only root needs writable DATA_DIR and /tmp.
+      const mounts = (container.volumeMounts as { mountPath: string }[]).map((mount) => mount.mountPath);
+      expect(mounts).toEqual(expect.arrayContaining([configMap.data.DATA_DIR, '/tmp']));
+    });
+
+    it('takes its environment from the ConfigMap and the Secret, holding only variables the service reads', () => {
+      expect(container.envFrom).toEqual([
+        { configMapRef: { name: configMap.metadata.name } },
+        { secretRef: { name: secret.metadata.name } },
+      ]);
+      for (const name of [...Object.keys(configMap.data), ...Object.keys(secret.stringData)]) {
+        expect([name, known.has(name)]).toEqual([name, true]);
+      }
+      expect(Object.keys(secret.stringData)).toEqual(
+        expect.arrayContaining(['DATABASE_URL', 'REDIS_URL', 'SESSION_SECRET']),
+      );
+    });
+
+    it('holds placeholders, never secrets, in the Secret template', () => {
+      expect(secret.data).toBeUndefined();
+      for (const [name, value] of Object.entries(secret.stringData as Record<string, string>)) {
+        expect([name, value.includes('CHANGE_ME')]).toEqual([name, true]);
+      }
+    });
+
+    it('routes the Service to the pods and scales the Deployment with the autoscaler', () => {
+      const service = manifest(docs, 'Service');
+      const autoscaler = manifest(docs, 'HorizontalPodAutoscaler');
+      expect(deployment.spec.template.metadata.labels).toMatchObject(service.spec.selector);
+      expect(deployment.spec.selector.matchLabels).toEqual(service.spec.selector);
+      expect(service.spec.ports[0].targetPort).toBe(container.ports[0].name);
+      expect(autoscaler.apiVersion).toBe('autoscaling/v2');
+      expect(autoscaler.spec.scaleTargetRef).toEqual({
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        name: deployment.metadata.name,
+      });
+      expect(autoscaler.spec.minReplicas).toBeGreaterThanOrEqual(2);
+      expect(autoscaler.spec.maxReplicas).toBeGreaterThan(autoscaler.spec.minReplicas);
+    });
+
+    it('lists every manifest but the Secret template in the kustomization', () => {
+      const kustomization = yaml.safeLoad(readFileSync(join(K8S, 'kustomization.yaml'), 'utf8')) as Doc;
+      const files = readdirSync(K8S).filter(
+        (name) => name.endsWith('.yaml') && !['kustomization.yaml', 'secret.template.yaml'].includes(name),
+      );
+      expect([...kustomization.resources].sort()).toEqual(files.sort());
+    });
+  });
+
+  describe('probe paths on the running service', () => {
+    let t: TestApp;
+    beforeAll(async () => {
+      t = await startTestApp();
+    });
+    afterAll(async () => {
+      await t.close();
+    });
+
+    it.each([LIVENESS, READINESS])('%s answers 200', async (path) => {
+      await t.http().get(path).expect(200);
+    });
+
+    it('serves /metrics for the scrape annotation', async () => {
+      const annotations = loadManifests().find((doc) => doc.kind === 'Deployment').spec.template.metadata.annotations;
+      expect(annotations['prometheus.io/path']).toBe('/metrics');
+      await t.http().get('/metrics').expect(200);
+    });
+  });
+});
