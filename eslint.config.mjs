@@ -8,7 +8,7 @@ export default tseslint.config(
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
-      parserOptions: { projectService: { allowDefaultProject: ['*.mjs', 'scripts/*.mjs', 'bench/*.mjs', 'test/harness/*.mjs'] }, tsconfigRootDir: import.meta.dirname },
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
@@ -32,7 +32,17 @@ export default tseslint.config(
   {
     files: ['**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,
-    languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', globalThis: 'readonly', setTimeout: 'readonly' } },
+    languageOptions: {
+      parserOptions: { projectService: false, project: null },
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        URL: 'readonly',
+        globalThis: 'readonly',
+        setTimeout: 'readonly',
+        fetch: 'readonly',
+      },
+    },
     rules: { ...tseslint.configs.disableTypeChecked.rules, 'no-console': 'off' },
   },
   prettier,

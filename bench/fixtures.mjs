@@ -93,3 +93,33 @@ export async function seedFlags(db, app) {
 export function clientAddress(n) {
   return `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
 }
+
+/** 100,000 devices active this month in one organization, counted as the attestation path counts them. */
+export async function seedActiveDevices(db, app, count = 100_000) {
+  await db.query(
+    `INSERT INTO devices (organization_id, app_id, key_id, public_key_pem, environment, attestation_count)
+     SELECT $1, $2, 'bench-key-' || n, 'unused', 'production', 1 FROM generate_series(1, $3) AS n`,
+    [app.organizationId, app.appId, count],
+  );
+  await db.query(
+    `INSERT INTO mad_devices (organization_id, period_start, device_id)
+     SELECT $1, date_trunc('month', now() AT TIME ZONE 'utc')::date, id FROM devices WHERE app_id = $2 AND key_id LIKE 'bench-key-%'`,
+    [app.organizationId, app.appId],
+  );
+  await db.query(
+    `INSERT INTO mad_counters (organization_id, period_start, active_devices)
+     VALUES ($1, date_trunc('month', now() AT TIME ZONE 'utc')::date, $2)
+     ON CONFLICT (organization_id, period_start) DO UPDATE SET active_devices = mad_counters.active_devices + $2`,
+    [app.organizationId, count],
+  );
+}
+
+/** An `org:read` API key of the organization, stored as the service stores keys (hashed). */
+export async function seedApiKey(db, organizationId) {
+  const key = `service_${randomBytes(32).toString('base64url')}`;
+  await db.query(
+    `INSERT INTO api_keys (organization_id, name, key_type, prefix, key_hash, scopes) VALUES ($1, 'bench', 'service', $2, $3, '{org:read}')`,
+    [organizationId, key.slice(0, 16), sha256(key)],
+  );
+  return key;
+}

@@ -8,6 +8,7 @@ import { mkdtempSync, writeFileSync as writeFile } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createContext, loadFabricator, scenarios } from './scenarios.mjs';
+import { measureWebhookDelivery } from './webhook-delivery.mjs';
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => {
@@ -72,6 +73,15 @@ try {
     if (!asJson) {
       console.log(
         `${row.scenario.padEnd(44)} ${String(row.requestsPerSecond).padStart(7)} req/s  p50 ${row.p50Ms} ms  p99 ${row.p99Ms} ms  ratio ${row.ratio ?? '-'}${row.non2xx ? `  non-2xx ${row.non2xx}` : ''}${row.errors ? `  errors ${row.errors}` : ''}`,
+      );
+    }
+  }
+  if (!only || 'webhooks'.includes(only)) {
+    const webhooks = await measureWebhookDelivery(context.db, context.apps[1], Number(option('webhook-events', '10000')));
+    results.push({ scenario: 'webhook delivery (10,000 events, loopback receiver)', requestsPerSecond: webhooks.perSecond, p50Ms: webhooks.p50Ms, p99Ms: webhooks.p99Ms, non2xx: 0, errors: 0, ratio: null });
+    if (!asJson) {
+      console.log(
+        `${'webhook delivery (event to delivery delay)'.padEnd(44)} ${String(webhooks.perSecond).padStart(7)} deliveries/s  p50 ${webhooks.p50Ms} ms  p99 ${webhooks.p99Ms} ms  delivered ${webhooks.delivered}`,
       );
     }
   }

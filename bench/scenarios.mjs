@@ -1,7 +1,17 @@
 // The benchmark scenarios, in order. `reference` comes first: the cheapest route through every
 // global middleware, against which the others are compared. `prepare` seeds what a scenario
 // needs and returns the autocannon options for it.
-import { TEAM_ID, clientAddress, connect, loadFabricator, seedChallenges, seedFlags, seedTenants } from './fixtures.mjs';
+import {
+  TEAM_ID,
+  clientAddress,
+  connect,
+  loadFabricator,
+  seedActiveDevices,
+  seedApiKey,
+  seedChallenges,
+  seedFlags,
+  seedTenants,
+} from './fixtures.mjs';
 
 const json = { 'content-type': 'application/json' };
 
@@ -25,6 +35,11 @@ export const scenarios = [
       headers: { ...context.identity(0), ...json, authorization: `Bearer ${context.token}` },
       body: JSON.stringify({ deviceId: 'bench-device', appVersion: '3.1.0', country: 'DE', custom: { plan: 'beta' } }),
     }),
+  },
+  {
+    name: 'usage',
+    title: 'GET /api/v1/org/usage (100k devices, cached)',
+    prepare: (context) => context.usageRequests(),
   },
   {
     name: 'refresh',
@@ -72,6 +87,20 @@ export async function createContext(server, { rootPemPath, authority }) {
     token,
     flagIds,
     identity,
+    db,
+    apps,
+    async usageRequests() {
+      const app = apps[apps.length - 1];
+      await seedActiveDevices(db, app);
+      const key = await seedApiKey(db, app.organizationId);
+      const started = performance.now();
+      const first = await fetch(`${server.baseUrl}/api/v1/org/usage`, { headers: { authorization: `Bearer ${key}` } });
+      const uncachedMs = Math.round((performance.now() - started) * 10) / 10;
+      const body = await first.json();
+      if (body.currentMAD < 100_000) throw new Error(`usage seeding failed: ${JSON.stringify(body)}`);
+      console.log(`  (first, uncached answer: ${uncachedMs} ms for ${body.currentMAD} devices)`);
+      return { path: '/api/v1/org/usage', headers: { authorization: `Bearer ${key}` } };
+    },
     async refreshRequests() {
       // Each device is reused only after the whole pool went round, so its counter increases in order.
       const devices = [];

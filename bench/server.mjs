@@ -24,7 +24,7 @@ export async function startServer(env = {}) {
   chmodSync(dataDir, 0o755);
   const port = await freePort();
   const child = spawn(process.execPath, [join(root, 'dist/src/main.js')], {
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', DATABASE_URL: '', REDIS_URL: '', ...env },
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', DATABASE_URL: '', REDIS_URL: '', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', ...env },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const baseUrl = `http://127.0.0.1:${port}`;

@@ -24,9 +24,13 @@ export interface AuthenticatedKey {
 
 /** Writes of `lastUsedAt` are spaced out so a busy key does not write on every request. */
 const LAST_USED_RESOLUTION_MS = 60_000;
+const REMEMBER_KEYS_MS = 10_000;
+const MAX_REMEMBERED_KEYS = 10_000;
 
 @Injectable()
 export class ApiKeysService {
+  private readonly recent = new Map<string, { found: AuthenticatedKey; until: number }>();
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly audit: AuditService,
@@ -101,10 +105,24 @@ export class ApiKeysService {
         manager,
       );
       return { key, record: { ...record, prefix, lastUsedAt: null } };
-    });
+    }).finally(() => this.forget(id));
   }
 
   async revoke(auth: OrgAuthContext, id: string): Promise<void> {
+    await this.revokeInTransaction(auth, id).finally(() => this.forget(id));
+  }
+
+  /** Drops a key from the recent-keys memory of this instance. */
+  forget(id: string): void {
+    this.forgetWhere((key) => key.id === id);
+  }
+
+  /** Drops remembered keys matching `match` (a removed member's keys, a deleted organization's). */
+  forgetWhere(match: (key: ApiKey) => boolean): void {
+    for (const [hash, entry] of this.recent) if (match(entry.found.key)) this.recent.delete(hash);
+  }
+
+  private async revokeInTransaction(auth: OrgAuthContext, id: string): Promise<void> {
     await this.dataSource.transaction(async (manager) => {
       const record = await this.findActive(manager, auth.organizationId, id);
       await manager.update(ApiKey, { id }, { revokedAt: new Date() });
@@ -122,8 +140,28 @@ export class ApiKeysService {
     });
   }
 
-  /** The live key a Bearer credential names, or null (unknown, revoked, expired, inactive org). */
+  /**
+   * The live key a Bearer credential names, or null (unknown, revoked, expired, inactive org).
+   * Found keys are remembered for ten seconds, so a busy integration does not cost a query per
+   * request; a revocation or rotation applies at once on this instance, within ten seconds on others.
+   */
   async authenticate(token: string): Promise<AuthenticatedKey | null> {
+    const hash = hashApiKey(token);
+    const cached = this.recent.get(hash);
+    if (cached && cached.until > Date.now() && (!cached.found.key.expiresAt || cached.found.key.expiresAt.getTime() > Date.now())) {
+      this.touch(cached.found.key);
+      return cached.found;
+    }
+    this.recent.delete(hash);
+    const found = await this.lookup(hash);
+    if (found) {
+      if (this.recent.size >= MAX_REMEMBERED_KEYS) this.recent.delete(this.recent.keys().next().value!);
+      this.recent.set(hash, { found, until: Date.now() + REMEMBER_KEYS_MS });
+    }
+    return found;
+  }
+
+  private async lookup(hash: string): Promise<AuthenticatedKey | null> {
     const rows: (Record<string, unknown> & { creator_email: string | null })[] = await this.dataSource.query(
       `SELECT k.id, k.organization_id, k.created_by, k.name, k.key_type, k.prefix, k.scopes, k.last_used_at,
               k.expires_at, k.created_at, u.email AS creator_email
@@ -131,7 +169,7 @@ export class ApiKeysService {
          JOIN organizations o ON o.id = k.organization_id AND o.is_active
          LEFT JOIN users u ON u.id = k.created_by
         WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())`,
-      [hashApiKey(token)],
+      [hash],
     );
     const row = rows[0];
     if (!row) return null;
@@ -146,13 +184,14 @@ export class ApiKeysService {
       lastUsedAt: row.last_used_at,
       expiresAt: row.expires_at,
       createdAt: row.created_at,
-    }) as ApiKey;
+    });
     this.touch(key);
     return { key, creatorEmail: row.creator_email };
   }
 
   private touch(key: ApiKey): void {
     if (key.lastUsedAt && Date.now() - key.lastUsedAt.getTime() < LAST_USED_RESOLUTION_MS) return;
+    key.lastUsedAt = new Date();
     void this.dataSource
       .query(`UPDATE api_keys SET last_used_at = now() WHERE id = $1`, [key.id])
       .catch(() => undefined);

@@ -47,24 +47,34 @@ export class AppStatsService {
 
   async usage(app: App, days: number) {
     const [daily, top, errors] = await Promise.all([
-      this.dataSource.query(
+      this.dataSource.query<
+        { date: string; attestations: string; unique_devices: string; avg_risk_score: string | null }[]
+      >(
         `SELECT to_char(date_trunc('day', created_at AT TIME ZONE 'utc'), 'YYYY-MM-DD') AS date,
                 count(*) AS attestations, count(DISTINCT key_id) AS unique_devices, avg(risk_score) AS avg_risk_score
            FROM device_events
           WHERE app_id = $1 AND created_at >= now() - make_interval(days => $2)
           GROUP BY 1 ORDER BY 1 DESC`,
         [app.id, days],
-      ) as Promise<{ date: string; attestations: string; unique_devices: string; avg_risk_score: string | null }[]>,
-      this.dataSource.query(
+      ),
+      this.dataSource.query<
+        {
+          key_id: string;
+          attestation_count: number;
+          risk_score: number;
+          last_seen_at: Date;
+          device_model: string | null;
+        }[]
+      >(
         `SELECT key_id, attestation_count, risk_score, last_seen_at, device_model
            FROM devices WHERE app_id = $1 ORDER BY attestation_count DESC, last_seen_at DESC LIMIT 10`,
         [app.id],
-      ) as Promise<{ key_id: string; attestation_count: number; risk_score: number; last_seen_at: Date; device_model: string | null }[]>,
-      this.dataSource.query(
+      ),
+      this.dataSource.query<{ created_at: Date; error_code: string | null; key_id: string }[]>(
         `SELECT created_at, error_code, key_id FROM device_events
           WHERE app_id = $1 AND result = 'failure' ORDER BY created_at DESC LIMIT 10`,
         [app.id],
-      ) as Promise<{ created_at: Date; error_code: string | null; key_id: string }[]>,
+      ),
     ]);
     return {
       appId: app.id,
@@ -82,7 +92,11 @@ export class AppStatsService {
         lastSeen: row.last_seen_at,
         deviceModel: row.device_model,
       })),
-      recentErrors: errors.map((row) => ({ timestamp: row.created_at, errorReason: row.error_code, keyId: row.key_id })),
+      recentErrors: errors.map((row) => ({
+        timestamp: row.created_at,
+        errorReason: row.error_code,
+        keyId: row.key_id,
+      })),
     };
   }
 }

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Logger } from 'pino';
 import type { TokenClaimsContributor, TokenSubject } from '../attestation/token.service.js';
+import { SubscriptionClaims } from '../entitlements/subscription-claims.js';
 import { createLogger } from '../common/logging/logger.js';
 import { tierDefinition, type TierDefinition } from '../common/tiers.js';
 import type { AppConfig } from '../config/app-config.js';
@@ -52,6 +53,7 @@ export class ClaimsTokenContributor implements TokenClaimsContributor {
   constructor(
     private readonly definitions: ClaimDefinitionsCache,
     private readonly fetcher: ExternalClaimFetcher,
+    private readonly subscriptions: SubscriptionClaims,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.logger = createLogger(config.logLevel).child({ component: 'claims' });
@@ -85,11 +87,8 @@ export class ClaimsTokenContributor implements TokenClaimsContributor {
     return evaluation.claims;
   }
 
-  /**
-   * Placeholder until the entitlements module ingests subscriptions: that work replaces this
-   * method (or provides its own contributor) with the subject's real `subscription` claim.
-   */
-  subscriptionClaim(_subject: TokenSubject): Promise<Record<string, unknown>> {
-    return Promise.resolve({ status: 'none' });
+  /** The reserved `subscription` claim, from the entitlements ingested for the device's subject. */
+  subscriptionClaim(subject: TokenSubject): Promise<Record<string, unknown>> {
+    return this.subscriptions.claimFor(subject.tenant.organizationId, subject.subjectId);
   }
 }

@@ -21,6 +21,9 @@ describe('configuration', () => {
     expect(config.sessionCookieSameSite).toBe('lax');
     expect(config.webhookAllowPrivateNetworks).toBe(false);
     expect(config.mailDir).toMatch(/var\/mail$/);
+    expect(config.trustProxy).toBe('loopback');
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8, loopback' }).trustProxy).toBe('10.0.0.0/8,loopback');
+    expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
   });
 
   it.each([
@@ -35,6 +38,11 @@ describe('configuration', () => {
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent'],
     [{ APP_ATTEST_ROOT_CA: '/nonexistent.pem' }, 'APP_ATTEST_ROOT_CA names /nonexistent.pem, which cannot be read'],
     [{ JWT_PRIVATE_KEY: 'abc' }, 'JWT_PRIVATE_KEY must be a PEM private key'],
+    [
+      { TRUST_PROXY: 'everyone' },
+      'TRUST_PROXY must be true, false, a hop count, or addresses/CIDRs (loopback, linklocal, uniquelocal allowed)',
+    ],
+    [{ BCRYPT_ROUNDS: '3' }, 'BCRYPT_ROUNDS must be an integer from 4 to 15'],
     [
       { DASHBOARD_ORIGINS: 'https://ok.example, not a url' },
       'DASHBOARD_ORIGINS has "not a url", which is not an origin like https://app.example.com',

@@ -24,6 +24,11 @@ export interface AppConfig {
   readonly logLevel: LogLevel;
   /** bcrypt cost factor for passwords (BCRYPT_ROUNDS, default 12; tests lower it for speed). */
   readonly bcryptRounds: number;
+  /**
+   * Which proxies' X-Forwarded-For to believe for the client address (per-IP limits, audit):
+   * Express's `trust proxy` value. Default `loopback`.
+   */
+  readonly trustProxy: boolean | number | string;
 }
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -90,7 +95,23 @@ export function loadConfig(env: Env = process.env): AppConfig {
     stripeWebhookSecret: optional(env, 'STRIPE_WEBHOOK_SECRET') ?? null,
     logLevel,
     bcryptRounds: readInteger(env, 'BCRYPT_ROUNDS', 12, 4, 15),
+    trustProxy: readTrustProxy(env),
   };
+}
+
+function readTrustProxy(env: Env): boolean | number | string {
+  const raw = optional(env, 'TRUST_PROXY');
+  if (raw === undefined) return 'loopback';
+  if (raw === 'true' || raw === 'false') return raw === 'true';
+  if (/^\d+$/.test(raw)) return Number(raw);
+  const entries = raw.split(',').map((entry) => entry.trim());
+  const named = new Set(['loopback', 'linklocal', 'uniquelocal']);
+  if (entries.every((entry) => named.has(entry) || /^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(entry)))
+    return entries.join(',');
+  throw new ConfigError(
+    'TRUST_PROXY',
+    'must be true, false, a hop count, or addresses/CIDRs (loopback, linklocal, uniquelocal allowed)',
+  );
 }
 
 function readInteger(env: Env, name: string, fallback: number, min: number, max: number): number {

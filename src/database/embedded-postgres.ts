@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { execFile } from 'node:child_process';
 import { closeSync, existsSync, openSync } from 'node:fs';
-import { chown, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { arch, platform, userInfo } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 
@@ -49,7 +49,10 @@ export class EmbeddedPostgres {
     const dataDir = join(this.options.dir, 'pgdata');
     const owner = await serverUser();
     await mkdir(this.options.dir, { recursive: true });
-    if (owner) await chown(this.options.dir, owner.uid, owner.gid);
+    if (owner) {
+      await chown(this.options.dir, owner.uid, owner.gid);
+      await allowTraversal(dirname(this.options.dir));
+    }
     if (!existsSync(join(dataDir, 'PG_VERSION'))) await this.initialise(bin, dataDir, owner);
     await stopOrphan(bin, dataDir, owner);
 
@@ -113,6 +116,15 @@ export class EmbeddedPostgres {
     await writeFile(file, String(port));
     return port;
   }
+}
+
+/**
+ * As root the server runs as the `postgres` user, which must be able to pass through DATA_DIR to
+ * reach its own directory; a DATA_DIR made private (0700) by another tool would lock it out.
+ */
+async function allowTraversal(directory: string): Promise<void> {
+  const { mode } = await stat(directory);
+  if ((mode & 0o001) === 0) await chmod(directory, (mode & 0o7777) | 0o011);
 }
 
 interface Owner {

@@ -71,17 +71,26 @@ export class FlagStore implements OnModuleInit, OnModuleDestroy {
 
   private async load(appId: string): Promise<AppFlagSet> {
     const [flags, overrides] = await Promise.all([
-      this.dataSource.query(
-        `SELECT id, key, value_type, default_value, environments FROM feature_flags WHERE app_id = $1 ORDER BY key`,
-        [appId],
-      ) as Promise<{ id: string; key: string; value_type: string; default_value: string; environments: FlagDefinition['environments'] }[]>,
-      this.dataSource.query(
+      this.dataSource.query<
+        {
+          id: string;
+          key: string;
+          value_type: string;
+          default_value: string;
+          environments: FlagDefinition['environments'];
+        }[]
+      >(`SELECT id, key, value_type, default_value, environments FROM feature_flags WHERE app_id = $1 ORDER BY key`, [
+        appId,
+      ]),
+      this.dataSource.query<
+        { flag_id: string; device_key_id: string; forced_value: string; expires_at: Date | null }[]
+      >(
         `SELECT o.flag_id, o.device_key_id, o.forced_value, o.expires_at
            FROM feature_flag_overrides o JOIN feature_flags f ON f.id = o.flag_id
           WHERE f.app_id = $1 AND (o.expires_at IS NULL OR o.expires_at > now())
           ORDER BY o.created_at DESC`,
         [appId],
-      ) as Promise<{ flag_id: string; device_key_id: string; forced_value: string; expires_at: Date | null }[]>,
+      ),
     ]);
     const byFlag = new Map<string, FlagOverrideRecord[]>();
     for (const row of overrides) {

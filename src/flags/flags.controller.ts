@@ -76,7 +76,11 @@ export class FlagsController {
   @Post('flags/:flagId/overrides')
   @Access({ session: 'member' })
   @InvalidInputStatus(400)
-  async createOverride(@OrgAuth() auth: OrgAuthContext, @UuidParam('flagId') flagId: string, @Body() body: CreateOverrideDto) {
+  async createOverride(
+    @OrgAuth() auth: OrgAuthContext,
+    @UuidParam('flagId') flagId: string,
+    @Body() body: CreateOverrideDto,
+  ) {
     return toOverrideResponse(await this.flags.createOverride(auth, flagId, body));
   }
 

@@ -3,11 +3,24 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import type { OrgAuthContext } from '../common/access/auth-context.js';
-import { AppException, ValidationFailedException, badRequest, conflict, notFound } from '../common/errors/app-exception.js';
+import {
+  AppException,
+  ValidationFailedException,
+  badRequest,
+  conflict,
+  notFound,
+} from '../common/errors/app-exception.js';
 import { tierDefinition, type TierDefinition } from '../common/tiers.js';
 import { AuditService } from '../audit/audit.service.js';
+import { WebhookEvents } from '../webhooks/webhook-events.js';
 import { isUniqueViolation } from '../auth/auth.service.js';
-import { ENVIRONMENTS, isEnvironment, type Environment, type FlagEnvironmentConfig, type FlagRule } from './evaluation/flag-types.js';
+import {
+  ENVIRONMENTS,
+  isEnvironment,
+  type Environment,
+  type FlagEnvironmentConfig,
+  type FlagRule,
+} from './evaluation/flag-types.js';
 import { parseFlagValue } from './evaluation/flag-values.js';
 import { validateEnvironmentConfig } from './evaluation/validate-rule.js';
 import { FeatureFlag, FlagOverride } from './flag.entity.js';
@@ -16,8 +29,17 @@ import type { CreateFlagDto, CreateOverrideDto, EnvironmentConfigDto, UpdateFlag
 
 type FlagChange = 'flag.created' | 'flag.updated' | 'flag.deleted';
 
+const FLAG_EVENT_KIND = { 'flag.created': 'created', 'flag.updated': 'updated', 'flag.deleted': 'deleted' } as const;
+
 /** Attributes that target a device rather than a user or a custom attribute. */
-const DEVICE_ATTRIBUTES = new Set(['device_model', 'os_version', 'app_version', 'device_id', 'risk_score', 'attestation_status']);
+const DEVICE_ATTRIBUTES = new Set([
+  'device_model',
+  'os_version',
+  'app_version',
+  'device_id',
+  'risk_score',
+  'attestation_status',
+]);
 
 @Injectable()
 export class FlagsService {
@@ -25,6 +47,7 @@ export class FlagsService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly audit: AuditService,
     private readonly store: FlagStore,
+    private readonly webhooks: WebhookEvents,
   ) {}
 
   async list(auth: OrgAuthContext, appId: string): Promise<FeatureFlag[]> {
@@ -36,7 +59,9 @@ export class FlagsService {
   }
 
   async get(auth: OrgAuthContext, flagId: string): Promise<FeatureFlag> {
-    const flag = await this.dataSource.getRepository(FeatureFlag).findOneBy({ id: flagId, organizationId: auth.organizationId });
+    const flag = await this.dataSource
+      .getRepository(FeatureFlag)
+      .findOneBy({ id: flagId, organizationId: auth.organizationId });
     if (!flag) throw notFound('Flag');
     return flag;
   }
@@ -47,9 +72,14 @@ export class FlagsService {
     return this.change(auth, appId, 'flag.created', async (manager, tier) => {
       await this.assertApp(manager, auth, appId);
       if (!tier.features.percentRollout && input.valueType !== 'boolean') {
-        throw new AppException(403, 'flag_type_unavailable', `The ${tier.display} plan offers on/off (boolean) flags only`, {
-          hint: 'Upgrade to Pro for integer, double, string and JSON flags',
-        });
+        throw new AppException(
+          403,
+          'flag_type_unavailable',
+          `The ${tier.display} plan offers on/off (boolean) flags only`,
+          {
+            hint: 'Upgrade to Pro for integer, double, string and JSON flags',
+          },
+        );
       }
       await this.assertFlagLimit(manager, auth, appId, tier);
       const initial = (): FlagEnvironmentConfig => ({ enabled: false, value: input.defaultValue, rules: [] });
@@ -110,17 +140,15 @@ export class FlagsService {
         [environment]: {
           enabled: input.enabled,
           value: input.value,
-          rules: input.rules.map(
-            (rule, index): FlagRule => ({
-              id: randomUUID(),
-              name: rule.name,
-              priority: rule.priority ?? index,
-              isActive: rule.isActive ?? true,
-              conditions: rule.conditions.map((c) => ({ attribute: c.attribute, operator: c.operator, value: c.value })),
-              rolloutPercentage: rule.rolloutPercentage ?? null,
-              value: rule.value,
-            }),
-          ),
+          rules: input.rules.map((rule, index): FlagRule => ({
+            id: randomUUID(),
+            name: rule.name,
+            priority: rule.priority ?? index,
+            isActive: rule.isActive ?? true,
+            conditions: rule.conditions.map((c) => ({ attribute: c.attribute, operator: c.operator, value: c.value })),
+            rolloutPercentage: rule.rolloutPercentage ?? null,
+            value: rule.value,
+          })),
         },
       };
       return `${environment} ${input.enabled ? 'enabled' : 'disabled'}, ${input.rules.length} rules`;
@@ -184,7 +212,9 @@ export class FlagsService {
     const flag = await this.get(auth, flagId);
     const parsed = parseFlagValue(flag.valueType, input.forcedValue);
     if (!parsed.ok) {
-      throw badRequest(`forcedValue: ${parsed.message} (the flag's type is ${flag.valueType})`, { hint: 'Check the "forcedValue" field' });
+      throw badRequest(`forcedValue: ${parsed.message} (the flag's type is ${flag.valueType})`, {
+        hint: 'Check the "forcedValue" field',
+      });
     }
     const override = await this.dataSource.transaction(async (manager) => {
       const created = manager.create(FlagOverride, {
@@ -198,7 +228,13 @@ export class FlagsService {
       await manager.save(created);
       await this.audit.record(
         auth,
-        { organizationId: auth.organizationId, action: 'flag_override.created', resourceType: 'flag', resourceId: flagId, metadata: { deviceKeyId: input.deviceKeyId } },
+        {
+          organizationId: auth.organizationId,
+          action: 'flag_override.created',
+          resourceType: 'flag',
+          resourceId: flagId,
+          metadata: { deviceKeyId: input.deviceKeyId },
+        },
         manager,
       );
       await notify(manager, flag.appId);
@@ -211,11 +247,21 @@ export class FlagsService {
   async deleteOverride(auth: OrgAuthContext, flagId: string, overrideId: string): Promise<void> {
     const flag = await this.get(auth, flagId);
     await this.dataSource.transaction(async (manager) => {
-      const result = await manager.delete(FlagOverride, { id: overrideId, flagId, organizationId: auth.organizationId });
+      const result = await manager.delete(FlagOverride, {
+        id: overrideId,
+        flagId,
+        organizationId: auth.organizationId,
+      });
       if (!result.affected) throw notFound('Override');
       await this.audit.record(
         auth,
-        { organizationId: auth.organizationId, action: 'flag_override.deleted', resourceType: 'flag', resourceId: flagId, metadata: { overrideId } },
+        {
+          organizationId: auth.organizationId,
+          action: 'flag_override.deleted',
+          resourceType: 'flag',
+          resourceId: flagId,
+          metadata: { overrideId },
+        },
         manager,
       );
       await notify(manager, flag.appId);
@@ -265,14 +311,36 @@ export class FlagsService {
         await manager.query(
           `INSERT INTO feature_flag_versions (flag_id, organization_id, version, snapshot, change, changed_by)
            VALUES ($1, $2, $3, $4, $5, $6)`,
-          [result.id, auth.organizationId, result.version, JSON.stringify(snapshotOf(result)), result.change ?? 'created', auth.caller.email],
+          [
+            result.id,
+            auth.organizationId,
+            result.version,
+            JSON.stringify(snapshotOf(result)),
+            result.change ?? 'created',
+            auth.caller.email,
+          ],
         );
       }
       await this.audit.record(
         auth,
-        { organizationId: auth.organizationId, action: event, resourceType: 'flag', resourceId: result.id, metadata: { key: result.key, version: result.version } },
+        {
+          organizationId: auth.organizationId,
+          action: event,
+          resourceType: 'flag',
+          resourceId: result.id,
+          metadata: { key: result.key, version: result.version },
+        },
         manager,
       );
+      await this.webhooks.flagChanged(manager, auth.organizationId, FLAG_EVENT_KIND[event], {
+        flag_id: result.id,
+        flag_key: result.key,
+        app_id: appId,
+        version: result.version,
+        value_type: result.valueType,
+        change: result.change ?? FLAG_EVENT_KIND[event],
+        changed_by: auth.caller.email,
+      });
       await notify(manager, appId);
       return result;
     });
@@ -281,12 +349,20 @@ export class FlagsService {
   }
 
   private async assertApp(manager: EntityManager, auth: OrgAuthContext, appId: string): Promise<void> {
-    const rows: unknown[] = await manager.query(`SELECT 1 FROM apps WHERE id = $1 AND organization_id = $2`, [appId, auth.organizationId]);
+    const rows: unknown[] = await manager.query(`SELECT 1 FROM apps WHERE id = $1 AND organization_id = $2`, [
+      appId,
+      auth.organizationId,
+    ]);
     if (!rows.length) throw notFound('App');
   }
 
   /** Free counts flags per organization; paid plans per app (DESIGN.md section 10). */
-  private async assertFlagLimit(manager: EntityManager, auth: OrgAuthContext, appId: string, tier: TierDefinition): Promise<void> {
+  private async assertFlagLimit(
+    manager: EntityManager,
+    auth: OrgAuthContext,
+    appId: string,
+    tier: TierDefinition,
+  ): Promise<void> {
     const limit = tier.limits.maxFeatureFlags;
     if (limit === null) return;
     const perOrganization = tier.flagLimitScope === 'organization';
@@ -295,9 +371,14 @@ export class FlagsService {
       [perOrganization ? auth.organizationId : appId],
     );
     if (Number(rows[0].count) >= limit) {
-      throw new AppException(403, 'flag_limit_reached', `Your plan allows ${limit} flags ${tier.flagLimitScope === 'organization' ? 'per organization' : 'per app'}`, {
-        hint: 'Upgrade the plan or delete a flag',
-      });
+      throw new AppException(
+        403,
+        'flag_limit_reached',
+        `Your plan allows ${limit} flags ${tier.flagLimitScope === 'organization' ? 'per organization' : 'per app'}`,
+        {
+          hint: 'Upgrade the plan or delete a flag',
+        },
+      );
     }
   }
 
@@ -308,7 +389,9 @@ export class FlagsService {
         hint: maxRules === 0 ? 'Targeting rules are available from the Pro plan' : 'Upgrade the plan for more rules',
       });
     }
-    const partialRollout = input.rules.some((r) => r.rolloutPercentage != null && r.rolloutPercentage > 0 && r.rolloutPercentage < 100);
+    const partialRollout = input.rules.some(
+      (r) => r.rolloutPercentage != null && r.rolloutPercentage > 0 && r.rolloutPercentage < 100,
+    );
     if (partialRollout && !tier.features.percentRollout) {
       throw new AppException(403, 'feature_unavailable', 'Percentage rollout is not available on your plan');
     }

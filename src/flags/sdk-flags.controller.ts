@@ -36,7 +36,11 @@ export class SdkFlagsController {
   async stream(@Req() request: Request, @Res() response: Response, @Query() query: FlagsQuery): Promise<void> {
     const tenant = request.tenant!;
     if (!tierDefinition(tenant.serviceTier).features.sseRealTime) {
-      throw new AppException(403, 'feature_unavailable', 'Real-time flag streaming is available from the Business plan');
+      throw new AppException(
+        403,
+        'feature_unavailable',
+        'Real-time flag streaming is available from the Business plan',
+      );
     }
     const environment = query.environment ?? 'production';
     response.writeHead(200, {
@@ -82,7 +86,12 @@ export class SdkFlagsController {
 
   private async limit(request: Request, response: Response): Promise<Tenant> {
     const tenant = request.tenant!;
-    await this.rateLimit.enforce(response, 'flags', tenant.organizationId, tierDefinition(tenant.serviceTier).rates.flags);
+    await this.rateLimit.enforce(
+      response,
+      'flags',
+      tenant.organizationId,
+      tierDefinition(tenant.serviceTier).rates.flags,
+    );
     return tenant;
   }
 

@@ -9,6 +9,8 @@ import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { StripeClient } from '../billing/stripe-client.js';
 import { queryRows } from '../database/sql.js';
+import { ApiKeysService } from '../api-keys/api-keys.service.js';
+import { TenantResolver } from '../apps/tenant-resolver.js';
 import { Organization } from './organization.entity.js';
 
 /** Deletes a whole organization: its data, its subscription, and the accounts that only it held. */
@@ -20,6 +22,8 @@ export class OrganizationDeletionService {
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly stripe: StripeClient,
+    private readonly apiKeys: ApiKeysService,
+    private readonly tenants: TenantResolver,
   ) {
     this.logger = createLogger(config.logLevel).child({ component: 'organization-deletion' });
   }
@@ -57,6 +61,9 @@ export class OrganizationDeletionService {
       await manager.query(`DELETE FROM organizations WHERE id = $1`, [locked.id]);
       return userIds.length;
     });
+    // Keys and apps this instance remembers went with the organization.
+    this.apiKeys.forgetWhere((key) => key.organizationId === organization.id);
+    this.tenants.forgetAll();
     // The audit log went with the organization; the service log keeps the trace.
     this.logger.info(
       { organizationId: organization.id, slug: organization.slug, actor: actorOf(auth), deactivated },

@@ -5,6 +5,7 @@ import type { Role } from '../common/access/access.decorator.js';
 import type { OrgAuthContext } from '../common/access/auth-context.js';
 import { conflict, forbidden, notFound } from '../common/errors/app-exception.js';
 import { AuditService } from '../audit/audit.service.js';
+import { ApiKeysService } from '../api-keys/api-keys.service.js';
 import type { MemberRecord } from './team.dto.js';
 import { assertMayManageOwners, lockOrganizationForTeamWrite } from './team-policy.js';
 
@@ -21,6 +22,7 @@ export class MembersService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly audit: AuditService,
+    private readonly apiKeys: ApiKeysService,
   ) {}
 
   /** Oldest join first. */
@@ -75,6 +77,11 @@ export class MembersService {
    * organization stop working with it, since they act for a person who is no longer a member.
    */
   async remove(auth: OrgAuthContext, userId: string): Promise<void> {
+    await this.removeInTransaction(auth, userId);
+    this.apiKeys.forgetWhere((key) => key.organizationId === auth.organizationId && key.createdBy === userId);
+  }
+
+  private async removeInTransaction(auth: OrgAuthContext, userId: string): Promise<void> {
     await this.dataSource.transaction(async (manager) => {
       await lockOrganizationForTeamWrite(manager, auth);
       const member = await this.findMember(manager, auth.organizationId, userId);

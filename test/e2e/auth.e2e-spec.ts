@@ -1,6 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash } from 'node:crypto';
-import { PASSWORD, createApiKey, createOrg, createUser, orgWithMember, randomClientIp, signIn, uniqueEmail } from '../factories/identity.js';
+import {
+  PASSWORD,
+  createApiKey,
+  createOrg,
+  createUser,
+  orgWithMember,
+  randomClientIp,
+  signIn,
+  uniqueEmail,
+} from '../factories/identity.js';
 import { sentMails, startTestApp, type TestApp } from '../harness/test-app.js';
 
 function tokenFrom(link: string): string {
@@ -31,7 +40,12 @@ describe('dashboard authentication', () => {
         .expect(202);
       expect(response.body.message).toEqual(expect.any(String));
 
-      const login = await t.http().post('/api/v1/auth/login').set('X-Forwarded-For', randomClientIp()).send({ email, password: 'long-enough-1' }).expect(403);
+      const login = await t
+        .http()
+        .post('/api/v1/auth/login')
+        .set('X-Forwarded-For', randomClientIp())
+        .send({ email, password: 'long-enough-1' })
+        .expect(403);
       expect(login.body.code).toBe('email_unverified');
 
       await waitFor(() => sentMails(t, email).length === 1);
@@ -45,7 +59,10 @@ describe('dashboard authentication', () => {
       expect(verified.body.entitlements).toMatchObject({ tier: 'free', tierDisplay: 'Free' });
       await browser.get('/api/v1/auth/me').expect(200);
 
-      const again = await t.http().get(`/api/v1/auth/verify-email?token=${tokenFrom(link)}`).expect(422);
+      const again = await t
+        .http()
+        .get(`/api/v1/auth/verify-email?token=${tokenFrom(link)}`)
+        .expect(422);
       expect(again.body.code).toBe('invalid_token');
     });
 
@@ -89,8 +106,18 @@ describe('dashboard authentication', () => {
   describe('login, sessions and logout', () => {
     it('gives the same 401 for a wrong password and an unknown address', async () => {
       const { user } = await orgWithMember(t);
-      const wrong = await t.http().post('/api/v1/auth/login').set('X-Forwarded-For', randomClientIp()).send({ email: user.email, password: 'wrong-password' }).expect(401);
-      const unknown = await t.http().post('/api/v1/auth/login').set('X-Forwarded-For', randomClientIp()).send({ email: uniqueEmail(), password: 'wrong-password' }).expect(401);
+      const wrong = await t
+        .http()
+        .post('/api/v1/auth/login')
+        .set('X-Forwarded-For', randomClientIp())
+        .send({ email: user.email, password: 'wrong-password' })
+        .expect(401);
+      const unknown = await t
+        .http()
+        .post('/api/v1/auth/login')
+        .set('X-Forwarded-For', randomClientIp())
+        .send({ email: uniqueEmail(), password: 'wrong-password' })
+        .expect(401);
       expect(wrong.body.error).toBe(unknown.body.error);
       expect(wrong.body.code).toBe('invalid_credentials');
     });
@@ -100,7 +127,12 @@ describe('dashboard authentication', () => {
       ['suspended', 'account_suspended'],
     ])('refuses a %s account with 403 %s', async (status, code) => {
       const user = await createUser(t, { status });
-      const response = await t.http().post('/api/v1/auth/login').set('X-Forwarded-For', randomClientIp()).send({ email: user.email, password: PASSWORD }).expect(403);
+      const response = await t
+        .http()
+        .post('/api/v1/auth/login')
+        .set('X-Forwarded-For', randomClientIp())
+        .send({ email: user.email, password: PASSWORD })
+        .expect(403);
       expect(response.body.code).toBe(code);
     });
 
@@ -108,24 +140,47 @@ describe('dashboard authentication', () => {
       const first = await createOrg(t, { tier: 'professional' });
       const second = await createOrg(t);
       const user = await createUser(t, { org: first, role: 'admin' });
-      await t.sql(`INSERT INTO memberships (organization_id, user_id, role, created_at) VALUES ($1, $2, 'viewer', now() + interval '1 second')`, [second.id, user.id]);
-      const response = await t.http().post('/api/v1/auth/login').set('X-Forwarded-For', randomClientIp()).send({ email: user.email, password: PASSWORD }).expect(200);
-      expect(response.body.user).toEqual({ id: user.id, email: user.email, role: 'admin', organizationId: first.id, isActive: true });
+      await t.sql(
+        `INSERT INTO memberships (organization_id, user_id, role, created_at) VALUES ($1, $2, 'viewer', now() + interval '1 second')`,
+        [second.id, user.id],
+      );
+      const response = await t
+        .http()
+        .post('/api/v1/auth/login')
+        .set('X-Forwarded-For', randomClientIp())
+        .send({ email: user.email, password: PASSWORD })
+        .expect(200);
+      expect(response.body.user).toEqual({
+        id: user.id,
+        email: user.email,
+        role: 'admin',
+        organizationId: first.id,
+        isActive: true,
+      });
       expect(response.body.entitlements.limits).toMatchObject({ maxSeats: 10, maxEnvironments: 10 });
       const cookie = (response.headers['set-cookie'] as unknown as string[])[0];
       expect(cookie).toMatch(/HttpOnly/);
       expect(cookie).toMatch(/SameSite=Lax/);
-      const [audit] = await t.sql(`SELECT action FROM audit_logs WHERE organization_id = $1 AND actor_user_id = $2`, [first.id, user.id]);
+      const [audit] = await t.sql(`SELECT action FROM audit_logs WHERE organization_id = $1 AND actor_user_id = $2`, [
+        first.id,
+        user.id,
+      ]);
       expect(audit).toEqual({ action: 'user.login' });
     });
 
     it('issues a new session id at login, so a fixed session cookie is worthless', async () => {
       const { user } = await orgWithMember(t);
-      const first = await t.http().post('/api/v1/auth/login').set('X-Forwarded-For', randomClientIp()).send({ email: user.email, password: PASSWORD }).expect(200);
+      const first = await t
+        .http()
+        .post('/api/v1/auth/login')
+        .set('X-Forwarded-For', randomClientIp())
+        .send({ email: user.email, password: PASSWORD })
+        .expect(200);
       const fixed = sessionCookie(first)!;
       const second = await t
         .http()
-        .post('/api/v1/auth/login').set('X-Forwarded-For', randomClientIp())
+        .post('/api/v1/auth/login')
+        .set('X-Forwarded-For', randomClientIp())
         .set('Cookie', fixed)
         .send({ email: user.email, password: PASSWORD })
         .expect(200);
@@ -152,16 +207,20 @@ describe('dashboard authentication', () => {
 
     it('limits login attempts per client address with 429 and rate-limit headers', async () => {
       const ip = '192.0.2.77';
-      let last;
-      for (let i = 0; i < 11; i++) {
-        last = await t.http().post('/api/v1/auth/login').set('X-Forwarded-For', ip).send({ email: uniqueEmail(), password: 'whatever-1' });
-      }
-      expect(last!.status).toBe(429);
-      expect(last!.body.code).toBe('rate_limited');
-      expect(last!.body.error).toMatch(/\d+ seconds?/);
-      expect(Number(last!.headers['retry-after'])).toBeGreaterThanOrEqual(1);
-      expect(last!.headers['x-ratelimit-limit']).toBe('10');
-      expect(last!.headers['x-ratelimit-remaining']).toBe('0');
+      const attempt = () =>
+        t
+          .http()
+          .post('/api/v1/auth/login')
+          .set('X-Forwarded-For', ip)
+          .send({ email: uniqueEmail(), password: 'whatever-1' });
+      for (let i = 0; i < 10; i++) expect((await attempt()).status).toBe(401);
+      const last = await attempt();
+      expect(last.status).toBe(429);
+      expect(last.body.code).toBe('rate_limited');
+      expect(last.body.error).toMatch(/\d+ seconds?/);
+      expect(Number(last.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      expect(last.headers['x-ratelimit-limit']).toBe('10');
+      expect(last.headers['x-ratelimit-remaining']).toBe('0');
     });
   });
 
@@ -193,8 +252,18 @@ describe('dashboard authentication', () => {
     it('answers the same message whether or not the account exists, and mails only real accounts', async () => {
       const { user } = await orgWithMember(t);
       const stranger = uniqueEmail('stranger');
-      const known = await t.http().post('/api/v1/auth/forgot-password').set('X-Forwarded-For', randomClientIp()).send({ email: user.email }).expect(200);
-      const unknown = await t.http().post('/api/v1/auth/forgot-password').set('X-Forwarded-For', '198.51.100.1').send({ email: stranger }).expect(200);
+      const known = await t
+        .http()
+        .post('/api/v1/auth/forgot-password')
+        .set('X-Forwarded-For', randomClientIp())
+        .send({ email: user.email })
+        .expect(200);
+      const unknown = await t
+        .http()
+        .post('/api/v1/auth/forgot-password')
+        .set('X-Forwarded-For', '198.51.100.1')
+        .send({ email: stranger })
+        .expect(200);
       expect(known.body).toEqual(unknown.body);
       await waitFor(() => sentMails(t, user.email).length === 1);
       expect(sentMails(t, stranger)).toHaveLength(0);
@@ -203,7 +272,12 @@ describe('dashboard authentication', () => {
     it('keeps at most three active reset links per account', async () => {
       const { user } = await orgWithMember(t);
       for (let i = 0; i < 4; i++) {
-        await t.http().post('/api/v1/auth/forgot-password').set('X-Forwarded-For', `198.51.100.${10 + i}`).send({ email: user.email }).expect(200);
+        await t
+          .http()
+          .post('/api/v1/auth/forgot-password')
+          .set('X-Forwarded-For', `198.51.100.${10 + i}`)
+          .send({ email: user.email })
+          .expect(200);
       }
       const [{ count }] = await t.sql<{ count: string }>(
         `SELECT count(*) FROM auth_tokens WHERE user_id = $1 AND purpose = 'reset_password'`,
@@ -214,32 +288,89 @@ describe('dashboard authentication', () => {
 
     it('resets the password once, then invalidates other links and every session', async () => {
       const { user, agent } = await orgWithMember(t);
-      await t.http().post('/api/v1/auth/forgot-password').set('X-Forwarded-For', '198.51.100.40').send({ email: user.email }).expect(200);
-      await t.http().post('/api/v1/auth/forgot-password').set('X-Forwarded-For', '198.51.100.41').send({ email: user.email }).expect(200);
+      await t
+        .http()
+        .post('/api/v1/auth/forgot-password')
+        .set('X-Forwarded-For', '198.51.100.40')
+        .send({ email: user.email })
+        .expect(200);
+      await t
+        .http()
+        .post('/api/v1/auth/forgot-password')
+        .set('X-Forwarded-For', '198.51.100.41')
+        .send({ email: user.email })
+        .expect(200);
       await waitFor(() => sentMails(t, user.email).length === 2);
       const [first, second] = sentMails(t, user.email).map((mail) => tokenFrom(mail.links[0]));
 
-      const mismatch = await t.http().post('/api/v1/auth/reset-password').set('X-Forwarded-For', randomClientIp()).send({ token: first, password: 'new-password-1', confirm_password: 'other-password' }).expect(400);
+      const mismatch = await t
+        .http()
+        .post('/api/v1/auth/reset-password')
+        .set('X-Forwarded-For', randomClientIp())
+        .send({ token: first, password: 'new-password-1', confirm_password: 'other-password' })
+        .expect(400);
       expect(mismatch.body.error).toMatch(/differ/);
-      await t.http().post('/api/v1/auth/reset-password').set('X-Forwarded-For', randomClientIp()).send({ token: first, password: 'short', confirm_password: 'short' }).expect(400);
-      await t.http().post('/api/v1/auth/reset-password').set('X-Forwarded-For', randomClientIp()).send({ token: 'bogus', password: 'new-password-1', confirm_password: 'new-password-1' }).expect(400);
-      await t.http().post('/api/v1/auth/reset-password').set('X-Forwarded-For', randomClientIp()).send({ token: first }).expect(400);
+      await t
+        .http()
+        .post('/api/v1/auth/reset-password')
+        .set('X-Forwarded-For', randomClientIp())
+        .send({ token: first, password: 'short', confirm_password: 'short' })
+        .expect(400);
+      await t
+        .http()
+        .post('/api/v1/auth/reset-password')
+        .set('X-Forwarded-For', randomClientIp())
+        .send({ token: 'bogus', password: 'new-password-1', confirm_password: 'new-password-1' })
+        .expect(400);
+      await t
+        .http()
+        .post('/api/v1/auth/reset-password')
+        .set('X-Forwarded-For', randomClientIp())
+        .send({ token: first })
+        .expect(400);
 
-      await t.http().post('/api/v1/auth/reset-password').set('X-Forwarded-For', randomClientIp()).send({ token: first, password: 'new-password-1', confirm_password: 'new-password-1' }).expect(200);
-      await t.http().post('/api/v1/auth/reset-password').set('X-Forwarded-For', randomClientIp()).send({ token: first, password: 'new-password-2', confirm_password: 'new-password-2' }).expect(400);
-      await t.http().post('/api/v1/auth/reset-password').set('X-Forwarded-For', randomClientIp()).send({ token: second, password: 'new-password-2', confirm_password: 'new-password-2' }).expect(400);
+      await t
+        .http()
+        .post('/api/v1/auth/reset-password')
+        .set('X-Forwarded-For', randomClientIp())
+        .send({ token: first, password: 'new-password-1', confirm_password: 'new-password-1' })
+        .expect(200);
+      await t
+        .http()
+        .post('/api/v1/auth/reset-password')
+        .set('X-Forwarded-For', randomClientIp())
+        .send({ token: first, password: 'new-password-2', confirm_password: 'new-password-2' })
+        .expect(400);
+      await t
+        .http()
+        .post('/api/v1/auth/reset-password')
+        .set('X-Forwarded-For', randomClientIp())
+        .send({ token: second, password: 'new-password-2', confirm_password: 'new-password-2' })
+        .expect(400);
 
       await agent.get('/api/v1/auth/me').expect(401);
-      await t.http().post('/api/v1/auth/login').set('X-Forwarded-For', randomClientIp()).send({ email: user.email, password: PASSWORD }).expect(401);
+      await t
+        .http()
+        .post('/api/v1/auth/login')
+        .set('X-Forwarded-For', randomClientIp())
+        .send({ email: user.email, password: PASSWORD })
+        .expect(401);
       await signIn(t, user.email, 'new-password-1');
     });
 
     it('stores reset tokens only as hashes', async () => {
       const { user } = await orgWithMember(t);
-      await t.http().post('/api/v1/auth/forgot-password').set('X-Forwarded-For', '198.51.100.60').send({ email: user.email }).expect(200);
+      await t
+        .http()
+        .post('/api/v1/auth/forgot-password')
+        .set('X-Forwarded-For', '198.51.100.60')
+        .send({ email: user.email })
+        .expect(200);
       await waitFor(() => sentMails(t, user.email).length === 1);
       const token = tokenFrom(sentMails(t, user.email)[0].links[0]);
-      const rows = await t.sql<{ token_hash: string }>(`SELECT token_hash FROM auth_tokens WHERE user_id = $1`, [user.id]);
+      const rows = await t.sql<{ token_hash: string }>(`SELECT token_hash FROM auth_tokens WHERE user_id = $1`, [
+        user.id,
+      ]);
       expect(rows[0].token_hash).toBe(createHash('sha256').update(token).digest('hex'));
     });
   });
@@ -262,7 +393,12 @@ describe('dashboard authentication', () => {
       expect(confirmed.body).toEqual({ message: expect.any(String), email: next });
       await t.http().post('/api/v1/auth/confirm-email-change').send({ token }).expect(400);
       await signIn(t, next);
-      await t.http().post('/api/v1/auth/login').set('X-Forwarded-For', randomClientIp()).send({ email: user.email, password: PASSWORD }).expect(401);
+      await t
+        .http()
+        .post('/api/v1/auth/login')
+        .set('X-Forwarded-For', randomClientIp())
+        .send({ email: user.email, password: PASSWORD })
+        .expect(401);
     });
 
     it('answers 409 for an address of another account, also when it is taken meanwhile', async () => {
@@ -275,12 +411,17 @@ describe('dashboard authentication', () => {
       await agent.post('/api/v1/auth/change-email').send({ new_email: wanted }).expect(200);
       await waitFor(() => sentMails(t, wanted).length === 1);
       await createUser(t, { email: wanted });
-      await t.http().post('/api/v1/auth/confirm-email-change').send({ token: tokenFrom(sentMails(t, wanted)[0].links[0]) }).expect(409);
+      await t
+        .http()
+        .post('/api/v1/auth/confirm-email-change')
+        .send({ token: tokenFrom(sentMails(t, wanted)[0].links[0]) })
+        .expect(409);
     });
 
     it('allows at most three pending changes, then 429', async () => {
       const { agent } = await orgWithMember(t);
-      for (let i = 0; i < 3; i++) await agent.post('/api/v1/auth/change-email').send({ new_email: uniqueEmail() }).expect(200);
+      for (let i = 0; i < 3; i++)
+        await agent.post('/api/v1/auth/change-email').send({ new_email: uniqueEmail() }).expect(200);
       const refused = await agent.post('/api/v1/auth/change-email').send({ new_email: uniqueEmail() }).expect(429);
       expect(refused.body.code).toBe('rate_limited');
     });
@@ -297,7 +438,13 @@ describe('dashboard authentication', () => {
       const token = `invite-${Math.random().toString(36).slice(2)}`;
       await t.sql(
         `INSERT INTO invites (organization_id, email, role, token_hash, status, expires_at) VALUES ($1, $2, 'member', $3, $4, $5)`,
-        [orgId, email, createHash('sha256').update(token).digest('hex'), overrides.status ?? 'pending', overrides.expiresAt ?? new Date(Date.now() + 86_400_000)],
+        [
+          orgId,
+          email,
+          createHash('sha256').update(token).digest('hex'),
+          overrides.status ?? 'pending',
+          overrides.expiresAt ?? new Date(Date.now() + 86_400_000),
+        ],
       );
       return token;
     }
@@ -310,7 +457,10 @@ describe('dashboard authentication', () => {
       const accepted = await agent.post('/api/v1/auth/accept-invite').send({ token }).expect(200);
       expect(accepted.body).toEqual({ orgId: org.id, orgName: 'Inviting Org', orgSlug: org.slug });
       await agent.post('/api/v1/auth/accept-invite').send({ token }).expect(200);
-      const memberships = await t.sql(`SELECT role FROM memberships WHERE organization_id = $1 AND user_id = $2`, [org.id, user.id]);
+      const memberships = await t.sql(`SELECT role FROM memberships WHERE organization_id = $1 AND user_id = $2`, [
+        org.id,
+        user.id,
+      ]);
       expect(memberships).toEqual([{ role: 'member' }]);
 
       const other = await createUser(t);
@@ -322,10 +472,19 @@ describe('dashboard authentication', () => {
       const org = await createOrg(t);
       const user = await createUser(t);
       const agent = await signIn(t, user.email);
-      await agent.post('/api/v1/auth/accept-invite').send({ token: await invite(org.id, uniqueEmail()) }).expect(403);
+      await agent
+        .post('/api/v1/auth/accept-invite')
+        .send({ token: await invite(org.id, uniqueEmail()) })
+        .expect(403);
       await agent.post('/api/v1/auth/accept-invite').send({ token: 'unknown' }).expect(404);
-      await agent.post('/api/v1/auth/accept-invite').send({ token: await invite(org.id, user.email, { status: 'revoked' }) }).expect(404);
-      const expired = await agent.post('/api/v1/auth/accept-invite').send({ token: await invite(org.id, user.email, { expiresAt: new Date(Date.now() - 1000) }) }).expect(410);
+      await agent
+        .post('/api/v1/auth/accept-invite')
+        .send({ token: await invite(org.id, user.email, { status: 'revoked' }) })
+        .expect(404);
+      const expired = await agent
+        .post('/api/v1/auth/accept-invite')
+        .send({ token: await invite(org.id, user.email, { expiresAt: new Date(Date.now() - 1000) }) })
+        .expect(410);
       expect(expired.body.code).toBe('gone');
       await t.http().post('/api/v1/auth/accept-invite').send({ token: 'x' }).expect(401);
     });
@@ -337,7 +496,9 @@ describe('dashboard authentication', () => {
       const token = await invite(org.id, user.email);
       const results = await Promise.all([1, 2, 3].map(() => agent.post('/api/v1/auth/accept-invite').send({ token })));
       expect(results.map((r) => r.status)).toEqual([200, 200, 200]);
-      expect(await t.sql(`SELECT 1 FROM memberships WHERE organization_id = $1 AND user_id = $2`, [org.id, user.id])).toHaveLength(1);
+      expect(
+        await t.sql(`SELECT 1 FROM memberships WHERE organization_id = $1 AND user_id = $2`, [org.id, user.id]),
+      ).toHaveLength(1);
     });
   });
 
@@ -346,7 +507,10 @@ describe('dashboard authentication', () => {
       const a = await createOrg(t, { name: 'Alpha' });
       const b = await createOrg(t, { name: 'Beta', tier: 'enterprise' });
       const user = await createUser(t, { org: a });
-      await t.sql(`INSERT INTO memberships (organization_id, user_id, role, created_at) VALUES ($1, $2, 'viewer', now() + interval '1 second')`, [b.id, user.id]);
+      await t.sql(
+        `INSERT INTO memberships (organization_id, user_id, role, created_at) VALUES ($1, $2, 'viewer', now() + interval '1 second')`,
+        [b.id, user.id],
+      );
       const agent = await signIn(t, user.email);
       const orgs = await agent.get('/api/v1/auth/orgs').expect(200);
       expect(orgs.body).toEqual([
@@ -368,7 +532,9 @@ describe('dashboard authentication', () => {
     it('refuses to switch to an organization the user is not a member of (403) or that does not exist (404)', async () => {
       const { agent } = await orgWithMember(t);
       const foreign = await createOrg(t);
-      expect((await agent.post('/api/v1/auth/switch-org').send({ slug: foreign.slug }).expect(403)).body.code).toBe('forbidden');
+      expect((await agent.post('/api/v1/auth/switch-org').send({ slug: foreign.slug }).expect(403)).body.code).toBe(
+        'forbidden',
+      );
       await agent.post('/api/v1/auth/switch-org').send({ slug: 'no-such-org' }).expect(404);
     });
 

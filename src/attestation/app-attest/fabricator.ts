@@ -14,7 +14,8 @@
 import 'reflect-metadata'; // @peculiar/x509 resolves its services through tsyringe, which needs it
 import * as x509 from '@peculiar/x509';
 import { Encoder } from 'cbor-x';
-import { createHash, generateKeyPairSync, randomBytes, sign, webcrypto, type KeyObject } from 'node:crypto';
+import { createHash, createPublicKey, generateKeyPairSync, randomBytes, sign, webcrypto, type KeyObject } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 
 export type FabricatedEnvironment = 'development' | 'production';
 
@@ -87,7 +88,8 @@ export interface FabricatedDevice {
 export interface FabricatedAuthority {
   /** The root CA, PEM: the trust anchor that fabricated attestations verify against. */
   rootPem: string;
-  createDevice(): FabricatedDevice;
+  /** A new device, or the device holding `privateKey` (to sign assertions for a key attested earlier). */
+  createDevice(privateKey?: KeyObject): FabricatedDevice;
 }
 
 /** Options that build a deliberately flawed authority, for testing chain checks. */
@@ -213,8 +215,8 @@ interface Issuer {
   privateKey: webcrypto.CryptoKey;
 }
 
-async function generateCaKeys(): Promise<webcrypto.CryptoKeyPair> {
-  return webcrypto.subtle.generateKey(CA_ALGORITHM, false, ['sign', 'verify']);
+async function generateCaKeys(extractable = false): Promise<webcrypto.CryptoKeyPair> {
+  return webcrypto.subtle.generateKey(CA_ALGORITHM, extractable, ['sign', 'verify']);
 }
 
 function caExtensions(isCa: boolean): x509.Extension[] {
@@ -226,6 +228,32 @@ function caExtensions(isCa: boolean): x509.Extension[] {
 
 /** A fresh, independent authority; most tests want the shared {@link appAttestAuthority}. */
 export async function createAppAttestAuthority(options: AuthorityOptions = {}): Promise<FabricatedAuthority> {
+  const { rootPem, issuer } = await buildAuthority(options, false);
+  return authorityOf(rootPem, issuer);
+}
+
+/**
+ * An authority kept in a file (its root, its intermediate and the intermediate's key), so a
+ * server started once with `APP_ATTEST_ROOT_CA` pointing at its root keeps trusting devices
+ * fabricated later: for the README tour and local SDK development, never for production.
+ */
+export async function persistentAppAttestAuthority(file: string): Promise<FabricatedAuthority> {
+  if (existsSync(file)) {
+    const saved = JSON.parse(readFileSync(file, 'utf8')) as { rootPem: string; intermediatePem: string; intermediateKey: webcrypto.JsonWebKey };
+    const privateKey = await webcrypto.subtle.importKey('jwk', saved.intermediateKey, CA_ALGORITHM, false, ['sign']);
+    return authorityOf(saved.rootPem, { certificate: new x509.X509Certificate(saved.intermediatePem), privateKey });
+  }
+  const { rootPem, issuer } = await buildAuthority({}, true);
+  const intermediateKey = await webcrypto.subtle.exportKey('jwk', issuer.privateKey);
+  writeFileSync(file, JSON.stringify({ rootPem, intermediatePem: issuer.certificate.toString('pem'), intermediateKey }), { mode: 0o600 });
+  return authorityOf(rootPem, issuer);
+}
+
+function authorityOf(rootPem: string, issuer: Issuer): FabricatedAuthority {
+  return { rootPem, createDevice: (privateKey?: KeyObject) => createDevice(issuer, privateKey) };
+}
+
+async function buildAuthority(options: AuthorityOptions, extractable: boolean): Promise<{ rootPem: string; issuer: Issuer }> {
   const rootKeys = await generateCaKeys();
   const root = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: randomSerial(),
@@ -235,7 +263,7 @@ export async function createAppAttestAuthority(options: AuthorityOptions = {}): 
     signingAlgorithm: { name: 'ECDSA', hash: 'SHA-384' },
     extensions: caExtensions(true),
   });
-  const intermediateKeys = await generateCaKeys();
+  const intermediateKeys = await generateCaKeys(extractable);
   const intermediate = await x509.X509CertificateGenerator.create({
     serialNumber: randomSerial(),
     subject: 'CN=Fabricated App Attestation CA 1, O=Attestly Test, ST=California',
@@ -246,8 +274,7 @@ export async function createAppAttestAuthority(options: AuthorityOptions = {}): 
     signingAlgorithm: { name: 'ECDSA', hash: 'SHA-384' },
     extensions: caExtensions(options.intermediateIsCa ?? true),
   });
-  const issuer = { certificate: intermediate, privateKey: intermediateKeys.privateKey };
-  return { rootPem: root.toString('pem'), createDevice: () => createDevice(issuer) };
+  return { rootPem: root.toString('pem'), issuer: { certificate: intermediate, privateKey: intermediateKeys.privateKey } };
 }
 
 async function issueCredentialCertificate(
@@ -279,8 +306,9 @@ function defaultValidity(): Validity {
   return { notBefore: new Date(now - HOUR_MS), notAfter: new Date(now + 72 * HOUR_MS) };
 }
 
-function createDevice(issuer: Issuer): FabricatedDevice {
-  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+function createDevice(issuer: Issuer, existingKey?: KeyObject): FabricatedDevice {
+  const privateKey = existingKey ?? generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+  const publicKey = createPublicKey(privateKey);
   const keyIdBytes = sha256(uncompressedPoint(publicKey));
 
   async function attest(options: AttestOptions): Promise<string> {

@@ -94,15 +94,21 @@ async function storedSessionSecret(dataSource: DataSource): Promise<string> {
 
 /** Promisified helpers over express-session's callback API. */
 export function regenerateSession(request: Request): Promise<void> {
-  return new Promise((resolve, reject) => request.session.regenerate((error) => (error ? reject(error) : resolve())));
+  return settle((done) => request.session.regenerate(done));
 }
 
 export function saveSession(request: Request): Promise<void> {
-  return new Promise((resolve, reject) => request.session.save((error) => (error ? reject(error) : resolve())));
+  return settle((done) => request.session.save(done));
 }
 
 export function destroySession(request: Request): Promise<void> {
   const current = (request as Partial<Pick<Request, 'session'>>).session;
   if (!current) return Promise.resolve();
-  return new Promise((resolve, reject) => current.destroy((error) => (error ? reject(error) : resolve())));
+  return settle((done) => current.destroy(done));
+}
+
+function settle(start: (done: (error?: unknown) => void) => void): Promise<void> {
+  return new Promise((resolve, reject) =>
+    start((error) => (error ? reject(error instanceof Error ? error : new Error('session store failed')) : resolve())),
+  );
 }

@@ -484,5 +484,4 @@ describe('evaluateFlagSet', () => {
     expect(() => first.columns.push(3)).toThrow(TypeError);
     expect(evaluateFlagSet(flags, 'production', {}).layout).toEqual({ columns: [1, 2] });
   });
-
 });

@@ -1,0 +1,69 @@
+import { createPrivateKey } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { persistentAppAttestAuthority } from '../attestation/app-attest/fabricator.js';
+import type { CliArgs } from './cli-args.js';
+import { CliError, withoutDatabase, type CliContext } from './cli-context.js';
+
+/**
+ * A made-up App Attest authority kept in DATA_DIR, for trying the service without an iPhone:
+ * start the server with APP_ATTEST_ROOT_CA pointing at `rootCaPath`, then fabricate devices.
+ */
+async function demoAuthority(context: CliContext) {
+  const directory = join(context.config.dataDir, 'demo-app-attest');
+  mkdirSync(context.config.dataDir, { recursive: true });
+  mkdirSync(directory, { recursive: true, mode: 0o700 });
+  const authority = await persistentAppAttestAuthority(join(directory, 'authority.json'));
+  const rootCaPath = join(directory, 'root.pem');
+  writeFileSync(rootCaPath, authority.rootPem);
+  return { authority, rootCaPath };
+}
+
+/** attest:demo-root: creates (once) the demo authority and prints where its root certificate is. */
+export const demoRootCommand = withoutDatabase(async (context: CliContext) => {
+  const { rootCaPath } = await demoAuthority(context);
+  return { rootCaPath };
+});
+
+/** attest:fabricate: a fabricated attestation for a challenge, as an iPhone's App Attest makes one. */
+export const fabricateAttestationCommand = withoutDatabase(async (context: CliContext, args: CliArgs) => {
+  const challenge = args.required('challenge');
+  const teamId = args.required('team-id');
+  const bundleId = args.required('bundle-id');
+  const environment = args.optional('environment') ?? 'production';
+  if (environment !== 'production' && environment !== 'development') {
+    throw new CliError('--environment must be production or development');
+  }
+  const { authority, rootCaPath } = await demoAuthority(context);
+  const device = authority.createDevice();
+  return {
+    keyId: device.keyId,
+    attestationObject: await device.attest({ challenge, teamId, bundleId, environment }),
+    devicePrivateKeyPem: device.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    rootCaPath,
+  };
+});
+
+/** attest:assert: an assertion by a fabricated device's key, for POST /api/v1/attestation/refresh. */
+export const fabricateAssertionCommand = withoutDatabase(async (context: CliContext, args: CliArgs) => {
+  const keyFile = args.required('key-file');
+  const counter = Number(args.required('counter'));
+  if (!Number.isSafeInteger(counter) || counter < 1) throw new CliError('--counter must be a positive integer');
+  let pem: string;
+  try {
+    pem = readFileSync(keyFile, 'utf8');
+  } catch {
+    throw new CliError(`--key-file ${keyFile} cannot be read`);
+  }
+  const { authority } = await demoAuthority(context);
+  const device = authority.createDevice(createPrivateKey(pem));
+  return {
+    keyId: device.keyId,
+    assertion: device.assert({
+      challenge: args.required('challenge'),
+      counter,
+      teamId: args.required('team-id'),
+      bundleId: args.required('bundle-id'),
+    }),
+  };
+});
