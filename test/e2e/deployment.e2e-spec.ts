@@ -1,5 +1,5 @@
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { load, loadAll } from 'js-yaml';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -15,11 +15,7 @@ const K8S = join(ROOT, 'deploy/kubernetes');
 const LIVENESS = '/health';
 const READINESS = '/api/v1/health/status';
 
-/** js-yaml reaches node_modules through ts-jest; typed here since it ships no types. */
-const yaml = createRequire(import.meta.url)('js-yaml') as {
-  safeLoad(text: string): unknown;
-  safeLoadAll(text: string): unknown[];
-};
+const yaml = { safeLoad: (text: string): unknown => load(text), safeLoadAll: (text: string): unknown[] => loadAll(text) };
 
 // The manifests are loosely typed documents; `any` keeps the assertions readable.
 /* eslint-disable @typescript-eslint/no-explicit-any */

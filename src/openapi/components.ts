@@ -1,0 +1,129 @@
+import type { AccessRule } from '../common/access/access.decorator.js';
+import { SESSION_COOKIE } from '../auth/session/session-setup.js';
+import type { OpenApiDocument, ResponseObject, SchemaObject, SecurityRequirement } from './openapi-types.js';
+
+/** How callers authenticate; an operation's `security` lists the combinations its access rule accepts. */
+export const SECURITY_SCHEMES: OpenApiDocument['components']['securitySchemes'] = {
+  session: {
+    type: 'apiKey',
+    in: 'cookie',
+    name: SESSION_COOKIE,
+    description:
+      'Dashboard session from POST /api/v1/auth/login. The requirement lists the minimum role in the ' +
+      "session's active organization (`user`: signed in, no organization needed). State-changing requests " +
+      'with the cookie must come from the service or an allowed dashboard Origin.',
+  },
+  apiKey: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'API key (aat_…, service_…, gpat_…)',
+    description: 'An API key of the organization. The requirement lists the scopes the key must hold.',
+  },
+  attestationToken: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'JWT',
+    description:
+      'The RS256 token of POST /api/v1/attestation/validate or /refresh, for the app the identity headers name. ' +
+      'Verify it with /.well-known/jwks.json.',
+  },
+  bundleId: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-Bundle-ID',
+    description: "The app's Bundle ID; with X-Team-ID it names the app (the SDK surfaces).",
+  },
+  teamId: { type: 'apiKey', in: 'header', name: 'X-Team-ID', description: "The app's developer Team ID." },
+};
+
+/** The security requirements of an access rule: alternatives, each a set of schemes sent together. */
+export function securityOf(rule: AccessRule): SecurityRequirement[] {
+  if (rule.public) return [];
+  const tenant: SecurityRequirement = rule.tenant ? { bundleId: [], teamId: [] } : {};
+  const alternatives: SecurityRequirement[] = [];
+  if (rule.tenant && rule.deviceToken) {
+    alternatives.push({ ...tenant, attestationToken: [] }, { ...tenant, apiKey: [] });
+  }
+  if (rule.session) alternatives.push({ ...tenant, session: [rule.session] });
+  if (rule.apiKey) alternatives.push({ ...tenant, apiKey: [...rule.apiKey] });
+  if (!alternatives.length && rule.tenant) alternatives.push(tenant);
+  return alternatives;
+}
+
+const FIELD_ERROR: SchemaObject = {
+  type: 'object',
+  required: ['field', 'message'],
+  properties: {
+    field: { type: 'string', description: 'The offending field, dotted for nested ones (`rules.0.value`).' },
+    message: { type: 'string' },
+  },
+};
+
+const ERROR: SchemaObject = {
+  type: 'object',
+  description:
+    'The one envelope of every error. Some errors add documented members (for example 402 `quota_exceeded`).',
+  required: ['error', 'code', 'requestId'],
+  properties: {
+    error: { type: 'string', description: 'A readable message.' },
+    code: { type: 'string', description: 'A stable machine-readable code, such as `not_found` or `rate_limited`.' },
+    hint: { type: 'string', description: 'What to do about it, when there is something to do.' },
+    requestId: { type: 'string', description: 'The X-Request-ID of the request, for support and logs.' },
+    fields: {
+      type: 'array',
+      description: 'Each invalid field (422 only).',
+      items: { $ref: '#/components/schemas/FieldError' },
+    },
+  },
+};
+
+export const ERROR_SCHEMAS: Record<string, SchemaObject> = {
+  Error: ERROR,
+  FieldError: FIELD_ERROR,
+  ValidationError: {
+    allOf: [{ $ref: '#/components/schemas/Error' }, { type: 'object', required: ['fields'] }],
+  },
+};
+
+const RATE_LIMIT_HEADERS = {
+  'X-RateLimit-Limit': { description: 'Requests allowed in the window.', schema: { type: 'integer' } },
+  'X-RateLimit-Remaining': { description: 'Requests left in the window.', schema: { type: 'integer' } },
+  'X-RateLimit-Reset': { description: 'When the window resets, Unix seconds.', schema: { type: 'integer' } },
+};
+
+function errorResponse(description: string, schema = 'Error', headers?: Record<string, unknown>): ResponseObject {
+  return {
+    description,
+    ...(headers ? { headers } : {}),
+    content: { 'application/json': { schema: { $ref: `#/components/schemas/${schema}` } } },
+  };
+}
+
+/** Shared error responses, referenced from every operation. */
+export const ERROR_RESPONSES: Record<string, ResponseObject> = {
+  BadRequest: errorResponse(
+    'Invalid request: malformed JSON, a missing header, or (on routes that document 400) an invalid field.',
+  ),
+  Unauthorized: errorResponse('No valid credentials for this route (`unauthorized`).'),
+  Forbidden: errorResponse(
+    'Authenticated, but not allowed: role, scope, inactive app or organization, or cross-site request.',
+  ),
+  NotFound: errorResponse(
+    'The resource does not exist or is not visible to the caller (`not_found`, `app_not_found`).',
+  ),
+  ValidationFailed: errorResponse(
+    'Invalid input: `fields` names each invalid field (`unprocessable_entity`).',
+    'ValidationError',
+  ),
+  RateLimited: errorResponse('Too many requests (`rate_limited`); `Retry-After` says when to try again.', 'Error', {
+    'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' } },
+    ...RATE_LIMIT_HEADERS,
+  }),
+  Error: errorResponse('Any other error, in the same envelope (5xx included).'),
+};
+
+export const RATE_LIMIT_RESPONSE_HEADERS = RATE_LIMIT_HEADERS;
+
+export function responseRef(name: keyof typeof ERROR_RESPONSES): ResponseObject {
+  return { $ref: `#/components/responses/${name}` };
+}

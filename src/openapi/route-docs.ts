@@ -1,0 +1,319 @@
+import { RATE_LIMIT_RESPONSE_HEADERS } from './components.js';
+import type { ParameterObject, RequestBodyObject, ResponseObject, SchemaObject } from './openapi-types.js';
+
+/**
+ * What the code cannot say about a route: precise response shapes of the SDK hot paths (their
+ * handlers return plain objects built by services), non-JSON responses, and bodies read without
+ * `@Body()`. Keyed by `METHOD /openapi/path`; merged over the generated operation.
+ */
+export interface RouteDoc {
+  readonly summary?: string;
+  readonly description?: string;
+  readonly responses?: Record<string, ResponseObject>;
+  readonly requestBody?: RequestBodyObject;
+  readonly parameters?: readonly ParameterObject[];
+}
+
+const json = (schema: SchemaObject, description: string, headers?: Record<string, unknown>): ResponseObject => ({
+  description,
+  ...(headers ? { headers } : {}),
+  content: { 'application/json': { schema } },
+});
+
+const html = (description: string): ResponseObject => ({
+  description,
+  content: { 'text/html': { schema: { type: 'string' } } },
+});
+
+const ref = (name: string): SchemaObject => ({ $ref: `#/components/schemas/${name}` });
+
+const dateTime: SchemaObject = { type: 'string', format: 'date-time' };
+
+/** Response schemas written by hand, added to `components.schemas`. */
+export const RESPONSE_SCHEMAS: Record<string, SchemaObject> = {
+  AttestationChallenge: {
+    type: 'object',
+    required: ['challenge', 'expiresAt'],
+    properties: {
+      challenge: { type: 'string', format: 'byte', description: '32 random bytes, base64; single use, for this app.' },
+      expiresAt: { ...dateTime, description: 'The challenge is refused after this instant.' },
+    },
+  },
+  AttestationToken: {
+    type: 'object',
+    required: ['token', 'tokenType', 'expiresAt', 'riskScore'],
+    properties: {
+      token: { type: 'string', description: 'RS256 JWT for the device; verify with /.well-known/jwks.json.' },
+      tokenType: { type: 'string', const: 'Bearer' },
+      expiresAt: dateTime,
+      riskScore: { type: 'number', description: "The device's risk score when the token was minted." },
+    },
+  },
+  FlagValue: {
+    description: 'A flag value in its type: boolean, integer, double, string or JSON.',
+    type: ['boolean', 'number', 'string', 'object', 'array', 'null'],
+  },
+  EvaluatedFlags: {
+    type: 'object',
+    required: ['flags'],
+    properties: {
+      flags: {
+        type: 'object',
+        description: "Each flag's key and its value for this device and environment.",
+        additionalProperties: ref('FlagValue'),
+      },
+    },
+  },
+  Jwks: {
+    type: 'object',
+    required: ['keys'],
+    properties: {
+      keys: {
+        type: 'array',
+        description: 'The current key first, then recently retired ones that still verify unexpired tokens.',
+        items: {
+          type: 'object',
+          required: ['kty', 'kid', 'n', 'e', 'alg', 'use'],
+          properties: {
+            kty: { type: 'string', const: 'RSA' },
+            kid: { type: 'string', description: 'RFC 7638 thumbprint; the `kid` header of the tokens it signed.' },
+            n: { type: 'string' },
+            e: { type: 'string' },
+            alg: { type: 'string', const: 'RS256' },
+            use: { type: 'string', const: 'sig' },
+          },
+        },
+      },
+    },
+  },
+  Liveness: {
+    type: 'object',
+    required: ['status', 'timestamp', 'commit'],
+    properties: { status: { type: 'string', const: 'healthy' }, timestamp: dateTime, commit: { type: 'string' } },
+  },
+  ServiceProbe: {
+    type: 'object',
+    required: ['status', 'latencyMs'],
+    properties: {
+      status: { type: 'string', enum: ['ok', 'degraded'] },
+      latencyMs: { type: 'number', description: '-1 when the service did not answer.' },
+    },
+  },
+  HealthSummary: {
+    type: 'object',
+    required: ['status', 'version', 'services', 'timestamp', 'commit'],
+    properties: {
+      status: { type: 'string', enum: ['ok', 'degraded'] },
+      version: { type: 'string', const: 'v1' },
+      services: {
+        type: 'object',
+        required: ['api', 'db'],
+        properties: { api: ref('ServiceProbe'), db: ref('ServiceProbe') },
+      },
+      timestamp: dateTime,
+      commit: { type: 'string' },
+      tenant: {
+        type: 'object',
+        description:
+          'With X-Bundle-ID and X-Team-ID, whether that app is registered; left out when the database is down.',
+        required: ['found', 'appRegistered', 'attestationEnabled'],
+        properties: {
+          found: { type: 'boolean' },
+          appRegistered: { type: 'boolean' },
+          attestationEnabled: { type: ['boolean', 'null'] },
+          hint: { type: 'string' },
+        },
+      },
+    },
+  },
+  ComponentHealth: {
+    type: 'object',
+    required: ['status'],
+    properties: {
+      status: { type: 'string', enum: ['healthy', 'unhealthy'] },
+      latencyMs: { type: 'number' },
+      error: { type: 'string' },
+    },
+  },
+  Readiness: {
+    type: 'object',
+    required: ['status', 'timestamp', 'components', 'version'],
+    properties: {
+      status: { type: 'string', enum: ['healthy', 'degraded'] },
+      timestamp: dateTime,
+      components: {
+        type: 'object',
+        required: ['database', 'attestation', 'featureFlags', 'jwtSigning'],
+        properties: {
+          database: ref('ComponentHealth'),
+          attestation: ref('ComponentHealth'),
+          featureFlags: ref('ComponentHealth'),
+          jwtSigning: ref('ComponentHealth'),
+        },
+      },
+      version: { type: 'string', description: 'The deployed commit.' },
+    },
+  },
+};
+
+const SDK_HEADERS: readonly ParameterObject[] = [
+  ['X-Device-ID', 'The device identifier rules and overrides match (defaults to the token subject).'],
+  ['X-App-Version', 'The app version, for `app_version` rules.'],
+  ['X-OS-Version', 'The OS version, for `os_version` rules.'],
+  ['X-Device-Model', 'The device model, for `device_model` rules.'],
+  ['X-Locale', 'The locale (else the first Accept-Language entry).'],
+  ['X-Country', 'The ISO country code, for `country` rules.'],
+  ['X-User-ID', 'Your user id, for `user_id` rules and rollouts.'],
+].map(([name, description]) => ({
+  name,
+  in: 'header',
+  required: false,
+  description,
+  schema: { type: 'string', maxLength: 200 },
+}));
+
+const deviceForm = (fields: Record<string, string>, required: readonly string[]): RequestBodyObject => ({
+  required: true,
+  content: {
+    'application/x-www-form-urlencoded': {
+      schema: {
+        type: 'object',
+        required: [...required],
+        properties: Object.fromEntries(
+          Object.entries(fields).map(([name, description]) => [name, { type: 'string', description }]),
+        ),
+      },
+    },
+  },
+});
+
+const SESSION_ID = 'The CLI session id from the verification URL.';
+const CSRF = 'The form token of the page.';
+const PAGE_ANSWERS: Record<string, ResponseObject> = {
+  '303': { description: 'Done: back to the review page (`/device?session_id=…`).' },
+  '4XX': html('The page again with what went wrong (invalid link, signed out, expired form, cross-site post).'),
+};
+
+export const ROUTE_DOCS: Record<string, RouteDoc> = {
+  'GET /api/v1/attestation/challenge': {
+    summary: 'Issue a single-use attestation challenge',
+    responses: { '200': json(ref('AttestationChallenge'), 'A fresh challenge.', RATE_LIMIT_RESPONSE_HEADERS) },
+  },
+  'POST /api/v1/attestation/validate': {
+    summary: "Verify a device's App Attest attestation and mint a token",
+    responses: {
+      '200': json(
+        ref('AttestationToken'),
+        'The attestation verified; a token for the device.',
+        RATE_LIMIT_RESPONSE_HEADERS,
+      ),
+    },
+  },
+  'POST /api/v1/attestation/refresh': {
+    summary: "Mint a new token from a known device's assertion",
+    responses: {
+      '200': json(ref('AttestationToken'), 'The assertion verified; a new token.', RATE_LIMIT_RESPONSE_HEADERS),
+    },
+  },
+  'GET /api/v1/flags': {
+    summary: "Every flag's value for this device",
+    parameters: SDK_HEADERS,
+    responses: { '200': json(ref('EvaluatedFlags'), 'The evaluated flags.', RATE_LIMIT_RESPONSE_HEADERS) },
+  },
+  'GET /api/v1/flags/stream': {
+    summary: 'Flag values as server-sent events (Business plan and above)',
+    parameters: SDK_HEADERS,
+    responses: {
+      '200': {
+        description:
+          'An event stream: `event: snapshot` with `data` as in GET /api/v1/flags on connect and after every change, and a `: heartbeat` comment every 15 s.',
+        content: { 'text/event-stream': { schema: { type: 'string' } } },
+      },
+    },
+  },
+  'GET /.well-known/jwks.json': {
+    summary: 'Public keys that verify attestation tokens',
+    responses: {
+      '200': json(ref('Jwks'), 'The JSON Web Key Set; cacheable for 5 minutes.', {
+        'Cache-Control': { schema: { type: 'string', example: 'public, max-age=300' } },
+      }),
+    },
+  },
+  'GET /health': {
+    summary: 'Liveness probe (no database access)',
+    responses: { '200': json(ref('Liveness'), 'The process answers.') },
+  },
+  'GET /api/v1/health': {
+    summary: 'Service summary, and optionally whether an app is registered',
+    responses: {
+      '200': json(ref('HealthSummary'), 'The summary; `status` is `degraded` when the database check failed.'),
+    },
+  },
+  'GET /api/v1/health/status': {
+    summary: 'Readiness probe',
+    responses: {
+      '200': json(ref('Readiness'), 'Every component is healthy.'),
+      '503': json(ref('Readiness'), 'At least one component is unhealthy.'),
+    },
+  },
+  'GET /api/v1/openapi.json': {
+    summary: 'This OpenAPI document',
+    responses: { '200': json({ type: 'object', description: 'An OpenAPI 3.1 document.' }, 'The document.') },
+  },
+  'GET /metrics': {
+    summary: 'Prometheus metrics',
+    description: 'With METRICS_TOKEN set, requires `Authorization: Bearer <METRICS_TOKEN>`.',
+    responses: {
+      '200': {
+        description: 'Prometheus text exposition format 0.0.4.',
+        content: { 'text/plain': { schema: { type: 'string' } } },
+      },
+    },
+  },
+  'POST /api/v1/billing/webhook': {
+    summary: 'Stripe webhook',
+    description: 'Authenticated by the `Stripe-Signature` header over the raw body.',
+    requestBody: {
+      required: true,
+      content: { 'application/json': { schema: { type: 'object', description: 'A Stripe event.' } } },
+    },
+  },
+  'GET /device': {
+    summary: 'Device-login page for a CLI session',
+    responses: {
+      '200': html('Sign in, choose an organization, or review the request.'),
+      '4XX': html('Why there is nothing to do: invalid link, unknown, decided or expired request.'),
+    },
+  },
+  'POST /device/login': {
+    summary: 'Sign in from the device-login page',
+    requestBody: deviceForm({ session_id: SESSION_ID, email: 'E-mail address.', password: 'Password.' }, [
+      'session_id',
+    ]),
+    responses: PAGE_ANSWERS,
+  },
+  'POST /device/approve': {
+    summary: 'Approve the CLI session',
+    requestBody: deviceForm({ session_id: SESSION_ID, csrf_token: CSRF }, ['session_id', 'csrf_token']),
+    responses: { '200': html('Approved: the CLI is signed in.'), '4XX': PAGE_ANSWERS['4XX'] },
+  },
+  'POST /device/deny': {
+    summary: 'Deny the CLI session',
+    requestBody: deviceForm({ session_id: SESSION_ID, csrf_token: CSRF }, ['session_id', 'csrf_token']),
+    responses: { '200': html('Denied.'), '4XX': PAGE_ANSWERS['4XX'] },
+  },
+  'POST /device/organization': {
+    summary: 'Switch organization on the device-login page',
+    requestBody: deviceForm({ session_id: SESSION_ID, csrf_token: CSRF, slug: 'The organization to act in.' }, [
+      'session_id',
+      'csrf_token',
+      'slug',
+    ]),
+    responses: PAGE_ANSWERS,
+  },
+  'POST /device/logout': {
+    summary: 'Sign out on the device-login page',
+    requestBody: deviceForm({ session_id: SESSION_ID, csrf_token: CSRF }, ['session_id', 'csrf_token']),
+    responses: PAGE_ANSWERS,
+  },
+};

@@ -1,0 +1,330 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { RequestMethod } from '@nestjs/common';
+import { METHOD_METADATA, PATH_METADATA, ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
+import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum.js';
+import { ModulesContainer, Reflector } from '@nestjs/core';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { ACCESS_KEY, type AccessRule } from '../../src/common/access/access.decorator.js';
+import { OpenApiDocumentService } from '../../src/openapi/openapi-document.service.js';
+import { ROUTE_DOCS } from '../../src/openapi/route-docs.js';
+import { createApiKey, createOrg } from '../factories/identity.js';
+import { createAppRow } from '../factories/organization.js';
+import { startTestApp, type TestApp } from '../harness/test-app.js';
+
+// JSON documents are walked freely in the assertions.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;
+
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+
+/** `/api/v1/apps/:appID` → `/api/v1/apps/{appID}`. */
+const toOpenApiPath = (path: string) => path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+const key = (method: string, path: string) => `${method.toUpperCase()} ${path}`;
+
+/** Every route the running app's Express router serves, apart from the Swagger UI page and its assets. */
+function expressRoutes(t: TestApp): string[] {
+  const router = (t.app.getHttpAdapter().getInstance() as { router: { stack: Json[] } }).router;
+  const routes = new Set<string>();
+  for (const layer of router.stack) {
+    const route = layer.route as { path: string; methods: Record<string, boolean> } | undefined;
+    if (!route || route.path === '/docs' || route.path.startsWith('/docs/')) continue;
+    for (const [method, on] of Object.entries(route.methods))
+      if (on) routes.add(key(method, toOpenApiPath(route.path)));
+  }
+  return [...routes].sort();
+}
+
+interface DeclaredRoute {
+  readonly access: AccessRule | undefined;
+  readonly hasBody: boolean;
+}
+
+/** What each controller method declares, read from Nest's metadata independently of src/openapi. */
+function declaredRoutes(t: TestApp): Map<string, DeclaredRoute> {
+  const reflector = new Reflector();
+  const routes = new Map<string, DeclaredRoute>();
+  for (const module of t.app.get(ModulesContainer).values()) {
+    for (const wrapper of module.controllers.values()) {
+      const controller = wrapper.metatype as (new () => object) | null;
+      if (!controller) continue;
+      const base = String(Reflect.getMetadata(PATH_METADATA, controller) ?? '');
+      for (const name of Object.getOwnPropertyNames(controller.prototype)) {
+        const handler = (controller.prototype as Json)[name];
+        if (typeof handler !== 'function' || Reflect.getMetadata(METHOD_METADATA, handler) === undefined) continue;
+        const method = RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod].toLowerCase();
+        const path = `/${[base, String(Reflect.getMetadata(PATH_METADATA, handler))].join('/')}`
+          .replace(/\/+/g, '/')
+          .replace(/(.)\/$/, '$1');
+        const args = Object.keys(Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, name) ?? {});
+        routes.set(key(method, toOpenApiPath(path)), {
+          access: reflector.getAllAndOverride<AccessRule | undefined>(ACCESS_KEY, [handler, controller]),
+          hasBody: args.some((arg) => arg.startsWith(`${RouteParamtypes.BODY}:`)),
+        });
+      }
+    }
+  }
+  return routes;
+}
+
+function operations(document: Json): Map<string, Json> {
+  const found = new Map<string, Json>();
+  for (const [path, item] of Object.entries(document.paths as Json)) {
+    for (const method of HTTP_METHODS) if (item[method]) found.set(key(method, path), item[method]);
+  }
+  return found;
+}
+
+function resolve(document: Json, node: Json): Json {
+  let current = node;
+  for (let hops = 0; typeof current?.$ref === 'string'; hops++) {
+    if (hops > 10 || !current.$ref.startsWith('#/')) throw new Error(`cannot resolve ${current.$ref}`);
+    current = current.$ref
+      .slice(2)
+      .split('/')
+      .reduce((at: Json | undefined, part: string) => at?.[part] as Json | undefined, document) as Json;
+    if (current === undefined) throw new Error(`dangling reference ${node.$ref}`);
+  }
+  return current;
+}
+
+function allRefs(node: unknown, found: string[] = []): string[] {
+  if (Array.isArray(node)) node.forEach((item) => allRefs(item, found));
+  else if (node && typeof node === 'object') {
+    for (const [name, value] of Object.entries(node)) {
+      if (name === '$ref' && typeof value === 'string') found.push(value);
+      else allRefs(value, found);
+    }
+  }
+  return found;
+}
+
+/**
+ * The problems of `value` against a documented schema: enough JSON Schema (references, types,
+ * required, properties, additionalProperties, items, enum/const, allOf) to hold the hand-written
+ * response shapes to what the service really answers.
+ */
+function schemaProblems(document: Json, schemaOrRef: Json, value: unknown, at = '$'): string[] {
+  const schema = resolve(document, schemaOrRef);
+  const problems: string[] = [];
+  for (const part of schema.allOf ?? []) problems.push(...schemaProblems(document, part, value, at));
+  const types = schema.type === undefined ? [] : ([] as string[]).concat(schema.type);
+  const typeOf = (v: unknown) =>
+    v === null ? 'null' : Array.isArray(v) ? 'array' : Number.isInteger(v) ? 'integer' : typeof v;
+  if (
+    types.length &&
+    !types.some((type) => type === typeOf(value) || (type === 'number' && typeOf(value) === 'integer'))
+  ) {
+    return [...problems, `${at}: ${typeOf(value)} is not ${types.join('|')}`];
+  }
+  if ('const' in schema && value !== schema.const) problems.push(`${at}: ${String(value)} is not ${schema.const}`);
+  if (schema.enum && !schema.enum.includes(value))
+    problems.push(`${at}: ${String(value)} is not one of ${schema.enum}`);
+  if (typeOf(value) === 'object') {
+    const object = value as Json;
+    for (const name of schema.required ?? []) if (!(name in object)) problems.push(`${at}.${name}: missing`);
+    for (const [name, member] of Object.entries(object)) {
+      const property = schema.properties?.[name] ?? schema.additionalProperties;
+      if (
+        property === false ||
+        (property === undefined && schema.properties && schema.additionalProperties === undefined)
+      ) {
+        problems.push(`${at}.${name}: not documented`);
+      } else if (property && property !== true) {
+        problems.push(...schemaProblems(document, property, member, `${at}.${name}`));
+      }
+    }
+  }
+  if (Array.isArray(value) && schema.items) {
+    value.forEach((item, index) => problems.push(...schemaProblems(document, schema.items, item, `${at}[${index}]`)));
+  }
+  return problems;
+}
+
+describe('OpenAPI document (GET /api/v1/openapi.json) and /docs', () => {
+  let t: TestApp;
+  let document: Json;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    const response = await t.http().get('/api/v1/openapi.json').expect(200);
+    expect(response.headers['content-type']).toMatch(/^application\/json/);
+    document = response.body as Json;
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('is a valid OpenAPI 3.1 document', async () => {
+    const validator = new Validator();
+    const result = await validator.validate(structuredClone(document));
+    expect(result.errors).toBeUndefined();
+    expect(result.valid).toBe(true);
+    expect(validator.version).toBe('3.1');
+    expect(document.openapi).toBe('3.1.0');
+  });
+
+  it('has no dangling references and unique operation ids', () => {
+    for (const ref of new Set(allRefs(document))) expect(() => resolve(document, { $ref: ref })).not.toThrow();
+    const ids = [...operations(document).values()].map((operation) => operation.operationId as string);
+    expect(ids.every(Boolean)).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('documents exactly the routes the app serves', () => {
+    const served = expressRoutes(t);
+    expect(served.length).toBeGreaterThan(100);
+    expect(served).toContain('GET /api/v1/openapi.json');
+    expect([...operations(document).keys()].sort()).toEqual(served);
+  });
+
+  it('has a served route for every hand-written route description', () => {
+    const documented = [...operations(document).keys()];
+    for (const route of Object.keys(ROUTE_DOCS)) expect(documented).toContain(route);
+  });
+
+  it('gives every route a described success response and the error envelope', () => {
+    const missing: string[] = [];
+    for (const [route, operation] of operations(document)) {
+      const responses = Object.entries(operation.responses ?? {}).map(
+        ([status, response]) => [status, resolve(document, response as Json)] as const,
+      );
+      const described = responses.filter(
+        ([, response]) => typeof response.description === 'string' && response.description,
+      );
+      if (described.length !== responses.length) missing.push(`${route}: a response without a description`);
+      if (!described.some(([status]) => /^[23]/.test(status))) missing.push(`${route}: no success response`);
+      const errors = responses.filter(([status]) => /^[45]|^default$/.test(status));
+      if (!errors.length) missing.push(`${route}: no error response`);
+    }
+    expect(missing).toEqual([]);
+
+    const envelope = document.components.schemas.Error;
+    expect(envelope.required).toEqual(['error', 'code', 'requestId']);
+    expect(Object.keys(envelope.properties)).toEqual(['error', 'code', 'hint', 'requestId', 'fields']);
+  });
+
+  it('gives every route with a body a request schema', () => {
+    const declared = declaredRoutes(t);
+    const withBody = [...declared].filter(([, route]) => route.hasBody).map(([route]) => route);
+    expect(withBody.length).toBeGreaterThan(40);
+    const ops = operations(document);
+    for (const route of withBody) {
+      const content = ops.get(route)?.requestBody?.content as Json | undefined;
+      const schema = content?.['application/json']?.schema as Json | undefined;
+      expect([route, schema && resolve(document, schema).type]).toEqual([route, 'object']);
+    }
+  });
+
+  it('documents request DTOs from their validation rules', () => {
+    const schemas = document.components.schemas;
+    const validate = resolve(
+      document,
+      operations(document).get('POST /api/v1/attestation/validate')!.requestBody.content['application/json'].schema,
+    );
+    expect(validate.required).toEqual(expect.arrayContaining(['keyId', 'attestationObject', 'challenge']));
+    expect(validate.additionalProperties).toBe(false);
+    expect(validate.properties.challenge).toMatchObject({ type: 'string', maxLength: 200 });
+    // Nested DTOs are components of their own.
+    expect(schemas.CreateAppDto.properties.jwtConfiguration.$ref).toBe('#/components/schemas/JwtConfigurationDto');
+    expect(schemas.FlagRuleDto.properties.conditions.items.$ref).toBe('#/components/schemas/FlagConditionDto');
+    // A query DTO becomes one parameter per property.
+    expect(operations(document).get('GET /api/v1/flags')!.parameters).toContainEqual(
+      expect.objectContaining({ name: 'environment', in: 'query', required: false }),
+    );
+  });
+
+  it('asks for no credentials on public routes and for the declared ones elsewhere', () => {
+    const declared = declaredRoutes(t);
+    const ops = operations(document);
+    const schemes = Object.keys(document.components.securitySchemes);
+    expect(schemes.sort()).toEqual(['apiKey', 'attestationToken', 'bundleId', 'session', 'teamId']);
+    expect(document.components.securitySchemes.session).toMatchObject({
+      type: 'apiKey',
+      in: 'cookie',
+      name: 'attestly.sid',
+    });
+    let publicRoutes = 0;
+    for (const [route, { access }] of declared) {
+      const operation = ops.get(route)!;
+      expect([route, access === undefined]).toEqual([route, false]);
+      if (access?.public) {
+        publicRoutes++;
+        expect([route, operation.security ?? []]).toEqual([route, []]);
+        continue;
+      }
+      const security = operation.security as Record<string, string[]>[];
+      expect([route, security.length > 0]).toEqual([route, true]);
+      for (const requirement of security) {
+        for (const scheme of Object.keys(requirement)) expect(schemes).toContain(scheme);
+        if (access?.tenant) expect([route, requirement.bundleId, requirement.teamId]).toEqual([route, [], []]);
+      }
+      if (access?.session) expect(security).toContainEqual(expect.objectContaining({ session: [access.session] }));
+      if (access?.apiKey) expect(security).toContainEqual(expect.objectContaining({ apiKey: [...access.apiKey] }));
+      if (access?.deviceToken) expect(security).toContainEqual(expect.objectContaining({ attestationToken: [] }));
+      expect(operation.responses['401']).toEqual({ $ref: '#/components/responses/Unauthorized' });
+    }
+    expect(publicRoutes).toBeGreaterThan(5);
+    expect(ops.get('GET /api/v1/openapi.json')!.security).toEqual([]);
+  });
+
+  it('describes the SDK hot paths as the service answers them', async () => {
+    const ops = operations(document);
+    const documented = (route: string, status = '200') =>
+      ops.get(route)!.responses[status].content['application/json'].schema as Json;
+
+    for (const [route, url] of [
+      ['GET /health', '/health'],
+      ['GET /api/v1/health', '/api/v1/health'],
+      ['GET /api/v1/health/status', '/api/v1/health/status'],
+      ['GET /.well-known/jwks.json', '/.well-known/jwks.json'],
+    ]) {
+      const response = await t.http().get(url).expect(200);
+      expect([route, schemaProblems(document, documented(route), response.body)]).toEqual([route, []]);
+    }
+
+    const org = await createOrg(t);
+    const app = await createAppRow(t, org);
+    const tenant = { 'X-Bundle-ID': app.bundleId, 'X-Team-ID': app.teamId };
+    const challenge = await t.http().get('/api/v1/attestation/challenge').set(tenant).expect(200);
+    expect(schemaProblems(document, documented('GET /api/v1/attestation/challenge'), challenge.body)).toEqual([]);
+    const apiKey = await createApiKey(t, org, []);
+    const flags = await t.http().get('/api/v1/flags').set(tenant).set('Authorization', `Bearer ${apiKey}`).expect(200);
+    expect(schemaProblems(document, documented('GET /api/v1/flags'), flags.body)).toEqual([]);
+    for (const route of ['POST /api/v1/attestation/validate', 'POST /api/v1/attestation/refresh']) {
+      expect(documented(route)).toEqual({ $ref: '#/components/schemas/AttestationToken' });
+    }
+
+    // Errors answer the documented envelope, with `fields` on 422.
+    const invalid = await t.http().post('/api/v1/attestation/validate').set(tenant).send({ keyId: 7 }).expect(422);
+    expect(ops.get('POST /api/v1/attestation/validate')!.responses['422']).toEqual({
+      $ref: '#/components/responses/ValidationFailed',
+    });
+    const validationError = resolve(document, { $ref: '#/components/responses/ValidationFailed' }).content[
+      'application/json'
+    ].schema;
+    expect(schemaProblems(document, validationError, invalid.body)).toEqual([]);
+    const unknownApp = await t
+      .http()
+      .get('/api/v1/attestation/challenge')
+      .set({ ...tenant, 'X-Team-ID': 'ZZZZZZZZZZ' })
+      .expect(404);
+    expect(schemaProblems(document, { $ref: '#/components/schemas/Error' }, unknownApp.body)).toEqual([]);
+  });
+
+  it('is built once per process', async () => {
+    const service = t.app.get(OpenApiDocumentService);
+    expect(service.get()).toBe(service.get());
+    const again = await t.http().get('/api/v1/openapi.json').expect(200);
+    expect(again.body).toEqual(document);
+  });
+
+  it('serves the interactive page at /docs without credentials', async () => {
+    const page = await t.http().get('/docs').expect(200);
+    expect(page.headers['content-type']).toMatch(/^text\/html/);
+    expect(page.text).toContain('<div id="swagger-ui">');
+    const init = await t.http().get('/docs/swagger-ui-init.js').expect(200);
+    expect(init.text).toContain('/api/v1/openapi.json');
+    expect(init.text).toContain('"openapi": "3.1.0"');
+    await t.http().get('/docs/swagger-ui-bundle.js').expect(200);
+  });
+});
