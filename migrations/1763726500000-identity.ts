@@ -29,9 +29,7 @@ export class Identity1763726500000 implements MigrationInterface {
         role text NOT NULL CHECK (role IN ('viewer', 'member', 'admin', 'owner')),
         created_at timestamptz NOT NULL DEFAULT now()
       )`);
-    await queryRunner.query(
-      `CREATE UNIQUE INDEX memberships_org_user_key ON memberships (organization_id, user_id)`,
-    );
+    await queryRunner.query(`CREATE UNIQUE INDEX memberships_org_user_key ON memberships (organization_id, user_id)`);
     await queryRunner.query(`CREATE INDEX memberships_user_idx ON memberships (user_id)`);
 
     await queryRunner.query(`
@@ -126,7 +124,16 @@ export class Identity1763726500000 implements MigrationInterface {
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
-    for (const table of ['audit_logs', 'cli_sessions', 'api_keys', 'invites', 'auth_tokens', 'sessions', 'memberships', 'users']) {
+    for (const table of [
+      'audit_logs',
+      'cli_sessions',
+      'api_keys',
+      'invites',
+      'auth_tokens',
+      'sessions',
+      'memberships',
+      'users',
+    ]) {
       await queryRunner.query(`DROP TABLE ${table}`);
     }
   }

@@ -52,7 +52,9 @@ export class DevicesAttestation1763726600000 implements MigrationInterface {
         risk_score integer,
         created_at timestamptz NOT NULL DEFAULT now()
       )`);
-    await queryRunner.query(`CREATE INDEX device_events_org_created_idx ON device_events (organization_id, created_at DESC)`);
+    await queryRunner.query(
+      `CREATE INDEX device_events_org_created_idx ON device_events (organization_id, created_at DESC)`,
+    );
     await queryRunner.query(`CREATE INDEX device_events_app_created_idx ON device_events (app_id, created_at DESC)`);
     await queryRunner.query(`CREATE INDEX device_events_device_idx ON device_events (device_id, created_at DESC)`);
 
@@ -92,11 +94,20 @@ export class DevicesAttestation1763726600000 implements MigrationInterface {
         retired_at timestamptz,
         created_at timestamptz NOT NULL DEFAULT now()
       )`);
-    await queryRunner.query(`CREATE UNIQUE INDEX signing_keys_one_current ON signing_keys (is_current) WHERE is_current`);
+    await queryRunner.query(
+      `CREATE UNIQUE INDEX signing_keys_one_current ON signing_keys (is_current) WHERE is_current`,
+    );
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
-    for (const table of ['signing_keys', 'mad_counters', 'mad_devices', 'attestation_challenges', 'device_events', 'devices']) {
+    for (const table of [
+      'signing_keys',
+      'mad_counters',
+      'mad_devices',
+      'attestation_challenges',
+      'device_events',
+      'devices',
+    ]) {
       await queryRunner.query(`DROP TABLE ${table}`);
     }
   }

@@ -6,6 +6,7 @@ import { WebhooksEntitlements1763726900000 } from './1763726900000-webhooks-enti
 import { FeatureFlags1763727000000 } from './1763727000000-feature-flags.js';
 import { FeedbackSupportReleaseNotes1763727100000 } from './1763727100000-feedback-support-release-notes.js';
 import { OrganizationAdmin1763726700000 } from './1763726700000-organization-admin.js';
+import { RiskCompliance1763727200000 } from './1763727200000-risk-compliance.js';
 
 /** Every migration, in order. Migrations are never edited after they land. */
 export const migrations = [
@@ -17,4 +18,5 @@ export const migrations = [
   WebhooksEntitlements1763726900000,
   FeatureFlags1763727000000,
   FeedbackSupportReleaseNotes1763727100000,
+  RiskCompliance1763727200000,
 ];

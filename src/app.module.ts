@@ -28,6 +28,9 @@ import { EntitlementsModule } from './entitlements/entitlements.module.js';
 import { FeedbackModule } from './feedback/feedback.module.js';
 import { SupportModule } from './support/support.module.js';
 import { ReleaseNotesModule } from './release-notes/release-notes.module.js';
+import { ComplianceModule } from './compliance/compliance.module.js';
+import { RiskAlertsModule } from './risk-alerts/risk-alerts.module.js';
+import { OpenApiModule } from './openapi/openapi.module.js';
 
 @Module({})
 export class AppModule {
@@ -60,6 +63,9 @@ export class AppModule {
         FeedbackModule,
         SupportModule,
         ReleaseNotesModule,
+        ComplianceModule,
+        RiskAlertsModule,
+        OpenApiModule,
       ],
       providers: [
         { provide: APP_GUARD, useClass: AccessGuard },

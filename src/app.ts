@@ -2,15 +2,16 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Logger } from 'pino';
-import { pinoHttp } from 'pino-http';
 import { AppModule } from './app.module.js';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter.js';
 import { requestContext } from './common/http/request-context.js';
 import { PinoNestLogger } from './common/logging/logger.js';
+import { requestLogger } from './common/logging/request-logger.js';
 import { createValidationPipe } from './common/validation/validation.js';
 import { DataSource } from 'typeorm';
 import { setUpSessions } from './auth/session/session-setup.js';
 import type { AppConfig } from './config/app-config.js';
+import { setUpOpenApi } from './openapi/setup.js';
 
 export const BODY_LIMIT = '1mb';
 
@@ -25,27 +26,17 @@ export async function createApp(config: AppConfig & { databaseUrl: string }, log
   });
   const errors = new AllExceptionsFilter(logger);
   app.disable('x-powered-by');
-  app.set('trust proxy', 'loopback');
+  app.set('trust proxy', config.trustProxy);
   app.set('query parser', 'simple');
   app.use(requestContext(config.serviceCommit));
-  app.use(
-    pinoHttp({
-      logger,
-      genReqId: (request) => (request as { requestId?: string }).requestId ?? '',
-      customLogLevel: (_request, response, error) =>
-        error || response.statusCode >= 500 ? 'error' : response.statusCode >= 400 ? 'info' : 'debug',
-      serializers: {
-        req: (request: { method: string; url: string }) => ({ method: request.method, url: request.url }),
-        res: (response: { statusCode: number }) => ({ statusCode: response.statusCode }),
-      },
-    }),
-  );
+  app.use(requestLogger(logger));
   app.useBodyParser('json', { limit: BODY_LIMIT });
   app.useBodyParser('urlencoded', { limit: BODY_LIMIT, extended: false });
   await setUpSessions(app, config, app.get(DataSource));
   app.use(errors.middleware);
   app.useGlobalFilters(errors);
   app.useGlobalPipes(createValidationPipe());
+  setUpOpenApi(app);
   app.enableShutdownHooks([]);
   return app;
 }

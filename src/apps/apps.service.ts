@@ -6,7 +6,13 @@ import { AppException, conflict, forbidden, notFound } from '../common/errors/ap
 import { tierDefinition } from '../common/tiers.js';
 import { AuditService } from '../audit/audit.service.js';
 import { isUniqueViolation } from '../auth/auth.service.js';
-import { App, DEFAULT_JWT_CONFIGURATION, DEFAULT_RISK_THRESHOLDS, jwtConfigurationOf, riskThresholdsOf } from './app.entity.js';
+import {
+  App,
+  DEFAULT_JWT_CONFIGURATION,
+  DEFAULT_RISK_THRESHOLDS,
+  jwtConfigurationOf,
+  riskThresholdsOf,
+} from './app.entity.js';
 import type { CreateAppDto, UpdateAppDto } from './apps.dto.js';
 import { TenantResolver } from './tenant-resolver.js';
 

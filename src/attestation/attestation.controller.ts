@@ -28,13 +28,21 @@ export class AttestationController {
 
   @Post('validate')
   @HttpCode(200)
-  async validate(@Req() request: Request, @Res({ passthrough: true }) response: Response, @Body() body: ValidateAttestationDto) {
+  async validate(
+    @Req() request: Request,
+    @Res({ passthrough: true }) response: Response,
+    @Body() body: ValidateAttestationDto,
+  ) {
     return this.attestation.validate(await this.limit(request, response, 'validate', 'attest'), body);
   }
 
   @Post('refresh')
   @HttpCode(200)
-  async refresh(@Req() request: Request, @Res({ passthrough: true }) response: Response, @Body() body: RefreshAttestationDto) {
+  async refresh(
+    @Req() request: Request,
+    @Res({ passthrough: true }) response: Response,
+    @Body() body: RefreshAttestationDto,
+  ) {
     return this.attestation.refresh(await this.limit(request, response, 'validate', 'attest'), body);
   }
 
@@ -47,7 +55,12 @@ export class AttestationController {
   ): Promise<Tenant> {
     const tenant = request.tenant!;
     if (perIp) await this.rateLimit.enforcePerIp(response, perIp, request.ip);
-    await this.rateLimit.enforce(response, bucket, tenant.organizationId, tierDefinition(tenant.serviceTier).rates[bucket]);
+    await this.rateLimit.enforce(
+      response,
+      bucket,
+      tenant.organizationId,
+      tierDefinition(tenant.serviceTier).rates[bucket],
+    );
     return tenant;
   }
 }

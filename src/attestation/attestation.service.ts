@@ -10,6 +10,7 @@ import { queryRows } from '../database/sql.js';
 import type { Tenant } from '../apps/tenant-resolver.js';
 import { scoreRisk } from '../devices/risk-score.js';
 import { MadService } from '../usage/mad.service.js';
+import { RiskAlertsService } from '../risk-alerts/risk-alerts.service.js';
 import { WebhookEvents, type DeviceFacts } from '../webhooks/webhook-events.js';
 import {
   challengeClientDataHashes,
@@ -47,6 +48,7 @@ interface DeviceRow {
 /** What the admission transaction learnt before a refusal rolled it back. */
 interface AttemptFacts {
   scored: DeviceFacts | null;
+  isNewDevice: boolean;
 }
 
 /** Malformed input rather than a failed check: 400 instead of 401. */
@@ -72,6 +74,7 @@ export class AttestationService {
     private readonly tokens: TokenService,
     private readonly mad: MadService,
     private readonly webhooks: WebhookEvents,
+    private readonly riskAlerts: RiskAlertsService,
   ) {
     this.trustStore = createTrustStore(readFileSync(config.appAttestRootCaPath, 'utf8'));
   }
@@ -96,7 +99,14 @@ export class AttestationService {
       throw new AppException(403, 'receipt_missing', 'This app requires an App Store receipt in the attestation');
     }
     return this.withFailureEvents(tenant, input.keyId, 'attestation', async (manager, seen) => {
-      const device = await this.upsertAttestedDevice(manager, tenant, input, result.publicKeyPem, result.environment, result.receipt);
+      const device = await this.upsertAttestedDevice(
+        manager,
+        tenant,
+        input,
+        result.publicKeyPem,
+        result.environment,
+        result.receipt,
+      );
       return this.admit(manager, tenant, device, input.keyId, 'attestation', device.inserted, seen);
     });
   }
@@ -132,7 +142,8 @@ export class AttestationService {
         `UPDATE devices SET sign_counter = $2 WHERE id = $1 AND sign_counter < $2 RETURNING ${DEVICE_COLUMNS}`,
         [known.id, result.counter],
       );
-      if (!advanced.length) throw attestationFailure('counter_not_increasing', 'The assertion counter did not increase');
+      if (!advanced.length)
+        throw attestationFailure('counter_not_increasing', 'The assertion counter did not increase');
       const device = await this.touchDevice(manager, advanced[0].id, input, false);
       return this.admit(manager, tenant, device, input.keyId, 'assertion', false, seen);
     });
@@ -160,13 +171,19 @@ export class AttestationService {
     });
     const scored = deviceFacts(keyId, device, risk.score);
     seen.scored = scored;
+    seen.isNewDevice = isNewDevice;
     if (thresholds.blockOnJailbreak && device.jailbreak_detected) {
       throw new AppException(403, 'jailbreak_detected', 'This app does not accept jailbroken devices');
     }
     if (risk.score > thresholds.maxAllowedRiskScore) {
-      throw new AppException(403, 'risk_threshold_exceeded', `The device's risk score ${risk.score} is above the app's limit`, {
-        hint: `Signals: ${risk.reasons.join(', ')}`,
-      });
+      throw new AppException(
+        403,
+        'risk_threshold_exceeded',
+        `The device's risk score ${risk.score} is above the app's limit`,
+        {
+          hint: `Signals: ${risk.reasons.join(', ')}`,
+        },
+      );
     }
     if (device.attestation_count < thresholds.minAttestationCount) {
       throw new AppException(403, 'insufficient_attestation_history', 'This device has not attested often enough yet', {
@@ -191,9 +208,18 @@ export class AttestationService {
     eventType: 'attestation' | 'assertion',
     work: (manager: EntityManager, seen: AttemptFacts) => Promise<T>,
   ): Promise<T> {
-    const seen: AttemptFacts = { scored: null };
+    const seen: AttemptFacts = { scored: null, isNewDevice: false };
     try {
-      return await this.dataSource.transaction((manager) => work(manager, seen));
+      const admitted = await this.dataSource.transaction((manager) => work(manager, seen));
+      // After commit, so the evaluation counts this event; it never delays the answer.
+      this.riskAlerts.onDeviceEvent(tenant, {
+        keyId,
+        result: 'success',
+        riskScore: seen.scored?.riskScore ?? null,
+        isNewDevice: seen.isNewDevice,
+        errorCode: null,
+      });
+      return admitted;
     } catch (error) {
       if (error instanceof AppException && error.getStatus() < 500) {
         const device = await this.findDevice(this.dataSource.manager, tenant.appId, keyId);
@@ -317,6 +343,13 @@ export class AttestationService {
         [deviceId, code],
       );
     }
+    this.riskAlerts.onDeviceEvent(tenant, {
+      keyId,
+      result: 'failure',
+      riskScore: scored?.riskScore ?? null,
+      isNewDevice: false,
+      errorCode: code,
+    });
     await this.webhooks.attestationFailed(this.dataSource.manager, tenant, { keyId, errorCode: code, scored });
   }
 }

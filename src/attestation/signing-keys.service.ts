@@ -91,7 +91,11 @@ export class SigningKeysService implements OnModuleInit {
     await manager.query(
       `INSERT INTO signing_keys (kid, private_key_pem, public_jwk, is_current) VALUES ($1, $2, $3, true)
        ON CONFLICT (kid) DO UPDATE SET is_current = true, retired_at = NULL`,
-      [kid, privateKey.export({ type: 'pkcs8', format: 'pem' }), JSON.stringify({ ...jwk, kid, alg: 'RS256', use: 'sig' })],
+      [
+        kid,
+        privateKey.export({ type: 'pkcs8', format: 'pem' }),
+        JSON.stringify({ ...jwk, kid, alg: 'RS256', use: 'sig' }),
+      ],
     );
     return kid;
   }

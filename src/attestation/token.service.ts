@@ -72,7 +72,9 @@ export class TokenService {
       env: subject.environment,
       risk_score: subject.riskScore,
       subscription,
-      ...(jwt.includeAppMetadata ? { bundle_id: tenant.bundleId, team_id: tenant.teamId, app_name: tenant.appName } : {}),
+      ...(jwt.includeAppMetadata
+        ? { bundle_id: tenant.bundleId, team_id: tenant.teamId, app_name: tenant.appName }
+        : {}),
     });
     const token = await new SignJWT(claims)
       .setProtectedHeader({ alg: 'RS256', kid: key.kid, typ: 'JWT' })

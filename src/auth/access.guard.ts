@@ -98,7 +98,7 @@ export class AccessGuard implements CanActivate {
     const teamId = request.headers['x-team-id'];
     if (typeof bundleId !== 'string' || !bundleId || typeof teamId !== 'string' || !teamId) {
       throw badRequest('The X-Bundle-ID and X-Team-ID headers are required', {
-        hint: 'Send the app\'s Bundle ID and developer Team ID',
+        hint: "Send the app's Bundle ID and developer Team ID",
       });
     }
     const tenant = await this.tenants.resolve(bundleId, teamId);
@@ -107,8 +107,10 @@ export class AccessGuard implements CanActivate {
         hint: 'Register the app in the dashboard; both values must match exactly',
       });
     }
-    if (!tenant.organizationActive) throw new AppException(403, 'organization_inactive', 'The organization is not active');
-    if (!tenant.appActive) throw new AppException(403, 'app_inactive', 'The app is deactivated', { hint: 'Activate it in the dashboard' });
+    if (!tenant.organizationActive)
+      throw new AppException(403, 'organization_inactive', 'The organization is not active');
+    if (!tenant.appActive)
+      throw new AppException(403, 'app_inactive', 'The app is deactivated', { hint: 'Activate it in the dashboard' });
     return tenant;
   }
 

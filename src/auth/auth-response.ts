@@ -32,7 +32,11 @@ export async function buildAuthResponse(dataSource: DataSource, userId: string, 
     row?.org_id && row.org_tier
       ? { id: row.org_id, name: row.org_name, slug: row.org_slug, serviceTier: row.org_tier }
       : null;
-  const role = organization ? (row.role ?? (row.is_super_admin ? 'owner' : 'none')) : row.is_super_admin ? 'super_admin' : 'none';
+  const role = organization
+    ? (row.role ?? (row.is_super_admin ? 'owner' : 'none'))
+    : row.is_super_admin
+      ? 'super_admin'
+      : 'none';
   return {
     user: {
       id: row.id,

@@ -68,7 +68,11 @@ export class AuthController {
   @Post('forgot-password')
   @Public()
   @HttpCode(200)
-  async forgotPassword(@Req() request: Request, @Res({ passthrough: true }) response: Response, @Body() body: ForgotPasswordDto) {
+  async forgotPassword(
+    @Req() request: Request,
+    @Res({ passthrough: true }) response: Response,
+    @Body() body: ForgotPasswordDto,
+  ) {
     await this.rateLimit.enforcePerIp(response, 'passwordReset', request.ip);
     await this.auth.forgotPassword(body.email);
     return { message: FORGOT_PASSWORD_MESSAGE };
@@ -78,7 +82,11 @@ export class AuthController {
   @Public()
   @HttpCode(200)
   @InvalidInputStatus(400)
-  async resetPassword(@Req() request: Request, @Res({ passthrough: true }) response: Response, @Body() body: ResetPasswordDto) {
+  async resetPassword(
+    @Req() request: Request,
+    @Res({ passthrough: true }) response: Response,
+    @Body() body: ResetPasswordDto,
+  ) {
     await this.rateLimit.enforcePerIp(response, 'passwordReset', request.ip);
     await this.auth.resetPassword(body.token, body.password, body.confirm_password);
     return { message: 'Your password has been changed. Sign in with the new password.' };
@@ -89,7 +97,9 @@ export class AuthController {
   @HttpCode(200)
   async changeEmail(@Auth() auth: AuthContext, @Body() body: ChangeEmailDto) {
     await this.auth.changeEmail(auth.caller as SessionCaller, body.new_email);
-    return { message: `A confirmation link has been sent to ${body.new_email}. Your current address stays active until you confirm.` };
+    return {
+      message: `A confirmation link has been sent to ${body.new_email}. Your current address stays active until you confirm.`,
+    };
   }
 
   @Post('confirm-email-change')
@@ -104,7 +114,8 @@ export class AuthController {
   @Get('verify-email')
   @Public()
   async verifyEmail(@Req() request: Request, @Query('token') token?: unknown) {
-    if (typeof token !== 'string' || token === '') throw badRequest('token: is required', { hint: 'Use the link from the confirmation mail' });
+    if (typeof token !== 'string' || token === '')
+      throw badRequest('token: is required', { hint: 'Use the link from the confirmation mail' });
     const userId = await this.auth.verifyEmail(token);
     const organizationId = await this.auth.defaultOrganization(userId);
     await this.startSession(request, userId, organizationId);

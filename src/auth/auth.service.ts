@@ -4,7 +4,15 @@ import { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import type { SessionCaller } from '../common/access/auth-context.js';
-import { AppException, badRequest, conflict, forbidden, gone, notFound, tooManyRequests } from '../common/errors/app-exception.js';
+import {
+  AppException,
+  badRequest,
+  conflict,
+  forbidden,
+  gone,
+  notFound,
+  tooManyRequests,
+} from '../common/errors/app-exception.js';
 import { sha256Hex } from '../common/crypto.js';
 import { AuditService } from '../audit/audit.service.js';
 import { MailService } from '../mail/mail.service.js';
@@ -104,6 +112,7 @@ export class AuthService {
       if (!record) {
         throw new AppException(HttpStatus.UNPROCESSABLE_ENTITY, 'invalid_token', 'The link is invalid or has expired', {
           hint: 'Sign up again or ask for a new link',
+          fields: [{ field: 'token', message: 'is invalid or has expired' }],
         });
       }
       await manager.query(
@@ -126,7 +135,11 @@ export class AuthService {
       if ((await this.tokens.activeCount(manager, user.id, 'reset_password')) >= MAX_ACTIVE_TOKENS) return null;
       return this.tokens.issue(manager, user.id, 'reset_password');
     });
-    if (token) this.mail.sendLater({ to: user.email, ...mailTemplates.resetPassword(this.link('/reset-password', token, 'dashboard')) });
+    if (token)
+      this.mail.sendLater({
+        to: user.email,
+        ...mailTemplates.resetPassword(this.link('/reset-password', token, 'dashboard')),
+      });
   }
 
   /** Sets the password, then invalidates every other reset link and every session of the user. */
@@ -279,16 +292,19 @@ export class AuthService {
 
   /** Links to API routes use BASE_URL; links to dashboard pages the first dashboard origin. */
   private link(path: string, token: string, target: 'api' | 'dashboard' = 'api'): string {
-    const base = target === 'dashboard' ? (this.config.dashboardOrigins[0] ?? this.config.baseUrl) : this.config.baseUrl;
+    const base =
+      target === 'dashboard' ? (this.config.dashboardOrigins[0] ?? this.config.baseUrl) : this.config.baseUrl;
     return `${base}${path}?token=${encodeURIComponent(token)}`;
   }
 }
 
-export function sessionCaller(user: Pick<User, 'id' | 'email' | 'isSuperAdmin'>, role: SessionCaller['role']): SessionCaller {
+export function sessionCaller(
+  user: Pick<User, 'id' | 'email' | 'isSuperAdmin'>,
+  role: SessionCaller['role'],
+): SessionCaller {
   return { kind: 'session', userId: user.id, email: user.email, isSuperAdmin: user.isSuperAdmin, role };
 }
 
 export function isUniqueViolation(error: unknown): boolean {
   return typeof error === 'object' && error !== null && (error as { code?: string }).code === '23505';
 }
-

@@ -23,7 +23,8 @@ export async function createUser(context: CliContext, args: CliArgs) {
   const orgName = args.optional('org-name');
   const tier = readTier(args.optional('tier'));
   if (!isEmail(email)) throw new CliError('--email must be an e-mail address');
-  if (password.length < MIN_PASSWORD_LENGTH) throw new CliError(`--password must be at least ${MIN_PASSWORD_LENGTH} characters`);
+  if (password.length < MIN_PASSWORD_LENGTH)
+    throw new CliError(`--password must be at least ${MIN_PASSWORD_LENGTH} characters`);
   const passwordHash = await hashPassword(password, context.config.bcryptRounds);
   const dataSource = await context.dataSource();
   return dataSource.transaction(async (manager) => {
@@ -35,7 +36,11 @@ export async function createUser(context: CliContext, args: CliArgs) {
     if (!rows.length) throw new CliError(`a user with the e-mail ${email} already exists`);
     const userId = rows[0].id;
     if (!orgName) return { userId, organizationId: null, organizationSlug: null };
-    const organization = await new OrganizationsService().createWithOwner(manager, { name: orgName, tier, ownerId: userId });
+    const organization = await new OrganizationsService().createWithOwner(manager, {
+      name: orgName,
+      tier,
+      ownerId: userId,
+    });
     return { userId, organizationId: organization.id, organizationSlug: organization.slug };
   });
 }
@@ -67,7 +72,8 @@ export async function createApiKey(context: CliContext, args: CliArgs) {
     throw new CliError(`--scopes must be a comma-separated list of ${API_KEY_SCOPES.join(', ')}`);
   }
   const type = args.optional('type') ?? 'service';
-  if (!(API_KEY_TYPES as readonly string[]).includes(type)) throw new CliError(`--type must be one of ${API_KEY_TYPES.join(', ')}`);
+  if (!(API_KEY_TYPES as readonly string[]).includes(type))
+    throw new CliError(`--type must be one of ${API_KEY_TYPES.join(', ')}`);
   const dataSource = await context.dataSource();
   const rows: { id: string }[] = await dataSource.query(`SELECT id FROM organizations WHERE slug = $1`, [slug]);
   if (!rows.length) throw new CliError(`no organization has the slug ${slug}`);

@@ -3,6 +3,7 @@ import { CliError, CliFailureWithOutput, needsDatabase, openCliContext, type Cli
 import { runMigrations } from '../database/migrate.js';
 import { createApiKey, createUser, setOrganizationTier } from './identity-commands.js';
 import { printJwks, rotateSigningKey, verifyAttestationCommand } from './attest-commands.js';
+import { demoRootCommand, fabricateAssertionCommand, fabricateAttestationCommand } from './demo-device-commands.js';
 
 type Command = (context: CliContext, args: CliArgs) => Promise<Record<string, unknown>>;
 
@@ -13,6 +14,9 @@ const commands: Record<string, Command> = {
   'org:set-tier': setOrganizationTier,
   'apikey:create': createApiKey,
   'attest:verify': verifyAttestationCommand,
+  'attest:demo-root': demoRootCommand,
+  'attest:fabricate': fabricateAttestationCommand,
+  'attest:assert': fabricateAssertionCommand,
   jwks: printJwks,
   'jwt:rotate': rotateSigningKey,
 };
@@ -32,7 +36,9 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   } catch (error) {
     if (error instanceof CliFailureWithOutput) process.stdout.write(`${JSON.stringify(error.output)}\n`);
-    process.stderr.write(`${name}: ${error instanceof CliError || error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(
+      `${name}: ${error instanceof CliError || error instanceof Error ? error.message : String(error)}\n`,
+    );
     return 1;
   } finally {
     await context?.close();

@@ -22,7 +22,12 @@ describe('tier table', () => {
       ['free', 'basic', 'professional', 'enterprise'].map((t) => tierDefinition(t).limits.maxCustomClaims),
     ).toEqual([1, 5, 10, 20]);
     expect(tierDefinition('free').rates).toEqual({ attest: 30, challenge: 60, flags: 120, apikey: 30 });
-    expect(tierDefinition('enterprise').rates).toEqual({ attest: 10_000, challenge: 20_000, flags: 40_000, apikey: 5_000 });
+    expect(tierDefinition('enterprise').rates).toEqual({
+      attest: 10_000,
+      challenge: 20_000,
+      flags: 40_000,
+      apikey: 5_000,
+    });
   });
 
   it('shows the Business values the interface document states', () => {
@@ -39,7 +44,11 @@ describe('tier table', () => {
 
   it('unlocks features cumulatively', () => {
     expect(entitlementsOf('free').features).toMatchObject({ customClaims: true, webhooks: false, sseRealTime: false });
-    expect(entitlementsOf('basic').features).toMatchObject({ webhooks: true, percentRollout: true, sseRealTime: false });
+    expect(entitlementsOf('basic').features).toMatchObject({
+      webhooks: true,
+      percentRollout: true,
+      sseRealTime: false,
+    });
     expect(entitlementsOf('professional').features).toMatchObject({ sseRealTime: true, sso: false });
     expect(entitlementsOf('enterprise').features).toMatchObject({ sso: true, approvalWorkflows: true });
     expect(entitlementsOf('free').features.allowedFormClaimTypes).toEqual(['static']);

@@ -9,4 +9,15 @@ import { Organization } from '../organizations/organization.entity.js';
 import { Invite } from '../team/invite.entity.js';
 
 /** Every entity, for data sources outside Nest (CLI, tools); Nest modules also register their own. */
-export const entities = [App, FeatureFlag, FlagOverride, Organization, User, Membership, AuthToken, Invite, ApiKey, AuditLog];
+export const entities = [
+  App,
+  FeatureFlag,
+  FlagOverride,
+  Organization,
+  User,
+  Membership,
+  AuthToken,
+  Invite,
+  ApiKey,
+  AuditLog,
+];

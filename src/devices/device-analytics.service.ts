@@ -2,13 +2,13 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { OrgAuthContext } from '../common/access/auth-context.js';
+import { complianceStatus } from '../compliance/compliance-checks.js';
+import { complianceSettingsOf } from '../compliance/compliance-settings.js';
 import { ValidationFailedException, notFound } from '../common/errors/app-exception.js';
 import type { DeviceDetailsQuery, ListEventsQuery } from './devices.dto.js';
 
 /** How many events the device details show. */
 export const RECENT_EVENTS = 20;
-/** Until the compliance rules land, a device complies when its risk is at most this and no jailbreak is reported. */
-export const COMPLIANT_MAX_RISK = 50;
 
 interface DeviceProfileRow {
   id: string;
@@ -17,6 +17,7 @@ interface DeviceProfileRow {
   device_model: string | null;
   os_version: string | null;
   app_version: string | null;
+  country: string | null;
   risk_score: number;
   jailbreak_detected: boolean;
   attestation_count: number;
@@ -56,12 +57,12 @@ export class DeviceAnalyticsService {
 
   /**
    * The interface document's Device details. With the key id known in several apps, the most
-   * recently seen device answers unless `appId` picks one. `complianceStatus.checks` stays empty
-   * until the compliance rules exist; `isCompliant` is then risk <= 50, no jailbreak, not blocked.
+   * recently seen device answers unless `appId` picks one. `complianceStatus` applies the
+   * organization's compliance settings in force (docs/risk.md).
    */
   async deviceDetails(auth: OrgAuthContext, keyId: string, query: DeviceDetailsQuery) {
     const devices: DeviceProfileRow[] = await this.dataSource.query(
-      `SELECT id, app_id, key_id, device_model, os_version, app_version, risk_score, jailbreak_detected,
+      `SELECT id, app_id, key_id, device_model, os_version, app_version, country, risk_score, jailbreak_detected,
               attestation_count, is_blocked, first_seen_at, last_seen_at, updated_at
          FROM devices
         WHERE organization_id = $1 AND key_id = $2 AND ($3::uuid IS NULL OR app_id = $3::uuid)
@@ -77,6 +78,7 @@ export class DeviceAnalyticsService {
         ORDER BY created_at DESC, id DESC LIMIT ${RECENT_EVENTS}`,
       [auth.organizationId, device.app_id, keyId],
     );
+    const compliance = await complianceSettingsOf(this.dataSource, auth.organizationId);
     const times = [device.updated_at, device.last_seen_at, events[0]?.created_at].filter(
       (time): time is Date => !!time,
     );
@@ -98,10 +100,14 @@ export class DeviceAnalyticsService {
         riskScore: event.risk_score,
         timestamp: event.created_at,
       })),
-      complianceStatus: {
-        isCompliant: device.risk_score <= COMPLIANT_MAX_RISK && !device.jailbreak_detected && !device.is_blocked,
-        checks: [] as unknown[],
-      },
+      complianceStatus: complianceStatus(compliance, {
+        riskScore: device.risk_score,
+        osVersion: device.os_version,
+        appVersion: device.app_version,
+        jailbreakDetected: device.jailbreak_detected,
+        country: device.country,
+        isBlocked: device.is_blocked,
+      }),
       lastUpdated: new Date(Math.max(...times.map((time) => time.getTime()))),
     };
   }

@@ -42,9 +42,13 @@ export function scoreRisk(signals: RiskSignals): RiskAssessment {
   if (signals.blocked) return { score: 100, reasons: ['blocked'] };
   const parts: [string, number][] = [];
   if (signals.jailbreakDetected) parts.push(['jailbreak_detected', RISK_WEIGHTS.jailbreak]);
-  if (signals.environment === 'development') parts.push(['development_environment', RISK_WEIGHTS.developmentEnvironment]);
+  if (signals.environment === 'development')
+    parts.push(['development_environment', RISK_WEIGHTS.developmentEnvironment]);
   if (signals.failureCount > 0) {
-    parts.push(['failed_attestations', Math.min(signals.failureCount * RISK_WEIGHTS.perFailure, RISK_WEIGHTS.maxFailures)]);
+    parts.push([
+      'failed_attestations',
+      Math.min(signals.failureCount * RISK_WEIGHTS.perFailure, RISK_WEIGHTS.maxFailures),
+    ]);
   }
   if (signals.counterAnomalies > 0) {
     parts.push([
@@ -57,6 +61,9 @@ export function scoreRisk(signals: RiskSignals): RiskAssessment {
   } else if (signals.attestationsThisHour > RISK_WEIGHTS.velocityHighThreshold) {
     parts.push(['attestation_velocity', RISK_WEIGHTS.velocityHigh]);
   }
-  const score = Math.min(100, parts.reduce((sum, [, weight]) => sum + weight, 0));
+  const score = Math.min(
+    100,
+    parts.reduce((sum, [, weight]) => sum + weight, 0),
+  );
   return { score, reasons: parts.map(([reason]) => reason) };
 }

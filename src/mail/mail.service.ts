@@ -33,7 +33,13 @@ export class MailService implements OnModuleDestroy {
   async send(mail: Mail): Promise<void> {
     try {
       if (this.transport) {
-        await this.transport.sendMail({ from: FROM, to: mail.to, subject: mail.subject, text: mail.text, html: mail.html });
+        await this.transport.sendMail({
+          from: FROM,
+          to: mail.to,
+          subject: mail.subject,
+          text: mail.text,
+          html: mail.html,
+        });
       } else {
         await this.writeFile(mail);
       }

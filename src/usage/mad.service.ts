@@ -51,7 +51,8 @@ export class MadService {
     const current = row.active_devices;
     // The alert's claim on the counter row waits for this transaction to end, so it sees the commit.
     this.alerts.notify(tenant.organizationId, periodKey(period.start), current, limit);
-    if (limit === null || current <= limit) return { counted: true, current, limit, inGrace: false } satisfies MadOutcome;
+    if (limit === null || current <= limit)
+      return { counted: true, current, limit, inGrace: false } satisfies MadOutcome;
     if (!isNewDevice) return { counted: true, current, limit, inGrace: false } satisfies MadOutcome;
 
     const overSince = row.over_limit_since ?? now;

@@ -54,7 +54,10 @@ export class UsageAlertsService {
     );
     if (preference[0] && !preference[0].usage_alert) return;
     const message = renderMail({
-      subject: level >= 100 ? 'Your monthly active device limit is reached' : `You have used ${level}% of your monthly active devices`,
+      subject:
+        level >= 100
+          ? 'Your monthly active device limit is reached'
+          : `You have used ${level}% of your monthly active devices`,
       heading: level >= 100 ? 'Monthly active device limit reached' : `${level}% of your monthly active devices used`,
       paragraphs: [
         `${current} of the ${limit} monthly active devices your plan includes have attested this billing period.`,

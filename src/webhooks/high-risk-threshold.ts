@@ -1,14 +1,15 @@
 import type { EntityManager } from 'typeorm';
+import { DEFAULT_COMPLIANCE_SETTINGS } from '../compliance/compliance-checks.js';
+import { complianceSettingsOf } from '../compliance/compliance-settings.js';
 
 /** The interface document's default when an organization sets no compliance `maxRiskScore`. */
-export const DEFAULT_HIGH_RISK_THRESHOLD = 50;
+export const DEFAULT_HIGH_RISK_THRESHOLD = DEFAULT_COMPLIANCE_SETTINGS.maxRiskScore;
 
 /**
  * The risk score above which `device.high_risk` fires: the organization's compliance
- * `maxRiskScore`. Compliance rules do not exist yet, so every organization has the default; the
- * compliance feature replaces this body with a read of its setting (`manager` is the caller's
- * transaction, for that read).
+ * `maxRiskScore` in force (the default on plans without `complianceRules`), read in the caller's
+ * transaction.
  */
-export function highRiskThreshold(_manager: EntityManager, _organizationId: string): Promise<number> {
-  return Promise.resolve(DEFAULT_HIGH_RISK_THRESHOLD);
+export async function highRiskThreshold(manager: EntityManager, organizationId: string): Promise<number> {
+  return (await complianceSettingsOf(manager, organizationId)).maxRiskScore;
 }

@@ -40,7 +40,7 @@ export interface FlagWebhookData {
 /** Failures of one known device within this window that make a burst. */
 export const FAILURE_BURST = { count: 5, windowMinutes: 10 } as const;
 
-export type AnomalyPattern = 'counter_regression' | 'failure_burst' | 'key_seen_in_multiple_apps';
+export type AnomalyPattern = 'counter_regression' | 'failure_burst' | 'key_seen_in_multiple_apps' | 'alert_rule';
 
 const FAILURE_EVENTS: readonly WebhookEventName[] = [
   'device.attestation_failed',
@@ -137,6 +137,41 @@ export class WebhookEvents {
           }
         }
         await this.write(manager, app, subscribed, events);
+      },
+      undefined,
+    );
+  }
+
+  /**
+   * `attestation.anomaly` for an organization's risk alert rule that an event of `device.keyId`
+   * tripped: `alert` carries `pattern: 'alert_rule'`, the rule and what was observed. Written in the
+   * caller's transaction (the one claiming the rule's cooldown); `device.riskScore`, when the event
+   * was scored, wins over the stored score.
+   */
+  async alertRuleFired(
+    manager: EntityManager,
+    app: AttestingApp,
+    device: { keyId: string; riskScore: number | null },
+    alert: { pattern: Extract<AnomalyPattern, 'alert_rule'> } & Record<string, unknown>,
+  ): Promise<void> {
+    await this.outbox.guarded(
+      manager,
+      async () => {
+        const [stored] = await manager.query<StoredDevice[]>(
+          `SELECT id, client_device_id, risk_score, jailbreak_detected, device_model, os_version
+             FROM devices WHERE app_id = $1 AND key_id = $2`,
+          [app.appId, device.keyId],
+        );
+        const data = deviceData(app, {
+          keyId: device.keyId,
+          clientDeviceId: stored?.client_device_id ?? null,
+          riskScore: device.riskScore ?? stored?.risk_score ?? 0,
+          jailbreakDetected: stored?.jailbreak_detected ?? false,
+          deviceModel: stored?.device_model ?? null,
+          osVersion: stored?.os_version ?? null,
+        });
+        const anomaly = { ...data, ...alert };
+        await this.outbox.insert(manager, app.organizationId, 'attestation.anomaly', anomaly, { appId: app.appId });
       },
       undefined,
     );

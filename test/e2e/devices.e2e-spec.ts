@@ -292,7 +292,13 @@ describe('devices and analytics', () => {
           lastSeenAt: expect.any(String),
         },
         recentEvents: expect.any(Array),
-        complianceStatus: { isCompliant: true, checks: [] },
+        complianceStatus: {
+          isCompliant: true,
+          checks: [
+            { name: 'max_risk_score', passed: true, expected: 50, actual: 20 },
+            { name: 'not_blocked', passed: true, expected: false, actual: false },
+          ],
+        },
         lastUpdated: expect.any(String),
       });
       const events = response.body.recentEvents as {
@@ -320,7 +326,7 @@ describe('devices and analytics', () => {
       );
     });
 
-    it('reports a risky or jailbroken device as not compliant', async () => {
+    it('reports a device above the default maximum risk of 50 as not compliant', async () => {
       const { org, owner, appId } = await tenant();
       const risky = await seedDevice(org, { appId, riskScore: 51 });
       const jailbroken = await seedDevice(org, { appId, riskScore: 0, jailbreak: true });
@@ -329,9 +335,12 @@ describe('devices and analytics', () => {
         const response = await owner.get(`/api/v1/analytics/devices/${encodeURIComponent(keyId)}`).expect(200);
         return response.body.complianceStatus;
       };
-      expect(await status(risky)).toEqual({ isCompliant: false, checks: [] });
-      expect(await status(jailbroken)).toEqual({ isCompliant: false, checks: [] });
-      expect(await status(borderline)).toEqual({ isCompliant: true, checks: [] });
+      const maxRisk = (actual: number, passed: boolean) => ({ name: 'max_risk_score', passed, expected: 50, actual });
+      const notBlocked = { name: 'not_blocked', passed: true, expected: false, actual: false };
+      expect(await status(risky)).toEqual({ isCompliant: false, checks: [maxRisk(51, false), notBlocked] });
+      expect(await status(borderline)).toEqual({ isCompliant: true, checks: [maxRisk(50, true), notBlocked] });
+      // A jailbreak counts through its risk weight; alone it fails only with compliance blockOnJailbreak.
+      expect(await status(jailbroken)).toEqual({ isCompliant: true, checks: [maxRisk(0, true), notBlocked] });
     });
 
     it('accepts an org:read API key as X-API-Key or Bearer, with the apikey rate-limit headers', async () => {

@@ -109,7 +109,11 @@ export class CliSessionsService {
    * A CLI key acts for its user: reads for everyone, writes from Member up, team administration
    * for Admins of Enterprise organizations.
    */
-  private async scopesFor(manager: DataSource['manager'], userId: string, organizationId: string): Promise<ApiKeyScope[]> {
+  private async scopesFor(
+    manager: DataSource['manager'],
+    userId: string,
+    organizationId: string,
+  ): Promise<ApiKeyScope[]> {
     const rows: { role: Role | null; is_super_admin: boolean; service_tier: string }[] = await manager.query(
       `SELECT m.role, u.is_super_admin, o.service_tier FROM users u
          JOIN organizations o ON o.id = $2

@@ -61,7 +61,9 @@ export const OrgAuth = createParamDecorator((_data: unknown, context: ExecutionC
   const auth = context.switchToHttp().getRequest<Request>().auth;
   if (!auth) throw new Error('OrgAuth() used on a route without an authenticated access rule');
   if (!auth.organizationId) {
-    throw forbidden('No organization is selected', { hint: 'Switch to an organization with POST /api/v1/auth/switch-org' });
+    throw forbidden('No organization is selected', {
+      hint: 'Switch to an organization with POST /api/v1/auth/switch-org',
+    });
   }
   return auth as OrgAuthContext;
 });

@@ -4,6 +4,7 @@ import {
   Injectable,
   SetMetadata,
   ValidationPipe,
+  type ArgumentMetadata,
   type NestInterceptor,
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
@@ -13,7 +14,7 @@ import { AppException, ValidationFailedException, describeFields, type FieldErro
 
 /** Body, query and parameter validation for every route: 422 naming each field by default. */
 export function createValidationPipe(): ValidationPipe {
-  return new ValidationPipe({
+  return new InputValidationPipe({
     whitelist: true,
     forbidNonWhitelisted: true,
     transform: true,
@@ -21,6 +22,49 @@ export function createValidationPipe(): ValidationPipe {
     validationError: { target: false, value: false },
     exceptionFactory: (errors) => new ValidationFailedException(flatten(errors)),
   });
+}
+
+/**
+ * Refuses, before any decorator runs, input no DTO can describe: keys class-transformer drops
+ * without a word (`__proto__`, `constructor`), NUL characters (PostgreSQL text cannot hold them)
+ * and lone surrogates (not encodable as UTF-8; validator.js's isEmail throws on them).
+ */
+class InputValidationPipe extends ValidationPipe {
+  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    if (metadata.type !== 'custom') {
+      const problem = unacceptableInput(value, metadata.type === 'body' ? '' : (metadata.data ?? ''));
+      if (problem) throw new ValidationFailedException([problem]);
+    }
+    return super.transform(value, metadata);
+  }
+}
+
+const DROPPED_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+function unacceptableInput(value: unknown, field: string): FieldError | null {
+  if (typeof value === 'string') return unacceptableText(value, field || 'body');
+  if (typeof value !== 'object' || value === null) return null;
+  if (Array.isArray(value)) {
+    for (const [index, item] of value.entries()) {
+      const problem = unacceptableInput(item, `${field}[${index}]`);
+      if (problem) return problem;
+    }
+    return null;
+  }
+  for (const key of Object.keys(value)) {
+    const path = field ? `${field}.${key}` : key;
+    if (DROPPED_KEYS.has(key)) return { field: path, message: 'should not exist' };
+    const problem = unacceptableText(key, path) ?? unacceptableInput((value as Record<string, unknown>)[key], path);
+    if (problem) return problem;
+  }
+  return null;
+}
+
+function unacceptableText(text: string, field: string): FieldError | null {
+  if (text.includes('\u0000')) return { field, message: 'must not contain NUL characters' };
+  if (LONE_SURROGATE.test(text)) return { field, message: 'must be valid Unicode text' };
+  return null;
 }
 
 function flatten(errors: ValidationError[], prefix = ''): FieldError[] {

@@ -1,0 +1,228 @@
+import { Inject, Injectable, type BeforeApplicationShutdown } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { Logger } from 'pino';
+import { DataSource } from 'typeorm';
+import { createLogger } from '../common/logging/logger.js';
+import { RAW_TIERS, tierDefinition } from '../common/tiers.js';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { adminRecipients } from '../mail/admin-recipients.js';
+import { MailService } from '../mail/mail.service.js';
+import { WebhookEvents, type AttestingApp } from '../webhooks/webhook-events.js';
+import { riskAlertMail } from './risk-alert-mail.js';
+import { RULE_COLUMNS, toStoredRule, type RuleRow } from './risk-alert-rule-row.js';
+import { describeAlert, inCooldown, ruleApplies, type AlertRule, type DeviceEventNotice } from './risk-alert-rule.js';
+
+/** The app an event happened in; the attestation service's tenant is one. */
+export interface AlertingApp extends AttestingApp {
+  /** The organization's raw plan, as the tenant lookup last saw it. */
+  serviceTier: string;
+}
+
+/** How long an instance trusts its copy of an organization's active rules. */
+export const RULES_TTL_MS = 30_000;
+const MAX_CACHED_ORGANIZATIONS = 10_000;
+
+/** The raw tiers whose rules are evaluated. */
+const EVALUATED_TIERS = RAW_TIERS.filter((raw) => tierDefinition(raw).features.fraudDetection);
+
+interface CachedRules {
+  rules: Promise<AlertRule[]>;
+  expiresAt: number;
+}
+
+interface Claim {
+  claimed_at: Date | null;
+  last_fired_at: Date | null;
+}
+
+/**
+ * Evaluates the organizations' risk alert rules as device events arrive, off the attestation's
+ * path. Cheap by construction: nothing at all below Business; the active rules of an organization
+ * come from a short in-process cache (none: no query); an event only counts what a rule it could
+ * trip needs, by indexed ranges of `device_events`; and a rule this instance knows is cooling down
+ * costs nothing. The cooldown is claimed with one conditional UPDATE, so of any number of
+ * concurrent evaluations on any number of instances one alert goes out per storm.
+ */
+@Injectable()
+export class RiskAlertsService implements BeforeApplicationShutdown {
+  private readonly logger: Logger;
+  private readonly cache = new Map<string, CachedRules>();
+  private readonly inFlight = new Set<Promise<void>>();
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly webhooks: WebhookEvents,
+    private readonly mail: MailService,
+  ) {
+    this.logger = createLogger(config.logLevel).child({ component: 'risk-alerts' });
+  }
+
+  /**
+   * A device event was recorded (and committed). Returns at once; the evaluation runs in the
+   * background, and its failures are logged, never thrown.
+   */
+  onDeviceEvent(app: AlertingApp, event: DeviceEventNotice): void {
+    if (!tierDefinition(app.serviceTier).features.fraudDetection) return;
+    const work = this.evaluate(app, event).catch((error: unknown) =>
+      this.logger.error({ err: error, organizationId: app.organizationId }, 'risk alert evaluation failed'),
+    );
+    this.inFlight.add(work);
+    void work.finally(() => this.inFlight.delete(work));
+  }
+
+  /** Drops this instance's copy of the organization's rules: they changed. */
+  forget(organizationId: string): void {
+    this.cache.delete(organizationId);
+  }
+
+  /** Resolves when no evaluation is under way: at shutdown, and for tests asserting on outcomes. */
+  async idle(): Promise<void> {
+    while (this.inFlight.size) await Promise.allSettled([...this.inFlight]);
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.idle();
+  }
+
+  private async evaluate(app: AlertingApp, event: DeviceEventNotice): Promise<void> {
+    const rules = await this.rulesOf(app.organizationId);
+    for (const rule of rules) {
+      if (!ruleApplies(rule, app.appId, event) || inCooldown(rule, new Date())) continue;
+      const observed = await this.observe(rule, app, event);
+      if (observed > rule.condition.threshold) await this.fire(rule, app, event, observed);
+    }
+  }
+
+  /** The number the rule's threshold is compared with. */
+  private async observe(rule: AlertRule, app: AlertingApp, event: DeviceEventNotice): Promise<number> {
+    const window = rule.condition.windowMinutes;
+    switch (rule.condition.type) {
+      case 'risk_score_above':
+        return event.riskScore ?? 0;
+      case 'failed_attestations_per_device':
+        return this.count(
+          `SELECT count(*)::int AS observed FROM device_events
+            WHERE app_id = $1 AND key_id = $2 AND result = 'failure' AND created_at > now() - make_interval(mins => $3)`,
+          [app.appId, event.keyId, window],
+        );
+      case 'failed_attestations_per_app':
+        return this.count(
+          `SELECT count(*)::int AS observed FROM device_events
+            WHERE app_id = $1 AND result = 'failure' AND created_at > now() - make_interval(mins => $2)`,
+          [app.appId, window],
+        );
+      case 'new_devices_per_hour':
+        // Devices whose first successful attestation falls in the window.
+        return this.count(
+          `SELECT count(DISTINCT e.device_id)::int AS observed
+             FROM device_events e JOIN devices d ON d.id = e.device_id
+            WHERE e.organization_id = $1 AND ($2::uuid IS NULL OR e.app_id = $2::uuid)
+              AND e.created_at > now() - make_interval(mins => $3) AND e.result = 'success'
+              AND e.event_type = 'attestation' AND d.first_seen_at > now() - make_interval(mins => $3)`,
+          [app.organizationId, rule.appId, window],
+        );
+    }
+  }
+
+  private async count(sql: string, parameters: unknown[]): Promise<number> {
+    const [row] = await this.dataSource.query<{ observed: number }[]>(sql, parameters);
+    return row?.observed ?? 0;
+  }
+
+  /**
+   * Claims the cooldown and, for the webhook channel, writes the alert in the same transaction.
+   * A lost claim teaches this instance when the rule last fired, so it stops counting for it.
+   */
+  private async fire(rule: AlertRule, app: AlertingApp, event: DeviceEventNotice, observed: number): Promise<void> {
+    const claimed = await this.dataSource.transaction(async (manager) => {
+      const [claim] = await manager.query<Claim[]>(
+        `WITH claimed AS (
+           UPDATE risk_alert_rules SET last_fired_at = now()
+            WHERE id = $1 AND organization_id = $2 AND is_active
+              AND (last_fired_at IS NULL OR last_fired_at <= now() - make_interval(mins => cooldown_minutes))
+           RETURNING last_fired_at
+         )
+         SELECT (SELECT last_fired_at FROM claimed) AS claimed_at,
+                (SELECT last_fired_at FROM risk_alert_rules WHERE id = $1) AS last_fired_at`,
+        [rule.id, rule.organizationId],
+      );
+      rule.lastFiredAt = claim.claimed_at ?? claim.last_fired_at;
+      if (!claim.claimed_at) return false;
+      if (rule.channel === 'webhook') {
+        await this.webhooks.alertRuleFired(
+          manager,
+          app,
+          { keyId: event.keyId, riskScore: event.riskScore },
+          {
+            pattern: 'alert_rule',
+            error_code: event.errorCode,
+            detail: describeAlert(rule, observed),
+            observed,
+            rule: {
+              id: rule.id,
+              name: rule.name,
+              app_id: rule.appId,
+              condition: {
+                type: rule.condition.type,
+                threshold: rule.condition.threshold,
+                window_minutes: rule.condition.windowMinutes,
+              },
+              cooldown_minutes: rule.cooldownMinutes,
+            },
+          },
+        );
+      }
+      return true;
+    });
+    if (!claimed) return;
+    this.logger.info({ ruleId: rule.id, organizationId: rule.organizationId, observed }, 'risk alert fired');
+    if (rule.channel === 'email') {
+      const message = riskAlertMail({
+        ruleName: rule.name,
+        bundleId: app.bundleId,
+        keyId: event.keyId,
+        detail: describeAlert(rule, observed),
+        cooldownMinutes: rule.cooldownMinutes,
+        dashboardUrl: this.config.dashboardOrigins[0] ?? this.config.baseUrl,
+      });
+      for (const to of await adminRecipients(this.dataSource, rule.organizationId)) {
+        await this.mail.send({ to, ...message });
+      }
+    }
+  }
+
+  /** The organization's active rules, from this instance's cache when fresh. */
+  private rulesOf(organizationId: string): Promise<AlertRule[]> {
+    const now = Date.now();
+    const cached = this.cache.get(organizationId);
+    if (cached && cached.expiresAt > now) return cached.rules;
+    if (this.cache.size >= MAX_CACHED_ORGANIZATIONS) this.prune(now);
+    const entry: CachedRules = { rules: this.load(organizationId), expiresAt: now + RULES_TTL_MS };
+    this.cache.set(organizationId, entry);
+    entry.rules.catch(() => {
+      if (this.cache.get(organizationId) === entry) this.cache.delete(organizationId);
+    });
+    return entry.rules;
+  }
+
+  private async load(organizationId: string): Promise<AlertRule[]> {
+    const rows = await this.dataSource.query<RuleRow[]>(
+      `SELECT ${RULE_COLUMNS} FROM risk_alert_rules
+        WHERE organization_id = $1 AND is_active
+          AND EXISTS (SELECT 1 FROM organizations o WHERE o.id = $1 AND o.service_tier = ANY ($2::text[]))
+        ORDER BY created_at, id`,
+      [organizationId, EVALUATED_TIERS],
+    );
+    return rows.map(toStoredRule);
+  }
+
+  private prune(now: number): void {
+    for (const [organizationId, entry] of this.cache) {
+      if (entry.expiresAt <= now) this.cache.delete(organizationId);
+    }
+    // Still full of fresh entries: start over rather than grow without bound.
+    if (this.cache.size >= MAX_CACHED_ORGANIZATIONS) this.cache.clear();
+  }
+}
