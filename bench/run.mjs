@@ -1,4 +1,4 @@
-// npm run bench [-- --duration 10] [--connections 10] [--only name] [--json] [--write]
+// npm run bench [-- --duration 10] [--connections 10] [--only name] [--json] [--write] [--smoke]
 // Loads the built service on loopback with autocannon, one scenario at a time, and prints
 // requests/s, p50 and p99 latency and the ratio to GET /health measured in the same run.
 import { writeFileSync } from 'node:fs';
@@ -20,6 +20,7 @@ const connections = Number(option('connections', '10'));
 const only = option('only', '');
 const asJson = args.includes('--json');
 const write = args.includes('--write');
+const smoke = args.includes('--smoke');
 
 function load(baseUrl, scenario) {
   return new Promise((resolve, reject) => {
@@ -52,7 +53,7 @@ const server = await startServer({ APP_ATTEST_ROOT_CA: rootPemPath });
 const results = [];
 let context;
 try {
-  context = await createContext(server, { rootPemPath, authority });
+  context = await createContext(server, { authority, smoke });
   let reference = null;
   for (const scenario of scenarios) {
     if (only && scenario.name !== 'reference' && !scenario.name.includes(only)) continue;
@@ -77,7 +78,7 @@ try {
     }
   }
   if (!only || 'webhooks'.includes(only)) {
-    const webhooks = await measureWebhookDelivery(context.db, context.apps[1], Number(option('webhook-events', '10000')));
+    const webhooks = await measureWebhookDelivery(context.db, context.apps[1], Number(option('webhook-events', smoke ? '200' : '10000')));
     results.push({ scenario: 'webhook delivery (10,000 events, loopback receiver)', requestsPerSecond: webhooks.perSecond, p50Ms: webhooks.p50Ms, p99Ms: webhooks.p99Ms, non2xx: 0, errors: 0, ratio: null });
     if (!asJson) {
       console.log(

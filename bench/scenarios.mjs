@@ -54,8 +54,9 @@ export const scenarios = [
 ];
 
 /** Shared fixtures: tenants, a device token, flags, and generators of signed requests. */
-export async function createContext(server, { rootPemPath, authority }) {
-  void rootPemPath;
+export async function createContext(server, { authority, smoke = false }) {
+  // --smoke: the same scenarios on small data, to prove the harness works (CI), not to measure.
+  const size = (full, small) => (smoke ? small : full);
   const db = await connect(server.dataDir);
   const apps = await seedTenants(db);
   const flagIds = await seedFlags(db, apps[0]);
@@ -91,22 +92,22 @@ export async function createContext(server, { rootPemPath, authority }) {
     apps,
     async usageRequests() {
       const app = apps[apps.length - 1];
-      await seedActiveDevices(db, app);
+      await seedActiveDevices(db, app, size(100_000, 1_000));
       const key = await seedApiKey(db, app.organizationId);
       const started = performance.now();
       const first = await fetch(`${server.baseUrl}/api/v1/org/usage`, { headers: { authorization: `Bearer ${key}` } });
       const uncachedMs = Math.round((performance.now() - started) * 10) / 10;
       const body = await first.json();
-      if (body.currentMAD < 100_000) throw new Error(`usage seeding failed: ${JSON.stringify(body)}`);
+      if (body.currentMAD < size(100_000, 1_000)) throw new Error(`usage seeding failed: ${JSON.stringify(body)}`);
       console.log(`  (first, uncached answer: ${uncachedMs} ms for ${body.currentMAD} devices)`);
       return { path: '/api/v1/org/usage', headers: { authorization: `Bearer ${key}` } };
     },
     async refreshRequests() {
       // Each device is reused only after the whole pool went round, so its counter increases in order.
       const devices = [];
-      for (let i = 0; i < 200; i++) devices.push({ ...(await validateOnce(i % apps.length)), appIndex: i % apps.length, counter: 0 });
+      for (let i = 0; i < size(200, 20); i++) devices.push({ ...(await validateOnce(i % apps.length)), appIndex: i % apps.length, counter: 0 });
       const pools = [];
-      for (const app of apps) pools.push(await seedChallenges(db, app.appId, 8000));
+      for (const app of apps) pools.push(await seedChallenges(db, app.appId, size(8000, 400)));
       let next = 0;
       return {
         requests: [
@@ -131,7 +132,7 @@ export async function createContext(server, { rootPemPath, authority }) {
     },
     async validateRequests() {
       const bodies = [];
-      for (let i = 0; i < 2000; i++) {
+      for (let i = 0; i < size(2000, 60); i++) {
         const appIndex = i % apps.length;
         const [challenge] = await seedChallenges(db, apps[appIndex].appId, 1);
         bodies.push({ appIndex, body: (await attestOne(apps[appIndex], challenge)).body });

@@ -5,7 +5,11 @@ import { join } from 'node:path';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
 import { SigningKeysService } from '../../src/attestation/signing-keys.service.js';
 import { orgWithMember, type TestOrg } from '../factories/identity.js';
-import { appAttestAuthority, type FabricatedAuthority, type FabricatedDevice } from '../support/app-attest-fabricator.js';
+import {
+  appAttestAuthority,
+  type FabricatedAuthority,
+  type FabricatedDevice,
+} from '../support/app-attest-fabricator.js';
 import { startTestApp, type HttpClient, type TestApp } from '../harness/test-app.js';
 
 const TEAM_ID = 'ABCDE12345';
@@ -43,7 +47,8 @@ describe('device attestation', () => {
   }
 
   function sdk(app: SdkApp) {
-    const headers = (request: ReturnType<HttpClient['get']>) => request.set('X-Bundle-ID', app.bundleId).set('X-Team-ID', TEAM_ID);
+    const headers = (request: ReturnType<HttpClient['get']>) =>
+      request.set('X-Bundle-ID', app.bundleId).set('X-Team-ID', TEAM_ID);
     return {
       get: (path: string) => headers(t.http().get(path)),
       post: (path: string) => headers(t.http().post(path)),
@@ -54,10 +59,22 @@ describe('device attestation', () => {
     return (await sdk(app).get('/api/v1/attestation/challenge').expect(200)).body.challenge as string;
   }
 
-  async function attest(app: SdkApp, device: FabricatedDevice, extra: Record<string, unknown> = {}, environment?: 'development' | 'production') {
+  async function attest(
+    app: SdkApp,
+    device: FabricatedDevice,
+    extra: Record<string, unknown> = {},
+    environment?: 'development' | 'production',
+  ) {
     const value = await challenge(app);
-    const attestationObject = await device.attest({ challenge: value, teamId: TEAM_ID, bundleId: app.bundleId, environment });
-    return sdk(app).post('/api/v1/attestation/validate').send({ keyId: device.keyId, attestationObject, challenge: value, ...extra });
+    const attestationObject = await device.attest({
+      challenge: value,
+      teamId: TEAM_ID,
+      bundleId: app.bundleId,
+      environment,
+    });
+    return sdk(app)
+      .post('/api/v1/attestation/validate')
+      .send({ keyId: device.keyId, attestationObject, challenge: value, ...extra });
   }
 
   async function refresh(app: SdkApp, device: FabricatedDevice, counter: number) {
@@ -84,11 +101,21 @@ describe('device attestation', () => {
 
     it('needs both identity headers (400) of a registered app (404) that is active (403)', async () => {
       const app = await registerApp();
-      expect((await t.http().get('/api/v1/attestation/challenge').set('X-Bundle-ID', app.bundleId).expect(400)).body.code).toBe('bad_request');
-      const unknown = await t.http().get('/api/v1/attestation/challenge').set('X-Bundle-ID', 'com.nobody.app').set('X-Team-ID', TEAM_ID).expect(404);
+      expect(
+        (await t.http().get('/api/v1/attestation/challenge').set('X-Bundle-ID', app.bundleId).expect(400)).body.code,
+      ).toBe('bad_request');
+      const unknown = await t
+        .http()
+        .get('/api/v1/attestation/challenge')
+        .set('X-Bundle-ID', 'com.nobody.app')
+        .set('X-Team-ID', TEAM_ID)
+        .expect(404);
       expect(unknown.body).toMatchObject({ code: 'app_not_found', hint: expect.any(String) });
 
-      const second = await app.owner.post('/api/v1/apps').send({ appName: 'Second', bundleId: `${app.bundleId}.second`, teamId: TEAM_ID }).expect(201);
+      const second = await app.owner
+        .post('/api/v1/apps')
+        .send({ appName: 'Second', bundleId: `${app.bundleId}.second`, teamId: TEAM_ID })
+        .expect(201);
       await app.owner.post(`/api/v1/apps/${second.body.id}/deactivate`).expect(200);
       const inactive = { ...app, bundleId: `${app.bundleId}.second` };
       expect((await sdk(inactive).get('/api/v1/attestation/challenge').expect(403)).body.code).toBe('app_inactive');
@@ -102,15 +129,23 @@ describe('device attestation', () => {
       const attestationObject = await device.attest({ challenge: value, teamId: TEAM_ID, bundleId: app.bundleId });
       const body = { keyId: device.keyId, attestationObject, challenge: value };
 
-      expect((await sdk(other).post('/api/v1/attestation/validate').send(body).expect(400)).body.code).toBe('challenge_invalid');
+      expect((await sdk(other).post('/api/v1/attestation/validate').send(body).expect(400)).body.code).toBe(
+        'challenge_invalid',
+      );
       await sdk(app).post('/api/v1/attestation/validate').send(body).expect(200);
-      expect((await sdk(app).post('/api/v1/attestation/validate').send(body).expect(400)).body.code).toBe('challenge_invalid');
+      expect((await sdk(app).post('/api/v1/attestation/validate').send(body).expect(400)).body.code).toBe(
+        'challenge_invalid',
+      );
 
       const stale = await challenge(app);
       await t.sql(`UPDATE attestation_challenges SET expires_at = now() - interval '1 second'`);
       const late = await sdk(app)
         .post('/api/v1/attestation/validate')
-        .send({ ...body, challenge: stale, attestationObject: await device.attest({ challenge: stale, teamId: TEAM_ID, bundleId: app.bundleId }) })
+        .send({
+          ...body,
+          challenge: stale,
+          attestationObject: await device.attest({ challenge: stale, teamId: TEAM_ID, bundleId: app.bundleId }),
+        })
         .expect(400);
       expect(late.body.code).toBe('challenge_expired');
     });
@@ -120,9 +155,19 @@ describe('device attestation', () => {
     it('mints an RS256 token that verifies against the JWKS, with sub = keyId', async () => {
       const app = await registerApp();
       const device = authority.createDevice();
-      const response = await attest(app, device, { deviceModel: 'iPhone15,2', osVersion: '17.4', appVersion: '2.1.0', country: 'de' });
+      const response = await attest(app, device, {
+        deviceModel: 'iPhone15,2',
+        osVersion: '17.4',
+        appVersion: '2.1.0',
+        country: 'de',
+      });
       expect(response.status).toBe(200);
-      expect(response.body).toEqual({ token: expect.any(String), tokenType: 'Bearer', expiresAt: expect.any(String), riskScore: 0 });
+      expect(response.body).toEqual({
+        token: expect.any(String),
+        tokenType: 'Bearer',
+        expiresAt: expect.any(String),
+        riskScore: 0,
+      });
 
       const { payload, protectedHeader } = await jwtVerify(response.body.token, createLocalJWKSet(await jwks()), {
         issuer: 'http://127.0.0.1:3000',
@@ -143,15 +188,29 @@ describe('device attestation', () => {
       expect(payload.exp! - payload.iat!).toBe(3600);
       expect(payload.jti).toEqual(expect.any(String));
 
-      const [row] = await t.sql(`SELECT device_model, os_version, country, attestation_count, environment FROM devices WHERE key_id = $1`, [device.keyId]);
-      expect(row).toEqual({ device_model: 'iPhone15,2', os_version: '17.4', country: 'DE', attestation_count: 1, environment: 'production' });
+      const [row] = await t.sql(
+        `SELECT device_model, os_version, country, attestation_count, environment FROM devices WHERE key_id = $1`,
+        [device.keyId],
+      );
+      expect(row).toEqual({
+        device_model: 'iPhone15,2',
+        os_version: '17.4',
+        country: 'DE',
+        attestation_count: 1,
+        environment: 'production',
+      });
       const events = await t.sql(`SELECT event_type, result FROM device_events WHERE key_id = $1`, [device.keyId]);
       expect(events).toEqual([{ event_type: 'attestation', result: 'success' }]);
     });
 
     it("honours the app's JWT configuration", async () => {
       const app = await registerApp('professional', {
-        jwtConfiguration: { overrideExpirationTime: 600, includeAppMetadata: false, customAudience: 'api.example.com', customIssuer: 'https://issuer.example.com' },
+        jwtConfiguration: {
+          overrideExpirationTime: 600,
+          includeAppMetadata: false,
+          customAudience: 'api.example.com',
+          customIssuer: 'https://issuer.example.com',
+        },
       });
       const response = await attest(app, authority.createDevice());
       const { payload } = await jwtVerify(response.body.token, createLocalJWKSet(await jwks()), {
@@ -166,8 +225,15 @@ describe('device attestation', () => {
       const app = await registerApp();
       const device = authority.createDevice();
       const value = await challenge(app);
-      const attestationObject = await device.attest({ challenge: value, teamId: TEAM_ID, bundleId: 'com.someone.else' });
-      const response = await sdk(app).post('/api/v1/attestation/validate').send({ keyId: device.keyId, attestationObject, challenge: value }).expect(401);
+      const attestationObject = await device.attest({
+        challenge: value,
+        teamId: TEAM_ID,
+        bundleId: 'com.someone.else',
+      });
+      const response = await sdk(app)
+        .post('/api/v1/attestation/validate')
+        .send({ keyId: device.keyId, attestationObject, challenge: value })
+        .expect(401);
       expect(response.body).toMatchObject({ code: 'rp_id_mismatch', hint: expect.stringContaining('rp id mismatch') });
       const [event] = await t.sql(`SELECT result, error_code FROM device_events WHERE key_id = $1`, [device.keyId]);
       expect(event).toEqual({ result: 'failure', error_code: 'rp_id_mismatch' });
@@ -178,19 +244,35 @@ describe('device attestation', () => {
       const value = await challenge(app);
       const garbage = await sdk(app)
         .post('/api/v1/attestation/validate')
-        .send({ keyId: authority.createDevice().keyId, attestationObject: Buffer.from('not cbor').toString('base64'), challenge: value })
+        .send({
+          keyId: authority.createDevice().keyId,
+          attestationObject: Buffer.from('not cbor').toString('base64'),
+          challenge: value,
+        })
         .expect(400);
       expect(garbage.body.code).toMatch(/invalid_(cbor|format)/);
-      const malformed = await sdk(app).post('/api/v1/attestation/validate').send({ keyId: '***', attestationObject: 5 }).expect(422);
-      expect(malformed.body.fields.map((f: { field: string }) => f.field)).toEqual(expect.arrayContaining(['keyId', 'attestationObject', 'challenge']));
+      const malformed = await sdk(app)
+        .post('/api/v1/attestation/validate')
+        .send({ keyId: '***', attestationObject: 5 })
+        .expect(422);
+      expect(malformed.body.fields.map((f: { field: string }) => f.field)).toEqual(
+        expect.arrayContaining(['keyId', 'attestationObject', 'challenge']),
+      );
     });
 
     it("applies the app's risk thresholds with domain codes", async () => {
-      const strict = await registerApp('professional', { riskThresholds: { blockOnJailbreak: true, maxAllowedRiskScore: 10 } });
-      expect((await attest(strict, authority.createDevice(), { jailbreakDetected: true })).body.code).toBe('jailbreak_detected');
+      const strict = await registerApp('professional', {
+        riskThresholds: { blockOnJailbreak: true, maxAllowedRiskScore: 10 },
+      });
+      expect((await attest(strict, authority.createDevice(), { jailbreakDetected: true })).body.code).toBe(
+        'jailbreak_detected',
+      );
       const dev = await attest(strict, authority.createDevice(), {}, 'development');
       expect(dev.status).toBe(403);
-      expect(dev.body).toMatchObject({ code: 'risk_threshold_exceeded', hint: expect.stringContaining('development_environment') });
+      expect(dev.body).toMatchObject({
+        code: 'risk_threshold_exceeded',
+        hint: expect.stringContaining('development_environment'),
+      });
       const clean = await attest(strict, authority.createDevice());
       expect(clean.status).toBe(200);
     });
@@ -212,7 +294,10 @@ describe('device attestation', () => {
       expect(replay.body.code).toBe('counter_not_increasing');
       expect((await refresh(app, device, 5)).status).toBe(200);
 
-      const [row] = await t.sql<{ sign_counter: string; counter_anomalies: number }>(`SELECT sign_counter, counter_anomalies FROM devices WHERE key_id = $1`, [device.keyId]);
+      const [row] = await t.sql<{ sign_counter: string; counter_anomalies: number }>(
+        `SELECT sign_counter, counter_anomalies FROM devices WHERE key_id = $1`,
+        [device.keyId],
+      );
       expect(row).toEqual({ sign_counter: '5', counter_anomalies: 1 });
     });
 
@@ -223,7 +308,10 @@ describe('device attestation', () => {
       const value = await challenge(app);
       const clientData = Buffer.from(JSON.stringify({ challenge: value, action: 'refresh' }));
       const assertion = device.assert({ clientData, counter: 1, teamId: TEAM_ID, bundleId: app.bundleId });
-      await sdk(app).post('/api/v1/attestation/refresh').send({ keyId: device.keyId, assertion, challenge: value, clientData: clientData.toString('base64') }).expect(200);
+      await sdk(app)
+        .post('/api/v1/attestation/refresh')
+        .send({ keyId: device.keyId, assertion, challenge: value, clientData: clientData.toString('base64') })
+        .expect(200);
     });
 
     it('answers 401 reattest_required for an unknown or blocked key', async () => {
@@ -264,7 +352,9 @@ describe('device attestation', () => {
       expect(counter.active_devices).toBe(1001);
       expect(counter.over_limit_since).not.toBeNull();
 
-      await t.sql(`UPDATE mad_counters SET over_limit_since = now() - interval '8 days' WHERE organization_id = $1`, [app.org.id]);
+      await t.sql(`UPDATE mad_counters SET over_limit_since = now() - interval '8 days' WHERE organization_id = $1`, [
+        app.org.id,
+      ]);
       const refused = await attest(app, authority.createDevice());
       expect(refused.status).toBe(402);
       expect(refused.body).toEqual({
@@ -277,7 +367,10 @@ describe('device attestation', () => {
         current: 1001,
         requestId: refused.headers['x-request-id'],
       });
-      const [after] = await t.sql<{ active_devices: number }>(`SELECT active_devices FROM mad_counters WHERE organization_id = $1`, [app.org.id]);
+      const [after] = await t.sql<{ active_devices: number }>(
+        `SELECT active_devices FROM mad_counters WHERE organization_id = $1`,
+        [app.org.id],
+      );
       expect(after.active_devices).toBe(1001);
 
       expect((await refresh(app, first, 1)).status).toBe(200);
@@ -289,7 +382,10 @@ describe('device attestation', () => {
       await attest(app, device);
       await refresh(app, device, 1);
       await refresh(app, device, 2);
-      const [counter] = await t.sql<{ active_devices: number }>(`SELECT active_devices FROM mad_counters WHERE organization_id = $1`, [app.org.id]);
+      const [counter] = await t.sql<{ active_devices: number }>(
+        `SELECT active_devices FROM mad_counters WHERE organization_id = $1`,
+        [app.org.id],
+      );
       expect(counter.active_devices).toBe(1);
     });
   });

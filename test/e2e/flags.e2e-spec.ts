@@ -3,7 +3,14 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApiKey, signIn, createUser } from '../factories/identity.js';
 import { startTestApp, type HttpClient, type TestApp } from '../harness/test-app.js';
-import { TEAM_ID, attestDevice, fabricatedRootEnv, registerApp, sdk, type RegisteredApp } from '../support/sdk-client.js';
+import {
+  TEAM_ID,
+  attestDevice,
+  fabricatedRootEnv,
+  registerApp,
+  sdk,
+  type RegisteredApp,
+} from '../support/sdk-client.js';
 
 function createFlag(owner: HttpClient, appId: string, body: Record<string, unknown>) {
   return owner.post(`/api/v1/dashboard/apps/${appId}/flags`).send({ name: 'A flag', ...body });
@@ -21,7 +28,11 @@ describe('feature flags', () => {
   describe('definitions', () => {
     it('creates a flag disabled in every environment, with version history', async () => {
       const app = await registerApp(t);
-      const created = await createFlag(app.owner, app.id, { key: 'new_checkout', valueType: 'boolean', defaultValue: 'false' }).expect(201);
+      const created = await createFlag(app.owner, app.id, {
+        key: 'new_checkout',
+        valueType: 'boolean',
+        defaultValue: 'false',
+      }).expect(201);
       expect(created.body).toMatchObject({
         appId: app.id,
         key: 'new_checkout',
@@ -34,45 +45,96 @@ describe('feature flags', () => {
           development: { enabled: false, value: 'false', rules: [] },
         },
       });
-      await createFlag(app.owner, app.id, { key: 'new_checkout', valueType: 'boolean', defaultValue: 'true' }).expect(409);
+      await createFlag(app.owner, app.id, { key: 'new_checkout', valueType: 'boolean', defaultValue: 'true' }).expect(
+        409,
+      );
       const listed = await app.owner.get(`/api/v1/dashboard/apps/${app.id}/flags`).expect(200);
       expect(listed.body.map((f: { key: string }) => f.key)).toEqual(['new_checkout']);
-      const [audit] = await t.sql(`SELECT action FROM audit_logs WHERE organization_id = $1 AND action LIKE 'flag.%'`, [app.org.id]);
+      const [audit] = await t.sql(`SELECT action FROM audit_logs WHERE organization_id = $1 AND action LIKE 'flag.%'`, [
+        app.org.id,
+      ]);
       expect(audit).toEqual({ action: 'flag.created' });
     });
 
     it('validates values against the type and names the field', async () => {
       const app = await registerApp(t);
-      const bad = await createFlag(app.owner, app.id, { key: 'limit', valueType: 'integer', defaultValue: '1.5' }).expect(422);
+      const bad = await createFlag(app.owner, app.id, {
+        key: 'limit',
+        valueType: 'integer',
+        defaultValue: '1.5',
+      }).expect(422);
       expect(bad.body.fields[0].field).toBe('defaultValue');
-      const flag = (await createFlag(app.owner, app.id, { key: 'limit', valueType: 'integer', defaultValue: '10' }).expect(201)).body;
+      const flag = (
+        await createFlag(app.owner, app.id, { key: 'limit', valueType: 'integer', defaultValue: '10' }).expect(201)
+      ).body;
       const rules = await app.owner
         .put(`/api/v1/dashboard/flags/${flag.id}/environments/production`)
-        .send({ enabled: true, value: '20', rules: [{ name: 'r', conditions: [{ attribute: 'shoe_size', operator: 'equals', value: '1' }], value: 'x' }] })
+        .send({
+          enabled: true,
+          value: '20',
+          rules: [{ name: 'r', conditions: [{ attribute: 'shoe_size', operator: 'equals', value: '1' }], value: 'x' }],
+        })
         .expect(422);
       const fields = rules.body.fields.map((f: { field: string }) => f.field);
       expect(fields).toEqual(expect.arrayContaining(['rules[0].value', 'rules[0].conditions[0].attribute']));
-      await app.owner.put(`/api/v1/dashboard/flags/${flag.id}/environments/qa`).send({ enabled: true, value: '1', rules: [] }).expect(400);
+      await app.owner
+        .put(`/api/v1/dashboard/flags/${flag.id}/environments/qa`)
+        .send({ enabled: true, value: '1', rules: [] })
+        .expect(400);
       await app.owner.get('/api/v1/dashboard/flags/not-a-uuid').expect(400);
     });
 
     it('keeps Free to ten on/off flags per organization without rules', async () => {
       const app = await registerApp(t, 'free');
-      expect((await createFlag(app.owner, app.id, { key: 'text', valueType: 'string', defaultValue: 'a' }).expect(403)).body.code).toBe('flag_type_unavailable');
-      for (let i = 0; i < 10; i++) await createFlag(app.owner, app.id, { key: `f${i}`, valueType: 'boolean', defaultValue: 'false' }).expect(201);
-      expect((await createFlag(app.owner, app.id, { key: 'f10', valueType: 'boolean', defaultValue: 'false' }).expect(403)).body.code).toBe('flag_limit_reached');
+      expect(
+        (await createFlag(app.owner, app.id, { key: 'text', valueType: 'string', defaultValue: 'a' }).expect(403)).body
+          .code,
+      ).toBe('flag_type_unavailable');
+      for (let i = 0; i < 10; i++)
+        await createFlag(app.owner, app.id, { key: `f${i}`, valueType: 'boolean', defaultValue: 'false' }).expect(201);
+      expect(
+        (await createFlag(app.owner, app.id, { key: 'f10', valueType: 'boolean', defaultValue: 'false' }).expect(403))
+          .body.code,
+      ).toBe('flag_limit_reached');
       const flag = (await app.owner.get(`/api/v1/dashboard/apps/${app.id}/flags`)).body[0];
       const ruled = await app.owner
         .put(`/api/v1/dashboard/flags/${flag.id}/environments/production`)
         .send({ enabled: true, value: 'true', rules: [{ name: 'beta', conditions: [], value: 'false' }] })
         .expect(403);
       expect(ruled.body.code).toBe('rule_limit_reached');
-      expect((await app.owner.post(`/api/v1/dashboard/flags/${flag.id}/rollback`).send({ version: 1 }).expect(403)).body.code).toBe('feature_unavailable');
+      expect(
+        (await app.owner.post(`/api/v1/dashboard/flags/${flag.id}/rollback`).send({ version: 1 }).expect(403)).body
+          .code,
+      ).toBe('feature_unavailable');
+    });
+
+    it('announces creation, changes and deletion to subscribed webhooks, in the same transaction', async () => {
+      const app = await registerApp(t);
+      await app.owner
+        .post('/api/v1/org/webhooks')
+        .send({ url: 'http://127.0.0.1:9/hooks', events: ['flag.created', 'flag.updated', 'flag.deleted'] })
+        .expect(201);
+      const flag = (
+        await createFlag(app.owner, app.id, { key: 'hooked', valueType: 'boolean', defaultValue: 'false' }).expect(201)
+      ).body;
+      await app.owner
+        .put(`/api/v1/dashboard/flags/${flag.id}/environments/production`)
+        .send({ enabled: true, value: 'true', rules: [] })
+        .expect(200);
+      await app.owner.delete(`/api/v1/dashboard/flags/${flag.id}`).expect(204);
+      const events = await t.sql<{ event_type: string; data: { flag_key: string; app_id: string } }>(
+        `SELECT event_type, data FROM webhook_events WHERE organization_id = $1 ORDER BY occurred_at`,
+        [app.org.id],
+      );
+      expect(events.map((e) => e.event_type)).toEqual(['flag.created', 'flag.updated', 'flag.deleted']);
+      expect(events[1].data).toMatchObject({ flag_key: 'hooked', app_id: app.id, version: 2 });
     });
 
     it('lets viewers read and members change, and hides other organizations (404)', async () => {
       const app = await registerApp(t);
-      const flag = (await createFlag(app.owner, app.id, { key: 'x', valueType: 'boolean', defaultValue: 'false' }).expect(201)).body;
+      const flag = (
+        await createFlag(app.owner, app.id, { key: 'x', valueType: 'boolean', defaultValue: 'false' }).expect(201)
+      ).body;
       const viewer = await createUser(t, { org: app.org, role: 'viewer' });
       const viewerAgent = await signIn(t, viewer.email);
       await viewerAgent.get(`/api/v1/dashboard/flags/${flag.id}`).expect(200);
@@ -85,13 +147,24 @@ describe('feature flags', () => {
 
     it('records every change as a version and rolls back to an earlier one', async () => {
       const app = await registerApp(t);
-      const flag = (await createFlag(app.owner, app.id, { key: 'banner', valueType: 'string', defaultValue: 'off' })).body;
-      await app.owner.put(`/api/v1/dashboard/flags/${flag.id}/environments/production`).send({ enabled: true, value: 'blue', rules: [] }).expect(200);
+      const flag = (await createFlag(app.owner, app.id, { key: 'banner', valueType: 'string', defaultValue: 'off' }))
+        .body;
+      await app.owner
+        .put(`/api/v1/dashboard/flags/${flag.id}/environments/production`)
+        .send({ enabled: true, value: 'blue', rules: [] })
+        .expect(200);
       await app.owner.patch(`/api/v1/dashboard/flags/${flag.id}`).send({ name: 'Banner colour' }).expect(200);
       const history = await app.owner.get(`/api/v1/dashboard/flags/${flag.id}/history`).expect(200);
       expect(history.body.map((h: { version: number }) => h.version)).toEqual([3, 2, 1]);
-      const rolled = await app.owner.post(`/api/v1/dashboard/flags/${flag.id}/rollback`).send({ version: 1 }).expect(200);
-      expect(rolled.body).toMatchObject({ version: 4, name: 'A flag', environments: { production: { enabled: false } } });
+      const rolled = await app.owner
+        .post(`/api/v1/dashboard/flags/${flag.id}/rollback`)
+        .send({ version: 1 })
+        .expect(200);
+      expect(rolled.body).toMatchObject({
+        version: 4,
+        name: 'A flag',
+        environments: { production: { enabled: false } },
+      });
       await app.owner.post(`/api/v1/dashboard/flags/${flag.id}/rollback`).send({ version: 99 }).expect(404);
       await app.owner.delete(`/api/v1/dashboard/flags/${flag.id}`).expect(204);
       await app.owner.get(`/api/v1/dashboard/flags/${flag.id}`).expect(404);
@@ -106,30 +179,50 @@ describe('feature flags', () => {
     beforeAll(async () => {
       app = await registerApp(t);
       token = (await attestDevice(t, app)).token;
-      checkout = (await createFlag(app.owner, app.id, { key: 'checkout', valueType: 'string', defaultValue: 'classic' })).body;
+      checkout = (
+        await createFlag(app.owner, app.id, { key: 'checkout', valueType: 'string', defaultValue: 'classic' })
+      ).body;
       await app.owner
         .put(`/api/v1/dashboard/flags/${checkout.id}/environments/production`)
         .send({
           enabled: true,
           value: 'classic-v2',
-          rules: [{ name: 'new app versions', conditions: [{ attribute: 'app_version', operator: 'greater_than_or_equal', value: '2.0' }], value: 'express' }],
+          rules: [
+            {
+              name: 'new app versions',
+              conditions: [{ attribute: 'app_version', operator: 'greater_than_or_equal', value: '2.0' }],
+              value: 'express',
+            },
+          ],
         })
         .expect(200);
-      const limits = (await createFlag(app.owner, app.id, { key: 'max_items', valueType: 'integer', defaultValue: '5' })).body;
-      await app.owner.put(`/api/v1/dashboard/flags/${limits.id}/environments/staging`).send({ enabled: true, value: '50', rules: [] }).expect(200);
+      const limits = (
+        await createFlag(app.owner, app.id, { key: 'max_items', valueType: 'integer', defaultValue: '5' })
+      ).body;
+      await app.owner
+        .put(`/api/v1/dashboard/flags/${limits.id}/environments/staging`)
+        .send({ enabled: true, value: '50', rules: [] })
+        .expect(200);
     });
 
     it('serves typed values for the attestation token, with rate-limit headers', async () => {
       const response = await sdk(t, app).get('/api/v1/flags').set('Authorization', `Bearer ${token}`).expect(200);
       expect(response.body).toEqual({ flags: { checkout: 'classic-v2', max_items: 5 } });
       expect(response.headers['x-ratelimit-limit']).toBe('8000');
-      const staging = await sdk(t, app).get('/api/v1/flags?environment=staging').set('Authorization', `Bearer ${token}`).expect(200);
+      const staging = await sdk(t, app)
+        .get('/api/v1/flags?environment=staging')
+        .set('Authorization', `Bearer ${token}`)
+        .expect(200);
       expect(staging.body.flags.max_items).toBe(50);
       await sdk(t, app).get('/api/v1/flags?environment=qa').set('Authorization', `Bearer ${token}`).expect(422);
     });
 
     it('targets by what the device reports', async () => {
-      const response = await sdk(t, app).get('/api/v1/flags').set('Authorization', `Bearer ${token}`).set('X-App-Version', '2.1.0').expect(200);
+      const response = await sdk(t, app)
+        .get('/api/v1/flags')
+        .set('Authorization', `Bearer ${token}`)
+        .set('X-App-Version', '2.1.0')
+        .expect(200);
       expect(response.body.flags.checkout).toBe('express');
     });
 
@@ -151,17 +244,44 @@ describe('feature flags', () => {
 
     it('applies a device override ahead of rules until it expires, and only in GET /flags', async () => {
       const device = 'device-override-1';
-      const created = await app.owner.post(`/api/v1/dashboard/flags/${checkout.id}/overrides`).send({ deviceKeyId: device, forcedValue: 'forced' }).expect(201);
-      expect(created.body).toMatchObject({ flagId: checkout.id, deviceKeyId: device, forcedValue: 'forced', expiresAt: null, createdBy: expect.stringContaining('@') });
-      const forced = await sdk(t, app).get('/api/v1/flags').set('Authorization', `Bearer ${token}`).set('X-Device-ID', device).set('X-App-Version', '2.1.0').expect(200);
+      const created = await app.owner
+        .post(`/api/v1/dashboard/flags/${checkout.id}/overrides`)
+        .send({ deviceKeyId: device, forcedValue: 'forced' })
+        .expect(201);
+      expect(created.body).toMatchObject({
+        flagId: checkout.id,
+        deviceKeyId: device,
+        forcedValue: 'forced',
+        expiresAt: null,
+        createdBy: expect.stringContaining('@'),
+      });
+      const forced = await sdk(t, app)
+        .get('/api/v1/flags')
+        .set('Authorization', `Bearer ${token}`)
+        .set('X-Device-ID', device)
+        .set('X-App-Version', '2.1.0')
+        .expect(200);
       expect(forced.body.flags.checkout).toBe('forced');
-      const evaluated = await sdk(t, app).post(`/api/v1/flags/${checkout.id}/evaluate`).set('Authorization', `Bearer ${token}`).send({ deviceId: device }).expect(200);
+      const evaluated = await sdk(t, app)
+        .post(`/api/v1/flags/${checkout.id}/evaluate`)
+        .set('Authorization', `Bearer ${token}`)
+        .send({ deviceId: device })
+        .expect(200);
       expect(evaluated.body.resolvedValue).toBe('classic-v2');
 
-      await t.sql(`UPDATE feature_flag_overrides SET expires_at = now() - interval '1 second' WHERE id = $1`, [created.body.id]);
+      await t.sql(`UPDATE feature_flag_overrides SET expires_at = now() - interval '1 second' WHERE id = $1`, [
+        created.body.id,
+      ]);
       // A direct database edit is not a notified change: nudge this instance's cache as a change would.
-      await app.owner.post(`/api/v1/dashboard/flags/${checkout.id}/overrides`).send({ deviceKeyId: 'someone-else', forcedValue: 'x' }).expect(201);
-      const expired = await sdk(t, app).get('/api/v1/flags').set('Authorization', `Bearer ${token}`).set('X-Device-ID', device).expect(200);
+      await app.owner
+        .post(`/api/v1/dashboard/flags/${checkout.id}/overrides`)
+        .send({ deviceKeyId: 'someone-else', forcedValue: 'x' })
+        .expect(201);
+      const expired = await sdk(t, app)
+        .get('/api/v1/flags')
+        .set('Authorization', `Bearer ${token}`)
+        .set('X-Device-ID', device)
+        .expect(200);
       expect(expired.body.flags.checkout).toBe('classic-v2');
 
       const list = await app.owner.get(`/api/v1/dashboard/flags/${checkout.id}/overrides`).expect(200);
@@ -174,9 +294,17 @@ describe('feature flags', () => {
       const url = `/api/v1/dashboard/flags/${checkout.id}/overrides`;
       await app.owner.post(url).send({ deviceKeyId: '', forcedValue: 'x' }).expect(400);
       await app.owner.post(url).send({ deviceKeyId: 'd', forcedValue: '' }).expect(400);
-      await app.owner.post(url).send({ deviceKeyId: 'd', forcedValue: 'x', expiresAt: new Date(Date.now() - 60_000).toISOString() }).expect(400);
-      const ints = (await createFlag(app.owner, app.id, { key: `ints${Date.now()}`, valueType: 'integer', defaultValue: '1' })).body;
-      const wrong = await app.owner.post(`/api/v1/dashboard/flags/${ints.id}/overrides`).send({ deviceKeyId: 'd', forcedValue: 'abc' }).expect(400);
+      await app.owner
+        .post(url)
+        .send({ deviceKeyId: 'd', forcedValue: 'x', expiresAt: new Date(Date.now() - 60_000).toISOString() })
+        .expect(400);
+      const ints = (
+        await createFlag(app.owner, app.id, { key: `ints${Date.now()}`, valueType: 'integer', defaultValue: '1' })
+      ).body;
+      const wrong = await app.owner
+        .post(`/api/v1/dashboard/flags/${ints.id}/overrides`)
+        .send({ deviceKeyId: 'd', forcedValue: 'abc' })
+        .expect(400);
       expect(wrong.body.error).toMatch(/forcedValue/);
     });
   });
@@ -185,15 +313,27 @@ describe('feature flags', () => {
     it('traces every active rule in priority order and names the match', async () => {
       const app = await registerApp(t);
       const { token } = await attestDevice(t, app);
-      const flag = (await createFlag(app.owner, app.id, { key: 'trace_me', valueType: 'boolean', defaultValue: 'false' })).body;
+      const flag = (
+        await createFlag(app.owner, app.id, { key: 'trace_me', valueType: 'boolean', defaultValue: 'false' })
+      ).body;
       await app.owner
         .put(`/api/v1/dashboard/flags/${flag.id}/environments/production`)
         .send({
           enabled: true,
           value: 'false',
           rules: [
-            { name: 'germany', priority: 1, conditions: [{ attribute: 'country', operator: 'equals', value: 'DE' }], value: 'true' },
-            { name: 'beta users', priority: 2, conditions: [{ attribute: 'custom.plan', operator: 'in_list', value: 'beta,pro' }], value: 'true' },
+            {
+              name: 'germany',
+              priority: 1,
+              conditions: [{ attribute: 'country', operator: 'equals', value: 'DE' }],
+              value: 'true',
+            },
+            {
+              name: 'beta users',
+              priority: 2,
+              conditions: [{ attribute: 'custom.plan', operator: 'in_list', value: 'beta,pro' }],
+              value: 'true',
+            },
           ],
         })
         .expect(200);
@@ -202,16 +342,44 @@ describe('feature flags', () => {
         .set('Authorization', `Bearer ${token}`)
         .send({ custom: { plan: 'beta' } })
         .expect(200);
-      expect(result.body).toMatchObject({ flagKey: 'trace_me', flagId: flag.id, environment: 'production', resolvedValue: 'true', valueType: 'boolean', matchedRule: 'beta users', isDefault: false });
+      expect(result.body).toMatchObject({
+        flagKey: 'trace_me',
+        flagId: flag.id,
+        environment: 'production',
+        resolvedValue: 'true',
+        valueType: 'boolean',
+        matchedRule: 'beta users',
+        isDefault: false,
+      });
       expect(result.body.trace).toHaveLength(2);
-      expect(result.body.trace[0]).toMatchObject({ ruleName: 'germany', priority: 1, matched: false, conditions: [{ attribute: 'country', operator: 'equals', expected: 'DE', actual: null, passed: false }] });
+      expect(result.body.trace[0]).toMatchObject({
+        ruleName: 'germany',
+        priority: 1,
+        matched: false,
+        conditions: [{ attribute: 'country', operator: 'equals', expected: 'DE', actual: null, passed: false }],
+      });
       expect(result.body.trace[1]).toMatchObject({ ruleName: 'beta users', matched: true });
 
-      const unknownEnv = await sdk(t, app).post(`/api/v1/flags/${flag.id}/evaluate`).set('Authorization', `Bearer ${token}`).send({ environment: 'qa' }).expect(200);
+      const unknownEnv = await sdk(t, app)
+        .post(`/api/v1/flags/${flag.id}/evaluate`)
+        .set('Authorization', `Bearer ${token}`)
+        .send({ environment: 'qa' })
+        .expect(200);
       expect(unknownEnv.body).toMatchObject({ resolvedValue: 'false', isDefault: true });
-      await sdk(t, app).post('/api/v1/flags/not-a-uuid/evaluate').set('Authorization', `Bearer ${token}`).send({}).expect(400);
-      await sdk(t, app).post('/api/v1/flags/00000000-0000-4000-8000-000000000000/evaluate').set('Authorization', `Bearer ${token}`).send({}).expect(404);
-      const events: unknown[] = await t.sql(`SELECT 1 FROM device_events WHERE organization_id = $1 AND event_type <> 'attestation'`, [app.org.id]);
+      await sdk(t, app)
+        .post('/api/v1/flags/not-a-uuid/evaluate')
+        .set('Authorization', `Bearer ${token}`)
+        .send({})
+        .expect(400);
+      await sdk(t, app)
+        .post('/api/v1/flags/00000000-0000-4000-8000-000000000000/evaluate')
+        .set('Authorization', `Bearer ${token}`)
+        .send({})
+        .expect(404);
+      const events: unknown[] = await t.sql(
+        `SELECT 1 FROM device_events WHERE organization_id = $1 AND event_type <> 'attestation'`,
+        [app.org.id],
+      );
       expect(events).toHaveLength(0);
     });
   });
@@ -220,7 +388,8 @@ describe('feature flags', () => {
     it('streams a snapshot, then a new one when another instance changes a flag', async () => {
       const app = await registerApp(t);
       const { token } = await attestDevice(t, app);
-      const flag = (await createFlag(app.owner, app.id, { key: 'live', valueType: 'boolean', defaultValue: 'false' })).body;
+      const flag = (await createFlag(app.owner, app.id, { key: 'live', valueType: 'boolean', defaultValue: 'false' }))
+        .body;
       const server = t.app.getHttpServer();
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
       const { port } = server.address() as AddressInfo;

@@ -35,7 +35,14 @@ export async function createOrg(t: TestApp, options: { name?: string; tier?: str
 /** An active, verified user; with `org`, a member with `role` (owner by default). */
 export async function createUser(
   t: TestApp,
-  options: { email?: string; org?: TestOrg; role?: Role; superAdmin?: boolean; status?: string; verified?: boolean } = {},
+  options: {
+    email?: string;
+    org?: TestOrg;
+    role?: Role;
+    superAdmin?: boolean;
+    status?: string;
+    verified?: boolean;
+  } = {},
 ): Promise<TestUser> {
   passwordHash ??= bcrypt.hash(PASSWORD, 4);
   const email = options.email ?? uniqueEmail();
@@ -57,7 +64,10 @@ export async function createUser(
 /** A signed-in browser for that user. */
 export async function signIn(t: TestApp, email: string, password = PASSWORD): Promise<HttpClient> {
   const agent = t.agent();
-  const response = await agent.post('/api/v1/auth/login').set('X-Forwarded-For', randomClientIp()).send({ email, password });
+  const response = await agent
+    .post('/api/v1/auth/login')
+    .set('X-Forwarded-For', randomClientIp())
+    .send({ email, password });
   expect(response.status).toBe(200);
   return agent;
 }
@@ -85,7 +95,16 @@ export async function createApiKey(
   await t.sql(
     `INSERT INTO api_keys (organization_id, created_by, name, key_type, prefix, key_hash, scopes, expires_at, revoked_at)
      VALUES ($1, $2, 'test key', $3, $4, $5, $6, $7, $8)`,
-    [org.id, options.createdBy ?? null, type, prefix, hash, scopes, options.expiresAt ?? null, options.revoked ? new Date() : null],
+    [
+      org.id,
+      options.createdBy ?? null,
+      type,
+      prefix,
+      hash,
+      scopes,
+      options.expiresAt ?? null,
+      options.revoked ? new Date() : null,
+    ],
   );
   return key;
 }

@@ -27,10 +27,16 @@ export interface RegisteredApp {
 let sequence = 0;
 
 /** A new organization of `tier` with an app registered through the API. */
-export async function registerApp(t: TestApp, tier = 'professional', app: Record<string, unknown> = {}): Promise<RegisteredApp> {
+export async function registerApp(
+  t: TestApp,
+  tier = 'professional',
+  app: Record<string, unknown> = {},
+): Promise<RegisteredApp> {
   const { org, agent } = await orgWithMember(t, { tier });
   const bundleId = `com.example.sdk${process.pid}x${++sequence}`;
-  const created = await agent.post('/api/v1/apps').send({ appName: `App ${sequence}`, bundleId, teamId: TEAM_ID, ...app });
+  const created = await agent
+    .post('/api/v1/apps')
+    .send({ appName: `App ${sequence}`, bundleId, teamId: TEAM_ID, ...app });
   expect(created.status).toBe(201);
   return { id: created.body.id as string, bundleId, org, owner: agent };
 }
