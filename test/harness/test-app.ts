@@ -92,11 +92,8 @@ async function bootInstance(
 type Methods = 'get' | 'post' | 'put' | 'patch' | 'delete' | 'head' | 'options';
 export type HttpClient = Pick<ReturnType<typeof request.agent>, Methods>;
 
-function withClientIp(client: ReturnType<typeof request> | ReturnType<typeof request.agent>, ip: string): HttpClient {
-  const wrap =
-    (method: Methods) =>
-    (url: string) =>
-      client[method](url).set('X-Forwarded-For', ip);
+function withClientIp(client: ReturnType<typeof request>, ip: string): HttpClient {
+  const wrap = (method: Methods) => (url: string) => client[method](url).set('X-Forwarded-For', ip);
   return {
     get: wrap('get'),
     post: wrap('post'),
@@ -105,7 +102,7 @@ function withClientIp(client: ReturnType<typeof request> | ReturnType<typeof req
     delete: wrap('delete'),
     head: wrap('head'),
     options: wrap('options'),
-  } as HttpClient;
+  };
 }
 
 function randomOctet(): number {
