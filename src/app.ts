@@ -26,6 +26,8 @@ export async function createApp(config: AppConfig & { databaseUrl: string }, log
   });
   const errors = new AllExceptionsFilter(logger);
   app.disable('x-powered-by');
+  // No ETag hashing of every JSON answer: API clients do not revalidate, and it costs on hot paths.
+  app.set('etag', false);
   app.set('trust proxy', config.trustProxy);
   app.set('query parser', 'simple');
   app.use(requestContext(config.serviceCommit));

@@ -148,12 +148,6 @@ export class CreateOverrideDto {
   expiresAt?: Date;
 }
 
-export class FlagsQuery {
-  @IsOptional()
-  @IsIn(ENVIRONMENTS, { message: `environment must be one of: ${ENVIRONMENTS.join(', ')}` })
-  environment?: (typeof ENVIRONMENTS)[number];
-}
-
 export class EvaluateFlagDto {
   @IsOptional()
   @IsString()

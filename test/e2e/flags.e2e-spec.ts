@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { SignJWT, generateKeyPair } from 'jose';
+import { SigningKeysService } from '../../src/attestation/signing-keys.service.js';
 import { createApiKey, signIn, createUser } from '../factories/identity.js';
 import { startTestApp, type HttpClient, type TestApp } from '../harness/test-app.js';
 import {
@@ -232,6 +234,36 @@ describe('feature flags', () => {
       const other = await registerApp(t);
       const foreign = await createApiKey(t, other.org, ['org:read']);
       await sdk(t, app).get('/api/v1/flags').set('Authorization', `Bearer ${foreign}`).expect(401);
+    });
+
+    it('answers 401 to an expired token, a token signed by another key, or one not using RS256', async () => {
+      const key = await t.app.get(SigningKeysService).signingKey();
+      const claims = { app_id: app.id, org_id: app.org.id };
+      const expired = await new SignJWT(claims)
+        .setProtectedHeader({ alg: 'RS256', kid: key.kid })
+        .setSubject('device')
+        .setExpirationTime(Math.floor(Date.now() / 1000) - 10)
+        .sign(key.privateKey);
+      await sdk(t, app).get('/api/v1/flags').set('Authorization', `Bearer ${expired}`).expect(401);
+      const { privateKey: stranger } = await generateKeyPair('RS256');
+      const forged = await new SignJWT(claims)
+        .setProtectedHeader({ alg: 'RS256', kid: key.kid })
+        .setSubject('device')
+        .setExpirationTime('1h')
+        .sign(stranger);
+      await sdk(t, app).get('/api/v1/flags').set('Authorization', `Bearer ${forged}`).expect(401);
+      const symmetric = await new SignJWT(claims)
+        .setProtectedHeader({ alg: 'HS256', kid: key.kid })
+        .setSubject('device')
+        .setExpirationTime('1h')
+        .sign(new TextEncoder().encode('a-shared-secret-of-enough-length!!'));
+      await sdk(t, app).get('/api/v1/flags').set('Authorization', `Bearer ${symmetric}`).expect(401);
+      const valid = await new SignJWT(claims)
+        .setProtectedHeader({ alg: 'RS256', kid: key.kid })
+        .setSubject('device')
+        .setExpirationTime('1h')
+        .sign(key.privateKey);
+      await sdk(t, app).get('/api/v1/flags').set('Authorization', `Bearer ${valid}`).expect(200);
     });
 
     it('answers 401 to identity headers alone or a token of another app', async () => {

@@ -1,7 +1,8 @@
 import { ArgumentsHost, Catch, HttpException, type ExceptionFilter } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
-import { AppException, codeForStatus } from './app-exception.js';
+import { AppException, ValidationFailedException, codeForStatus } from './app-exception.js';
+import { asDocumentedStatus } from '../validation/validation.js';
 
 interface BodyParserError {
   type: string;
@@ -46,6 +47,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     exception: unknown,
     request: Request,
   ): { status: number; body: Record<string, unknown>; headers: Record<string, string> } {
+    if (exception instanceof ValidationFailedException) exception = asDocumentedStatus(exception, request);
     if (exception instanceof AppException) {
       const { hint, fields, body, headers } = exception.details;
       return {
