@@ -9,6 +9,7 @@ import { ApiKeysService } from '../api-keys/api-keys.service.js';
 import { TenantResolver, type Tenant } from '../apps/tenant-resolver.js';
 import { AppException, badRequest } from '../common/errors/app-exception.js';
 import { DeviceTokenVerifier, type DeviceToken } from '../attestation/device-token-verifier.js';
+import { noteInvalidInputStatus } from '../common/validation/validation.js';
 import { SessionResolver } from './session-resolver.js';
 
 declare module 'express-serve-static-core' {
@@ -39,8 +40,9 @@ export class AccessGuard implements CanActivate {
       context.getClass(),
     ]);
     if (!rule) throw forbidden('This route declares no access rule');
-    if (rule.public) return true;
     const request = context.switchToHttp().getRequest<Request>();
+    noteInvalidInputStatus(this.reflector, context, request);
+    if (rule.public) return true;
     if (rule.tenant) {
       request.tenant = await this.resolveTenant(request);
       if (!rule.session && !rule.apiKey && !rule.deviceToken) return true;

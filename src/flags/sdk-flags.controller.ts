@@ -1,15 +1,15 @@
-import { Body, Controller, Get, HttpCode, Post, Query, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Post, Query, Req, Res, type BeforeApplicationShutdown } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { Access } from '../common/access/access.decorator.js';
-import { AppException, notFound } from '../common/errors/app-exception.js';
+import { AppException, ValidationFailedException, notFound } from '../common/errors/app-exception.js';
 import { tierDefinition } from '../common/tiers.js';
 import { UuidParam } from '../common/validation/uuid-param.js';
 import type { Tenant } from '../apps/tenant-resolver.js';
 import { RateLimitService } from '../rate-limit/rate-limit.service.js';
 import { evaluateFlag, evaluateFlagSet } from './evaluation/evaluate-flag.js';
-import type { EvaluationContext } from './evaluation/flag-types.js';
+import { ENVIRONMENTS, isEnvironment, type Environment, type EvaluationContext } from './evaluation/flag-types.js';
 import { FlagStore } from './flag-store.js';
-import { EvaluateFlagDto, FlagsQuery } from './flags.dto.js';
+import { EvaluateFlagDto } from './flags.dto.js';
 
 const HEARTBEAT_MS = 15_000;
 
@@ -19,21 +19,34 @@ const HEARTBEAT_MS = 15_000;
  */
 @Controller('api/v1/flags')
 @Access({ tenant: true, deviceToken: true })
-export class SdkFlagsController {
+export class SdkFlagsController implements BeforeApplicationShutdown {
+  /** Open event streams and what stops each: ended at shutdown, or the server would wait on them forever. */
+  private readonly streams = new Map<Response, () => void>();
+
   constructor(
     private readonly store: FlagStore,
     private readonly rateLimit: RateLimitService,
   ) {}
 
   @Get()
-  async flags(@Req() request: Request, @Res({ passthrough: true }) response: Response, @Query() query: FlagsQuery) {
+  async flags(
+    @Req() request: Request,
+    @Res({ passthrough: true }) response: Response,
+    @Query('environment') environment?: string,
+  ) {
+    // Checked by hand rather than through a query DTO: this is the hottest route.
+    const checked = environmentOf(environment);
     const tenant = await this.limit(request, response);
-    return { flags: await this.evaluate(tenant, request, query.environment ?? 'production') };
+    return { flags: await this.evaluate(tenant, request, checked) };
   }
 
   /** Server-sent events: a snapshot on connect, then a new one after every change. */
   @Get('stream')
-  async stream(@Req() request: Request, @Res() response: Response, @Query() query: FlagsQuery): Promise<void> {
+  async stream(
+    @Req() request: Request,
+    @Res() response: Response,
+    @Query('environment') requested?: string,
+  ): Promise<void> {
     const tenant = request.tenant!;
     if (!tierDefinition(tenant.serviceTier).features.sseRealTime) {
       throw new AppException(
@@ -42,7 +55,7 @@ export class SdkFlagsController {
         'Real-time flag streaming is available from the Business plan',
       );
     }
-    const environment = query.environment ?? 'production';
+    const environment = environmentOf(requested);
     response.writeHead(200, {
       'Content-Type': 'text/event-stream',
       'Cache-Control': 'no-cache, no-transform',
@@ -52,7 +65,7 @@ export class SdkFlagsController {
     let last = '';
     const send = async () => {
       const data = JSON.stringify({ flags: await this.evaluate(tenant, request, environment) });
-      if (data === last) return;
+      if (data === last || response.writableEnded) return;
       last = data;
       response.write(`event: snapshot\ndata: ${data}\n\n`);
     };
@@ -61,11 +74,22 @@ export class SdkFlagsController {
       pending = pending.then(send).catch(() => undefined);
     });
     const heartbeat = setInterval(() => response.write(': heartbeat\n\n'), HEARTBEAT_MS);
-    request.on('close', () => {
+    const stop = () => {
       clearInterval(heartbeat);
       unsubscribe();
-    });
+      this.streams.delete(response);
+    };
+    this.streams.set(response, stop);
+    request.on('close', stop);
     await send();
+  }
+
+  /** Ends every stream cleanly before the server stops; the SDK reconnects to another instance. */
+  beforeApplicationShutdown(): void {
+    for (const [response, stop] of this.streams) {
+      stop();
+      response.end();
+    }
   }
 
   @Post(':flagId/evaluate')
@@ -100,6 +124,14 @@ export class SdkFlagsController {
     const context = deviceContext(request);
     return evaluateFlagSet(flags, environment, context, overrides, { deviceKeyId: context.deviceId ?? null });
   }
+}
+
+function environmentOf(value: string | undefined): Environment {
+  if (value === undefined) return 'production';
+  if (isEnvironment(value)) return value;
+  throw new ValidationFailedException([
+    { field: 'environment', message: `must be one of: ${ENVIRONMENTS.join(', ')}` },
+  ]);
 }
 
 /**

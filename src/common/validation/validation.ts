@@ -1,15 +1,7 @@
-import {
-  CallHandler,
-  ExecutionContext,
-  Injectable,
-  SetMetadata,
-  ValidationPipe,
-  type ArgumentMetadata,
-  type NestInterceptor,
-} from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
+import { SetMetadata, ValidationPipe, type ArgumentMetadata, type ExecutionContext } from '@nestjs/common';
+import type { Reflector } from '@nestjs/core';
 import type { ValidationError } from 'class-validator';
-import { catchError, type Observable } from 'rxjs';
+import type { Request } from 'express';
 import { AppException, ValidationFailedException, describeFields, type FieldError } from '../errors/app-exception.js';
 
 /** Body, query and parameter validation for every route: 422 naming each field by default. */
@@ -86,26 +78,31 @@ const INVALID_INPUT_STATUS = 'invalidInputStatus';
  */
 export const InvalidInputStatus = (status: 400) => SetMetadata(INVALID_INPUT_STATUS, status);
 
-@Injectable()
-export class InvalidInputStatusInterceptor implements NestInterceptor {
-  constructor(private readonly reflector: Reflector) {}
-
-  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    const status = this.reflector.getAllAndOverride<number | undefined>(INVALID_INPUT_STATUS, [
-      context.getHandler(),
-      context.getClass(),
-    ]);
-    if (!status) return next.handle();
-    return next.handle().pipe(
-      catchError((error: unknown) => {
-        if (error instanceof ValidationFailedException) {
-          const [first] = error.fieldErrors;
-          throw new AppException(status, 'bad_request', describeFields(error.fieldErrors), {
-            hint: first ? `Check the "${first.field}" field` : undefined,
-          });
-        }
-        throw error;
-      }),
-    );
+declare module 'express-serve-static-core' {
+  interface Request {
+    /** The route's documented status for invalid input, when it is 400 rather than 422. */
+    invalidInputStatus?: 400;
   }
+}
+
+/**
+ * Notes the route's `@InvalidInputStatus` on the request, for the error filter. Called by the
+ * access guard, which runs for every route with the handler at hand; an interceptor would cost
+ * an observable chain on every request, hot paths included.
+ */
+export function noteInvalidInputStatus(reflector: Reflector, context: ExecutionContext, request: Request): void {
+  const status = reflector.getAllAndOverride<400 | undefined>(INVALID_INPUT_STATUS, [
+    context.getHandler(),
+    context.getClass(),
+  ]);
+  if (status) request.invalidInputStatus = status;
+}
+
+/** A validation failure as the route documents it: 422 with `fields`, or 400 naming the field. */
+export function asDocumentedStatus(error: ValidationFailedException, request: Request): AppException {
+  if (request.invalidInputStatus !== 400) return error;
+  const [first] = error.fieldErrors;
+  return new AppException(400, 'bad_request', describeFields(error.fieldErrors), {
+    hint: first ? `Check the "${first.field}" field` : undefined,
+  });
 }
