@@ -35,10 +35,7 @@ function load(baseUrl, scenario) {
       body: scenario.body,
     };
     for (const key of Object.keys(options)) if (options[key] === undefined) delete options[key];
-    const instance = autocannon(
-      options,
-      (error, result) => (error ? reject(error) : resolve(result)),
-    );
+    const instance = autocannon(options, (error, result) => (error ? reject(error) : resolve(result)));
     process.once('SIGINT', () => instance.stop());
   });
 }
@@ -78,8 +75,20 @@ try {
     }
   }
   if (!only || 'webhooks'.includes(only)) {
-    const webhooks = await measureWebhookDelivery(context.db, context.apps[1], Number(option('webhook-events', smoke ? '200' : '10000')));
-    results.push({ scenario: 'webhook delivery (10,000 events, loopback receiver)', requestsPerSecond: webhooks.perSecond, p50Ms: webhooks.p50Ms, p99Ms: webhooks.p99Ms, non2xx: 0, errors: 0, ratio: null });
+    const webhooks = await measureWebhookDelivery(
+      context.db,
+      context.apps[1],
+      Number(option('webhook-events', smoke ? '200' : '10000')),
+    );
+    results.push({
+      scenario: 'webhook delivery (10,000 events, loopback receiver)',
+      requestsPerSecond: webhooks.perSecond,
+      p50Ms: webhooks.p50Ms,
+      p99Ms: webhooks.p99Ms,
+      non2xx: 0,
+      errors: 0,
+      ratio: null,
+    });
     if (!asJson) {
       console.log(
         `${'webhook delivery (event to delivery delay)'.padEnd(44)} ${String(webhooks.perSecond).padStart(7)} deliveries/s  p50 ${webhooks.p50Ms} ms  p99 ${webhooks.p99Ms} ms  delivered ${webhooks.delivered}`,

@@ -23,7 +23,12 @@ export const scenarios = [
     title: 'GET /api/v1/flags (50 flags, 5 rules each)',
     prepare: async (context) => ({
       path: '/api/v1/flags',
-      headers: { ...context.identity(0), authorization: `Bearer ${context.token}`, 'x-device-id': 'bench-device', 'x-app-version': '3.1.0' },
+      headers: {
+        ...context.identity(0),
+        authorization: `Bearer ${context.token}`,
+        'x-device-id': 'bench-device',
+        'x-app-version': '3.1.0',
+      },
     }),
   },
   {
@@ -45,6 +50,11 @@ export const scenarios = [
     name: 'refresh',
     title: 'POST /api/v1/attestation/refresh',
     prepare: (context) => context.refreshRequests(),
+  },
+  {
+    name: 'limited',
+    title: 'POST refresh past the Free limit (429s)',
+    prepare: (context) => context.limitedRequests(),
   },
   {
     name: 'validate',
@@ -90,6 +100,35 @@ export async function createContext(server, { authority, smoke = false }) {
     identity,
     db,
     apps,
+    /** A Free organization's refreshes beyond its 30 per minute: what a refusal costs. */
+    async limitedRequests() {
+      const { rows } = await db.query(
+        `INSERT INTO organizations (name, slug, service_tier) VALUES ('Bench free', 'bench-free-' || md5(random()::text), 'free') RETURNING id`,
+      );
+      await db.query(
+        `INSERT INTO apps (organization_id, app_name, bundle_id, team_id, is_primary) VALUES ($1, 'Free', 'com.bench.free', $2, true)`,
+        [rows[0].id, TEAM_ID],
+      );
+      const body = JSON.stringify({ keyId: 'AAAA', assertion: 'AAAA', challenge: 'unused' });
+      return {
+        requests: [
+          {
+            method: 'POST',
+            path: '/api/v1/attestation/refresh',
+            setupRequest: (request) => ({
+              ...request,
+              headers: {
+                'x-bundle-id': 'com.bench.free',
+                'x-team-id': TEAM_ID,
+                ...json,
+                'x-forwarded-for': clientAddress(++sent),
+              },
+              body,
+            }),
+          },
+        ],
+      };
+    },
     async usageRequests() {
       const app = apps[apps.length - 1];
       await seedActiveDevices(db, app, size(100_000, 1_000));
@@ -105,7 +144,8 @@ export async function createContext(server, { authority, smoke = false }) {
     async refreshRequests() {
       // Each device is reused only after the whole pool went round, so its counter increases in order.
       const devices = [];
-      for (let i = 0; i < size(200, 20); i++) devices.push({ ...(await validateOnce(i % apps.length)), appIndex: i % apps.length, counter: 0 });
+      for (let i = 0; i < size(200, 20); i++)
+        devices.push({ ...(await validateOnce(i % apps.length)), appIndex: i % apps.length, counter: 0 });
       const pools = [];
       for (const app of apps) pools.push(await seedChallenges(db, app.appId, size(8000, 400)));
       let next = 0;
@@ -119,10 +159,20 @@ export async function createContext(server, { authority, smoke = false }) {
               const app = apps[entry.appIndex];
               const challenge = pools[entry.appIndex].pop();
               entry.counter += 1;
-              const assertion = entry.device.assert({ challenge, counter: entry.counter, teamId: TEAM_ID, bundleId: app.bundleId });
+              const assertion = entry.device.assert({
+                challenge,
+                counter: entry.counter,
+                teamId: TEAM_ID,
+                bundleId: app.bundleId,
+              });
               return {
                 ...request,
-                headers: { ...request.headers, ...identity(entry.appIndex), ...json, 'x-forwarded-for': clientAddress(++sent) },
+                headers: {
+                  ...request.headers,
+                  ...identity(entry.appIndex),
+                  ...json,
+                  'x-forwarded-for': clientAddress(++sent),
+                },
                 body: JSON.stringify({ keyId: entry.device.keyId, assertion, challenge }),
               };
             },
@@ -146,7 +196,16 @@ export async function createContext(server, { authority, smoke = false }) {
             path: '/api/v1/attestation/validate',
             setupRequest: (request) => {
               const { appIndex, body } = bodies[next++ % bodies.length];
-              return { ...request, headers: { ...request.headers, ...identity(appIndex), ...json, 'x-forwarded-for': clientAddress(++sent) }, body };
+              return {
+                ...request,
+                headers: {
+                  ...request.headers,
+                  ...identity(appIndex),
+                  ...json,
+                  'x-forwarded-for': clientAddress(++sent),
+                },
+                body,
+              };
             },
           },
         ],

@@ -26,7 +26,17 @@ export async function startServer(env = {}) {
   // BENCH_NODE_ARGS passes flags to the server process, e.g. --cpu-prof --cpu-prof-dir=/tmp/prof.
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const child = spawn(process.execPath, [...nodeArgs, join(root, 'dist/src/main.js')], {
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', DATABASE_URL: '', REDIS_URL: '', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', ...env },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+      DATABASE_URL: '',
+      REDIS_URL: '',
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+      ...env,
+    },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const baseUrl = `http://127.0.0.1:${port}`;

@@ -32,10 +32,16 @@ export async function measureWebhookDelivery(db, app, count = 10_000, timeoutMs 
      INSERT INTO webhook_deliveries (organization_id, endpoint_id, event_id) SELECT $1, $2, id FROM events`,
     [app.organizationId, rows[0].id, count],
   );
-  while (delays.length < count && Date.now() - started < timeoutMs) await new Promise((resolve) => setTimeout(resolve, 100));
+  while (delays.length < count && Date.now() - started < timeoutMs)
+    await new Promise((resolve) => setTimeout(resolve, 100));
   const elapsed = (Date.now() - started) / 1000;
   receiver.close();
   delays.sort((a, b) => a - b);
   const percentile = (p) => delays[Math.min(delays.length - 1, Math.floor((p / 100) * delays.length))] ?? null;
-  return { delivered: delays.length, perSecond: Math.round(delays.length / elapsed), p50Ms: percentile(50), p99Ms: percentile(99) };
+  return {
+    delivered: delays.length,
+    perSecond: Math.round(delays.length / elapsed),
+    p50Ms: percentile(50),
+    p99Ms: percentile(99),
+  };
 }

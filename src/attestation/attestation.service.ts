@@ -51,6 +51,8 @@ interface AttemptFacts {
   isNewDevice: boolean;
 }
 
+const CHALLENGE_REFUSALS: ReadonlySet<string> = new Set(['challenge_invalid', 'challenge_expired']);
+
 /** Malformed input rather than a failed check: 400 instead of 401. */
 const MALFORMED: ReadonlySet<AppAttestErrorCode> = new Set(['invalid_cbor', 'invalid_format', 'invalid_assertion']);
 
@@ -79,8 +81,11 @@ export class AttestationService {
     this.trustStore = createTrustStore(readFileSync(config.appAttestRootCaPath, 'utf8'));
   }
 
+  /**
+   * The challenge is used up inside the admission transaction, so a success costs one commit;
+   * a failed verification uses it up on its own before answering.
+   */
   async validate(tenant: Tenant, input: ValidateAttestationDto): Promise<MintedToken> {
-    await this.challenges.consume(tenant.appId, input.challenge);
     const result = verifyAttestation({
       attestationObject: Buffer.from(input.attestationObject, 'base64'),
       keyId: input.keyId,
@@ -91,14 +96,17 @@ export class AttestationService {
       now: new Date(),
     });
     if (!result.ok) {
+      await this.challenges.consume(tenant.appId, input.challenge);
       await this.recordFailure(tenant, input.keyId, 'attestation', result.code);
       throw attestationFailure(result.code, result.message);
     }
     if (tenant.riskThresholds.requireAppStoreReceipt && result.receipt.length === 0) {
+      await this.challenges.consume(tenant.appId, input.challenge);
       await this.recordFailure(tenant, input.keyId, 'attestation', 'receipt_missing');
       throw new AppException(403, 'receipt_missing', 'This app requires an App Store receipt in the attestation');
     }
     return this.withFailureEvents(tenant, input.keyId, 'attestation', async (manager, seen) => {
+      await this.challenges.consume(tenant.appId, input.challenge, manager);
       const device = await this.upsertAttestedDevice(
         manager,
         tenant,
@@ -118,7 +126,6 @@ export class AttestationService {
         hint: 'Generate a new App Attest key and call POST /api/v1/attestation/validate',
       });
     }
-    await this.challenges.consume(tenant.appId, input.challenge);
     const clientDataHashes = input.clientData
       ? clientDataHashesFor(Buffer.from(input.clientData, 'base64'), input.challenge)
       : challengeClientDataHashes(input.challenge);
@@ -131,20 +138,16 @@ export class AttestationService {
       previousCounter: Number(known.sign_counter),
     });
     if (!result.ok) {
+      await this.challenges.consume(tenant.appId, input.challenge);
       await this.recordFailure(tenant, input.keyId, 'assertion', result.code, known.id);
       throw attestationFailure(result.code, result.message);
     }
     this.assertDeviceAge(tenant, known);
     return this.withFailureEvents(tenant, input.keyId, 'assertion', async (manager, seen) => {
+      await this.challenges.consume(tenant.appId, input.challenge, manager);
       // The counter only moves forward: of two concurrent refreshes with one counter, one wins.
-      const advanced = await queryRows<DeviceRow>(
-        manager,
-        `UPDATE devices SET sign_counter = $2 WHERE id = $1 AND sign_counter < $2 RETURNING ${DEVICE_COLUMNS}`,
-        [known.id, result.counter],
-      );
-      if (!advanced.length)
-        throw attestationFailure('counter_not_increasing', 'The assertion counter did not increase');
-      const device = await this.touchDevice(manager, advanced[0].id, input, false);
+      const device = await this.touchDevice(manager, known.id, input, false, result.counter);
+      if (!device) throw attestationFailure('counter_not_increasing', 'The assertion counter did not increase');
       return this.admit(manager, tenant, device, input.keyId, 'assertion', false, seen);
     });
   }
@@ -191,9 +194,10 @@ export class AttestationService {
       });
     }
     await this.mad.count(manager, tenant, device.id, isNewDevice);
-    await manager.query(`UPDATE devices SET risk_score = $2 WHERE id = $1`, [device.id, risk.score]);
+    // One round trip: the device's new score and its success event.
     await manager.query(
-      `INSERT INTO device_events (organization_id, app_id, device_id, key_id, event_type, result, risk_score)
+      `WITH scored AS (UPDATE devices SET risk_score = $6 WHERE id = $3)
+       INSERT INTO device_events (organization_id, app_id, device_id, key_id, event_type, result, risk_score)
        VALUES ($1, $2, $3, $4, $5, 'success', $6)`,
       [tenant.organizationId, tenant.appId, device.id, keyId, eventType, risk.score],
     );
@@ -221,7 +225,8 @@ export class AttestationService {
       });
       return admitted;
     } catch (error) {
-      if (error instanceof AppException && error.getStatus() < 500) {
+      // A stale or reused challenge says nothing about the device: no failure event for it.
+      if (error instanceof AppException && error.getStatus() < 500 && !CHALLENGE_REFUSALS.has(error.code)) {
         const device = await this.findDevice(this.dataSource.manager, tenant.appId, keyId);
         await this.recordFailure(tenant, keyId, eventType, error.code, device?.id ?? null, seen.scored);
       }
@@ -264,16 +269,22 @@ export class AttestationService {
     );
     const device = rows[0];
     if (device.inserted) return device;
-    return { ...(await this.touchDevice(manager, device.id, input, true)), inserted: false };
+    const touched = await this.touchDevice(manager, device.id, input, true);
+    return { ...touched!, inserted: false };
   }
 
   /** Profile fields the device reports, the attestation count and the hourly velocity window. */
+  /**
+   * Profile fields the device reports, the attestation count and the hourly velocity window; with
+   * `advanceCounterTo`, also the assertion counter, only if it moves forward (null otherwise).
+   */
   private async touchDevice(
     manager: EntityManager,
     id: string,
     input: ValidateAttestationDto | RefreshAttestationDto,
     attested: boolean,
-  ): Promise<DeviceRow> {
+    advanceCounterTo: number | null = null,
+  ): Promise<DeviceRow | null> {
     const rows = await queryRows<DeviceRow>(
       manager,
       `UPDATE devices SET
@@ -284,8 +295,10 @@ export class AttestationService {
          attestation_count = attestation_count + CASE WHEN $9 THEN 1 ELSE 0 END,
          velocity_count = CASE WHEN velocity_window_start < now() - interval '1 hour' THEN 1 ELSE velocity_count + 1 END,
          velocity_window_start = CASE WHEN velocity_window_start < now() - interval '1 hour' THEN now() ELSE velocity_window_start END,
+         sign_counter = COALESCE($10, sign_counter),
          last_seen_at = now(), updated_at = now()
-       WHERE id = $1 RETURNING ${DEVICE_COLUMNS}, false AS inserted`,
+       WHERE id = $1 AND ($10::bigint IS NULL OR sign_counter < $10)
+       RETURNING ${DEVICE_COLUMNS}, false AS inserted`,
       [
         id,
         input.deviceModel ?? null,
@@ -296,9 +309,10 @@ export class AttestationService {
         input.deviceId ?? null,
         'jailbreakDetected' in input ? (input.jailbreakDetected ?? null) : null,
         attested,
+        advanceCounterTo,
       ],
     );
-    return rows[0];
+    return rows[0] ?? null;
   }
 
   private async findDevice(manager: EntityManager, appId: string, keyId: string): Promise<DeviceRow | null> {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Interval } from '@nestjs/schedule';
-import { DataSource } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import { sha256Hex } from '../common/crypto.js';
 import { AppException } from '../common/errors/app-exception.js';
 import { queryRows } from '../database/sql.js';
@@ -25,9 +25,9 @@ export class ChallengeService {
   }
 
   /** Uses the challenge up: deleting it is what makes a second use, even a concurrent one, fail. */
-  async consume(appId: string, challenge: string): Promise<void> {
+  async consume(appId: string, challenge: string, manager: EntityManager = this.dataSource.manager): Promise<void> {
     const rows = await queryRows<{ expires_at: Date }>(
-      this.dataSource,
+      manager,
       `DELETE FROM attestation_challenges WHERE challenge_hash = $1 AND app_id = $2 RETURNING expires_at`,
       [sha256Hex(challenge), appId],
     );
