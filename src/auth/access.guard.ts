@@ -5,7 +5,7 @@ import { ACCESS_KEY, type AccessRule } from '../common/access/access.decorator.j
 import { hasRole, type AuthContext } from '../common/access/auth-context.js';
 import { forbidden, unauthorized } from '../common/errors/app-exception.js';
 import { looksLikeApiKey } from '../api-keys/api-key-secret.js';
-import { ApiKeysService } from '../api-keys/api-keys.service.js';
+import { ApiKeysService, type AuthenticatedKey } from '../api-keys/api-keys.service.js';
 import { TenantResolver, type Tenant } from '../apps/tenant-resolver.js';
 import { AppException, badRequest } from '../common/errors/app-exception.js';
 import { DeviceTokenVerifier, type DeviceToken } from '../attestation/device-token-verifier.js';
@@ -70,18 +70,7 @@ export class AccessGuard implements CanActivate {
       if (!found || found.key.organizationId !== tenant.organizationId) {
         throw unauthorized('The API key is invalid, revoked, expired or of another organization');
       }
-      request.auth = {
-        caller: {
-          kind: 'apiKey',
-          keyId: found.key.id,
-          prefix: found.key.prefix,
-          scopes: found.key.scopes,
-          email: found.creatorEmail,
-          userId: found.key.createdBy,
-        },
-        organizationId: found.key.organizationId,
-        ipAddress: request.ip ?? null,
-      };
+      request.auth = apiKeyContext(found, request);
       return true;
     }
     const claims = await this.deviceTokens.verify(token);
@@ -143,19 +132,23 @@ export class AccessGuard implements CanActivate {
     if (!found) throw unauthorized('The API key is invalid, revoked or expired');
     const missing = rule.apiKey.filter((scope) => !found.key.scopes.includes(scope));
     if (missing.length) throw forbidden(`The API key lacks the scope ${missing.join(', ')}`);
-    return {
-      caller: {
-        kind: 'apiKey',
-        keyId: found.key.id,
-        prefix: found.key.prefix,
-        scopes: found.key.scopes,
-        email: found.creatorEmail,
-        userId: found.key.createdBy,
-      },
-      organizationId: found.key.organizationId,
-      ipAddress: request.ip ?? null,
-    };
+    return apiKeyContext(found, request);
   }
+}
+
+function apiKeyContext(found: AuthenticatedKey, request: Request): AuthContext {
+  return {
+    caller: {
+      kind: 'apiKey',
+      keyId: found.key.id,
+      prefix: found.key.prefix,
+      scopes: found.key.scopes,
+      email: found.creatorEmail,
+      userId: found.key.createdBy,
+    },
+    organizationId: found.key.organizationId,
+    ipAddress: request.ip ?? null,
+  };
 }
 
 /** The credential of `Authorization: Bearer …`, or of `X-API-Key` (server-to-server analytics). */
