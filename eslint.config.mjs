@@ -41,6 +41,7 @@ export default tseslint.config(
         globalThis: 'readonly',
         setTimeout: 'readonly',
         fetch: 'readonly',
+        performance: 'readonly',
       },
     },
     rules: { ...tseslint.configs.disableTypeChecked.rules, 'no-console': 'off' },

@@ -1,4 +1,5 @@
 // npm run bench [-- --duration 10] [--connections 10] [--only name] [--json] [--write] [--smoke]
+// npm run bench -- soak [--duration 300] [--connections 16] [--sample 10] [--json]
 // Loads the built service on loopback with autocannon, one scenario at a time, and prints
 // requests/s, p50 and p99 latency and the ratio to GET /health measured in the same run.
 import { writeFileSync } from 'node:fs';
@@ -9,6 +10,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createContext, loadFabricator, scenarios } from './scenarios.mjs';
 import { measureWebhookDelivery } from './webhook-delivery.mjs';
+
+// `npm run bench -- soak [...]`: the bounded soak run instead of the scenarios (bench/soak.mjs).
+if (process.argv[2] === 'soak') {
+  await import('./soak.mjs');
+  process.exit();
+}
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => {

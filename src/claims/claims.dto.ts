@@ -208,6 +208,7 @@ export class DeviceProfileDto {
 
 export class TestContextDto {
   @IsOptional()
+  @IsObject()
   @ValidateNested()
   @Type(() => DeviceProfileDto)
   deviceProfile?: DeviceProfileDto;
@@ -224,6 +225,7 @@ export class TestClaimDto {
   claimConfiguration!: TestClaimDefinitionDto;
 
   @IsOptional()
+  @IsObject()
   @ValidateNested()
   @Type(() => TestContextDto)
   testContext?: TestContextDto;
@@ -231,6 +233,7 @@ export class TestClaimDto {
 
 export class PreviewClaimDto {
   @IsOptional()
+  @IsObject()
   @ValidateNested()
   @Type(() => TestContextDto)
   testContext?: TestContextDto;

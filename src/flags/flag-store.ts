@@ -1,9 +1,12 @@
 import { EventEmitter } from 'node:events';
-import { Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
+import type { Logger } from 'pino';
 import { createLogger } from '../common/logging/logger.js';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
 import { compileFlag, type CompiledFlag } from './evaluation/compile-flag.js';
 import type { FlagDefinition, FlagOverrideRecord } from './evaluation/flag-types.js';
 
@@ -29,10 +32,14 @@ export class FlagStore implements OnModuleInit, OnModuleDestroy {
   private readonly changes = new EventEmitter();
   private listener: pg.Client | null = null;
   private closing = false;
-  private readonly logger = createLogger('warn').child({ component: 'flag-store' });
+  private readonly logger: Logger;
 
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
     this.changes.setMaxListeners(0);
+    this.logger = createLogger(config.logLevel).child({ component: 'flag-store' });
   }
 
   async onModuleInit(): Promise<void> {

@@ -18,7 +18,7 @@ import {
   MinDate,
   ValidateNested,
 } from 'class-validator';
-import { CONDITION_OPERATORS, ENVIRONMENTS, FLAG_VALUE_TYPES, type FlagValueType } from './evaluation/flag-types.js';
+import { CONDITION_OPERATORS, FLAG_VALUE_TYPES, type FlagValueType } from './evaluation/flag-types.js';
 
 const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
 
@@ -128,6 +128,8 @@ export class UpdateFlagDto {
 export class RollbackDto {
   @IsInt()
   @Min(1)
+  // The column is a 32-bit integer: a larger number is no version, not a database error.
+  @Max(2_147_483_647)
   version!: number;
 }
 

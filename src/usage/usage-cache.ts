@@ -38,7 +38,17 @@ export class UsageCache implements OnModuleDestroy {
   }
 
   async onModuleDestroy(): Promise<void> {
-    await this.redis?.quit().catch(() => undefined);
+    if (!this.redis) return;
+    // QUIT needs a ready connection; one that is down or hung is dropped, or its socket and
+    // reconnection timer would outlive the application.
+    if (this.redis.status === 'ready') {
+      const said = await this.redis.quit().then(
+        () => true,
+        () => false,
+      );
+      if (said) return;
+    }
+    this.redis.disconnect();
   }
 
   private async read<T>(key: string): Promise<T | undefined> {

@@ -71,7 +71,12 @@ export async function postWebhook(request: WebhookRequest): Promise<WebhookRespo
         const chunks: Buffer[] = [];
         let size = 0;
         const done = () => {
-          const text = Buffer.concat(chunks).toString('utf8').slice(0, RECORDED_BODY_CHARACTERS);
+          // PostgreSQL text cannot hold NUL: a receiver answering one would leave the attempt
+          // unrecordable, and the delivery retried forever.
+          const text = Buffer.concat(chunks)
+            .toString('utf8')
+            .slice(0, RECORDED_BODY_CHARACTERS)
+            .replaceAll('\u0000', '\uFFFD');
           const statusCode = response.statusCode ?? null;
           const error =
             statusCode !== null && statusCode >= 200 && statusCode < 300 ? null : `endpoint answered ${statusCode}`;

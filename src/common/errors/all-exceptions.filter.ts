@@ -30,10 +30,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const requestId = request.requestId ?? '';
     const { status, body, headers } = this.describe(exception, request);
     if (status >= 500) {
-      this.logger.error(
-        { err: exception, requestId, method: request.method, url: request.originalUrl },
-        'request failed',
-      );
+      this.logger.error({ err: exception, requestId, method: request.method, path: request.path }, 'request failed');
     }
     if (response.headersSent) {
       response.end();

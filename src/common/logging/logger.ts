@@ -1,12 +1,17 @@
 import type { LoggerService } from '@nestjs/common';
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
 import type { LogLevel } from '../../config/app-config.js';
 
-/** Structured JSON logs. Secrets never reach them: these paths are redacted wherever they appear. */
-export function createLogger(level: LogLevel): Logger {
-  return pino({
+/**
+ * Structured JSON logs. Secrets never reach them: these paths are redacted wherever they appear,
+ * and a failed query's parameters (password hashes, key hashes, webhook secrets) are left out of
+ * logged errors. `destination` (stdout by default) lets tests read what would be written.
+ */
+export function createLogger(level: LogLevel, destination?: DestinationStream): Logger {
+  const options = {
     level,
     base: undefined,
+    serializers: { err: withoutQueryParameters },
     redact: {
       paths: [
         'req.headers.authorization',
@@ -19,7 +24,15 @@ export function createLogger(level: LogLevel): Logger {
       ],
       censor: '[redacted]',
     },
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
+}
+
+/** TypeORM's QueryFailedError carries the statement's bound values: the query text is enough. */
+function withoutQueryParameters(error: Error): Record<string, unknown> {
+  const serialized = pino.stdSerializers.err(error) as unknown as Record<string, unknown>;
+  delete serialized.parameters;
+  return serialized;
 }
 
 /** Nest's own messages (bootstrap, route mapping) go through the same JSON logger. */
