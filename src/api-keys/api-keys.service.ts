@@ -89,23 +89,25 @@ export class ApiKeysService {
 
   /** New secret for the same key record; the old secret stops working at once. */
   async rotate(auth: OrgAuthContext, id: string): Promise<{ key: string; record: ApiKey }> {
-    return this.dataSource.transaction(async (manager) => {
-      const record = await this.findActive(manager, auth.organizationId, id);
-      const { key, prefix, hash } = generateApiKey(record.keyType);
-      await manager.update(ApiKey, { id }, { prefix, keyHash: hash, lastUsedAt: null });
-      await this.audit.record(
-        auth,
-        {
-          organizationId: auth.organizationId,
-          action: 'apikey.rotated',
-          resourceType: 'api_key',
-          resourceId: id,
-          metadata: { previousPrefix: record.prefix, prefix },
-        },
-        manager,
-      );
-      return { key, record: { ...record, prefix, lastUsedAt: null } };
-    }).finally(() => this.forget(id));
+    return this.dataSource
+      .transaction(async (manager) => {
+        const record = await this.findActive(manager, auth.organizationId, id);
+        const { key, prefix, hash } = generateApiKey(record.keyType);
+        await manager.update(ApiKey, { id }, { prefix, keyHash: hash, lastUsedAt: null });
+        await this.audit.record(
+          auth,
+          {
+            organizationId: auth.organizationId,
+            action: 'apikey.rotated',
+            resourceType: 'api_key',
+            resourceId: id,
+            metadata: { previousPrefix: record.prefix, prefix },
+          },
+          manager,
+        );
+        return { key, record: { ...record, prefix, lastUsedAt: null } };
+      })
+      .finally(() => this.forget(id));
   }
 
   async revoke(auth: OrgAuthContext, id: string): Promise<void> {
@@ -148,7 +150,11 @@ export class ApiKeysService {
   async authenticate(token: string): Promise<AuthenticatedKey | null> {
     const hash = hashApiKey(token);
     const cached = this.recent.get(hash);
-    if (cached && cached.until > Date.now() && (!cached.found.key.expiresAt || cached.found.key.expiresAt.getTime() > Date.now())) {
+    if (
+      cached &&
+      cached.until > Date.now() &&
+      (!cached.found.key.expiresAt || cached.found.key.expiresAt.getTime() > Date.now())
+    ) {
       this.touch(cached.found.key);
       return cached.found;
     }

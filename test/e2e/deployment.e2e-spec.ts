@@ -15,7 +15,10 @@ const K8S = join(ROOT, 'deploy/kubernetes');
 const LIVENESS = '/health';
 const READINESS = '/api/v1/health/status';
 
-const yaml = { safeLoad: (text: string): unknown => load(text), safeLoadAll: (text: string): unknown[] => loadAll(text) };
+const yaml = {
+  safeLoad: (text: string): unknown => load(text),
+  safeLoadAll: (text: string): unknown[] => loadAll(text),
+};
 
 // The manifests are loosely typed documents; `any` keeps the assertions readable.
 /* eslint-disable @typescript-eslint/no-explicit-any */

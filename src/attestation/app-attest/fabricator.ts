@@ -14,7 +14,15 @@
 import 'reflect-metadata'; // @peculiar/x509 resolves its services through tsyringe, which needs it
 import * as x509 from '@peculiar/x509';
 import { Encoder } from 'cbor-x';
-import { createHash, createPublicKey, generateKeyPairSync, randomBytes, sign, webcrypto, type KeyObject } from 'node:crypto';
+import {
+  createHash,
+  createPublicKey,
+  generateKeyPairSync,
+  randomBytes,
+  sign,
+  webcrypto,
+  type KeyObject,
+} from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 
 export type FabricatedEnvironment = 'development' | 'production';
@@ -239,13 +247,21 @@ export async function createAppAttestAuthority(options: AuthorityOptions = {}): 
  */
 export async function persistentAppAttestAuthority(file: string): Promise<FabricatedAuthority> {
   if (existsSync(file)) {
-    const saved = JSON.parse(readFileSync(file, 'utf8')) as { rootPem: string; intermediatePem: string; intermediateKey: webcrypto.JsonWebKey };
+    const saved = JSON.parse(readFileSync(file, 'utf8')) as {
+      rootPem: string;
+      intermediatePem: string;
+      intermediateKey: webcrypto.JsonWebKey;
+    };
     const privateKey = await webcrypto.subtle.importKey('jwk', saved.intermediateKey, CA_ALGORITHM, false, ['sign']);
     return authorityOf(saved.rootPem, { certificate: new x509.X509Certificate(saved.intermediatePem), privateKey });
   }
   const { rootPem, issuer } = await buildAuthority({}, true);
   const intermediateKey = await webcrypto.subtle.exportKey('jwk', issuer.privateKey);
-  writeFileSync(file, JSON.stringify({ rootPem, intermediatePem: issuer.certificate.toString('pem'), intermediateKey }), { mode: 0o600 });
+  writeFileSync(
+    file,
+    JSON.stringify({ rootPem, intermediatePem: issuer.certificate.toString('pem'), intermediateKey }),
+    { mode: 0o600 },
+  );
   return authorityOf(rootPem, issuer);
 }
 
@@ -253,7 +269,10 @@ function authorityOf(rootPem: string, issuer: Issuer): FabricatedAuthority {
   return { rootPem, createDevice: (privateKey?: KeyObject) => createDevice(issuer, privateKey) };
 }
 
-async function buildAuthority(options: AuthorityOptions, extractable: boolean): Promise<{ rootPem: string; issuer: Issuer }> {
+async function buildAuthority(
+  options: AuthorityOptions,
+  extractable: boolean,
+): Promise<{ rootPem: string; issuer: Issuer }> {
   const rootKeys = await generateCaKeys();
   const root = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: randomSerial(),
@@ -274,7 +293,10 @@ async function buildAuthority(options: AuthorityOptions, extractable: boolean): 
     signingAlgorithm: { name: 'ECDSA', hash: 'SHA-384' },
     extensions: caExtensions(options.intermediateIsCa ?? true),
   });
-  return { rootPem: root.toString('pem'), issuer: { certificate: intermediate, privateKey: intermediateKeys.privateKey } };
+  return {
+    rootPem: root.toString('pem'),
+    issuer: { certificate: intermediate, privateKey: intermediateKeys.privateKey },
+  };
 }
 
 async function issueCredentialCertificate(
