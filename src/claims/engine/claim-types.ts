@@ -1,3 +1,5 @@
+import { CONDITION_OPERATORS, type ConditionOperator } from '../../common/condition-operators.js';
+
 /**
  * Claim definitions as the claims feature stores them, and the device context they are
  * evaluated against. Shapes follow the "Claim definition" section of the interface document.
@@ -31,22 +33,7 @@ export const CONDITION_FIELDS = [
 ] as const;
 export type ConditionField = (typeof CONDITION_FIELDS)[number];
 
-export const CONDITION_OPERATORS = [
-  'equals',
-  'not_equals',
-  'greater_than',
-  'less_than',
-  'greater_than_or_equal',
-  'less_than_or_equal',
-  'contains',
-  'not_contains',
-  'starts_with',
-  'ends_with',
-  'regex',
-  'in_list',
-  'not_in_list',
-] as const;
-export type ConditionOperator = (typeof CONDITION_OPERATORS)[number];
+export { CONDITION_OPERATORS, type ConditionOperator };
 
 export interface Condition {
   field: ConditionField;

@@ -1,3 +1,5 @@
+import { CONDITION_OPERATORS, type ConditionOperator } from '../../common/condition-operators.js';
+
 /**
  * Shapes shared by flag evaluation. The service stores flags in these shapes; evaluation
  * itself is pure and knows nothing of persistence.
@@ -9,22 +11,7 @@ export type FlagValueType = (typeof FLAG_VALUE_TYPES)[number];
 export const ENVIRONMENTS = ['production', 'staging', 'development'] as const;
 export type Environment = (typeof ENVIRONMENTS)[number];
 
-export const CONDITION_OPERATORS = [
-  'equals',
-  'not_equals',
-  'greater_than',
-  'less_than',
-  'greater_than_or_equal',
-  'less_than_or_equal',
-  'contains',
-  'not_contains',
-  'starts_with',
-  'ends_with',
-  'regex',
-  'in_list',
-  'not_in_list',
-] as const;
-export type ConditionOperator = (typeof CONDITION_OPERATORS)[number];
+export { CONDITION_OPERATORS, type ConditionOperator };
 
 /** Rule attributes fed from the evaluation context; `custom.<key>` reads `context.custom[key]`. */
 export const CONTEXT_ATTRIBUTES = [
