@@ -18,7 +18,7 @@ function readConfig(): AppConfig {
 
 async function main(): Promise<void> {
   const config = readConfig();
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config);
   const database = await provisionDatabase(config, logger);
   const applied = await runMigrations(database.url);
   if (applied.length) logger.info({ applied }, 'migrations applied');

@@ -17,7 +17,7 @@ export class StripeClient {
   private readonly logger: Logger;
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
-    this.logger = createLogger(config.logLevel).child({ component: 'stripe' });
+    this.logger = createLogger(config).child({ component: 'stripe' });
   }
 
   get configured(): boolean {

@@ -56,7 +56,7 @@ export class ClaimsTokenContributor implements TokenClaimsContributor {
     private readonly subscriptions: SubscriptionClaims,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
-    this.logger = createLogger(config.logLevel).child({ component: 'claims' });
+    this.logger = createLogger(config).child({ component: 'claims' });
   }
 
   async customClaims(subject: TokenSubject): Promise<Record<string, unknown>> {

@@ -53,7 +53,7 @@ export async function openCliContext(options: CliContextOptions = {}): Promise<C
     throw error;
   }
   if (options.database === false) return withoutDatabaseContext(config);
-  const database = await provisionDatabase(config, createLogger('warn'));
+  const database = await provisionDatabase(config, createLogger({ logLevel: 'warn' }));
   let dataSource: DataSource | null = null;
   return {
     config,

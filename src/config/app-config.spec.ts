@@ -36,6 +36,7 @@ describe('configuration', () => {
     [{ SESSION_COOKIE_SAMESITE: 'none' }, 'SESSION_COOKIE_SAMESITE may be none only when BASE_URL is https'],
     [{ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'maybe' }, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS must be true or false'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent'],
+    [{ LOG_FORMAT: 'xml' }, 'LOG_FORMAT must be json or pretty'],
     [{ APP_ATTEST_ROOT_CA: '/nonexistent.pem' }, 'APP_ATTEST_ROOT_CA names /nonexistent.pem, which cannot be read'],
     [{ JWT_PRIVATE_KEY: 'abc' }, 'JWT_PRIVATE_KEY must be a PEM private key'],
     [

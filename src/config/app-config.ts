@@ -22,6 +22,8 @@ export interface AppConfig {
   readonly stripeSecretKey: string | null;
   readonly stripeWebhookSecret: string | null;
   readonly logLevel: LogLevel;
+  /** `json` (default): one JSON object per line; `pretty`: coloured lines for a developer's terminal. */
+  readonly logFormat: LogFormat;
   /** bcrypt cost factor for passwords (BCRYPT_ROUNDS, default 12; tests lower it for speed). */
   readonly bcryptRounds: number;
   /**
@@ -32,6 +34,8 @@ export interface AppConfig {
 }
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export type LogFormat = 'json' | 'pretty';
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
@@ -72,6 +76,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
   }
+  const logFormat = optional(env, 'LOG_FORMAT') ?? 'json';
+  if (logFormat !== 'json' && logFormat !== 'pretty') {
+    throw new ConfigError('LOG_FORMAT', 'must be json or pretty');
+  }
   const sessionSecret = optional(env, 'SESSION_SECRET');
   if (sessionSecret !== undefined && sessionSecret.length < 32) {
     throw new ConfigError('SESSION_SECRET', 'must be at least 32 characters');
@@ -94,6 +102,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     stripeSecretKey: optional(env, 'STRIPE_SECRET_KEY') ?? null,
     stripeWebhookSecret: optional(env, 'STRIPE_WEBHOOK_SECRET') ?? null,
     logLevel,
+    logFormat,
     bcryptRounds: readInteger(env, 'BCRYPT_ROUNDS', 12, 4, 15),
     trustProxy: readTrustProxy(env),
   };

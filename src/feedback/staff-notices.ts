@@ -35,7 +35,7 @@ export class StaffNotices {
     private readonly mail: MailService,
     private readonly preferences: NotificationPreferencesService,
   ) {
-    this.logger = createLogger(config.logLevel).child({ component: 'staff-notices' });
+    this.logger = createLogger(config).child({ component: 'staff-notices' });
   }
 
   /** Mails the organization's Admins and Owners when `preference` is on. */

@@ -39,7 +39,7 @@ export class FlagStore implements OnModuleInit, OnModuleDestroy {
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.changes.setMaxListeners(0);
-    this.logger = createLogger(config.logLevel).child({ component: 'flag-store' });
+    this.logger = createLogger(config).child({ component: 'flag-store' });
   }
 
   async onModuleInit(): Promise<void> {

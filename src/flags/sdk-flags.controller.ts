@@ -5,6 +5,7 @@ import { AppException, ValidationFailedException, notFound } from '../common/err
 import { tierDefinition } from '../common/tiers.js';
 import { UuidParam } from '../common/validation/uuid-param.js';
 import type { Tenant } from '../apps/tenant-resolver.js';
+import { Metrics } from '../metrics/metrics.js';
 import { RateLimitService } from '../rate-limit/rate-limit.service.js';
 import { evaluateFlag, evaluateFlagSet } from './evaluation/evaluate-flag.js';
 import { ENVIRONMENTS, isEnvironment, type Environment, type EvaluationContext } from './evaluation/flag-types.js';
@@ -26,7 +27,14 @@ export class SdkFlagsController implements BeforeApplicationShutdown {
   constructor(
     private readonly store: FlagStore,
     private readonly rateLimit: RateLimitService,
-  ) {}
+    metrics: Metrics,
+  ) {
+    metrics.gauge(
+      'attestly_flag_streams_open',
+      'Flag event streams (SSE) open on this instance',
+      () => this.streams.size,
+    );
+  }
 
   @Get()
   async flags(

@@ -27,7 +27,7 @@ export class MailService implements OnModuleDestroy {
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
     this.transport = config.smtpUrl ? nodemailer.createTransport(config.smtpUrl) : null;
-    this.logger = createLogger(config.logLevel).child({ component: 'mail' });
+    this.logger = createLogger(config).child({ component: 'mail' });
   }
 
   async send(mail: Mail): Promise<void> {

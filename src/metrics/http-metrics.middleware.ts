@@ -1,6 +1,7 @@
 import { Injectable, type NestMiddleware } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
-import { Metrics, UNMATCHED_ROUTE, type AttestationCall, type AttestationResult } from './metrics.js';
+import { routeTemplate } from '../common/http/route-template.js';
+import { Metrics, type AttestationCall, type AttestationResult } from './metrics.js';
 
 const ATTESTATION_PREFIX = '/api/v1/attestation/';
 const ATTESTATION_ROUTES: ReadonlyMap<string, AttestationCall> = new Map([
@@ -38,11 +39,6 @@ export class HttpMetricsMiddleware implements NestMiddleware {
     });
     next();
   }
-}
-
-function routeTemplate(request: Request): string {
-  const path = (request.route as { path?: unknown } | undefined)?.path;
-  return typeof path === 'string' ? path : UNMATCHED_ROUTE;
 }
 
 function resultOf(status: number): AttestationResult {

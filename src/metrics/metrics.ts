@@ -11,9 +11,6 @@ export type AttestationCall = 'validate' | 'refresh';
 /** `rejected`: a 4xx answer (verification failed, limits, bad input); `error`: a 5xx. */
 export type AttestationResult = 'success' | 'rejected' | 'error';
 
-/** Label of requests that matched no route, so unknown URLs cannot grow the series without bound. */
-export const UNMATCHED_ROUTE = 'unmatched';
-
 /** The pg pool behind TypeORM's PostgreSQL driver; read on scrape only. */
 interface PoolStats {
   readonly totalCount: number;
@@ -69,6 +66,9 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Work run before every scrape (one query for several gauges, say); a failing hook leaves its gauges as they were. */
+  private readonly scrapeHooks: Array<() => Promise<void>> = [];
+
   constructor(@InjectDataSource() dataSource: DataSource) {
     collectDefaultMetrics({ register: this.registry });
     const pool = () => (dataSource.driver as unknown as { master?: PoolStats }).master;
@@ -98,8 +98,36 @@ export class Metrics {
   }
 
   /** The text exposition of every series, collecting the scrape-time gauges. */
-  render(): Promise<string> {
+  async render(): Promise<string> {
+    await Promise.allSettled(this.scrapeHooks.map((hook) => hook()));
     return this.registry.metrics();
+  }
+
+  /**
+   * A gauge owned by the feature that knows its value: `read` runs at scrape time (a map's size,
+   * say). Registering the same name twice returns the first gauge, so a module built twice in one
+   * process (tests) does not collide.
+   */
+  gauge(name: string, help: string, read?: () => number): Gauge {
+    const existing = this.registry.getSingleMetric(name);
+    if (existing) return existing as Gauge;
+    return new Gauge({
+      name,
+      help,
+      registers: [this.registry],
+      ...(read
+        ? {
+            collect(this: Gauge) {
+              this.set(read());
+            },
+          }
+        : {}),
+    });
+  }
+
+  /** Runs `hook` before each scrape, for gauges filled from one query. */
+  onScrape(hook: () => Promise<void>): void {
+    this.scrapeHooks.push(hook);
   }
 
   /** Starts timing one request; the returned function records it once the answer is known. */

@@ -26,7 +26,7 @@ export class AccountDeletionJob {
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
-    this.logger = createLogger(config.logLevel).child({ component: 'account-deletion-job' });
+    this.logger = createLogger(config).child({ component: 'account-deletion-job' });
   }
 
   @Cron(CronExpression.EVERY_HOUR, { name: 'account-hard-deletion' })

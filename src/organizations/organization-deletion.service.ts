@@ -25,7 +25,7 @@ export class OrganizationDeletionService {
     private readonly apiKeys: ApiKeysService,
     private readonly tenants: TenantResolver,
   ) {
-    this.logger = createLogger(config.logLevel).child({ component: 'organization-deletion' });
+    this.logger = createLogger(config).child({ component: 'organization-deletion' });
   }
 
   /**

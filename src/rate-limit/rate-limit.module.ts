@@ -14,7 +14,7 @@ import type { RateLimitStore } from './sliding-window.js';
       useFactory: (config: AppConfig) =>
         createRateLimitStore({
           redisUrl: config.redisUrl,
-          logger: createLogger(config.logLevel).child({ component: 'rate-limit' }),
+          logger: createLogger(config).child({ component: 'rate-limit' }),
         }),
     },
     RateLimitService,

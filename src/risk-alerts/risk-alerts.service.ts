@@ -56,7 +56,7 @@ export class RiskAlertsService implements BeforeApplicationShutdown {
     private readonly webhooks: WebhookEvents,
     private readonly mail: MailService,
   ) {
-    this.logger = createLogger(config.logLevel).child({ component: 'risk-alerts' });
+    this.logger = createLogger(config).child({ component: 'risk-alerts' });
   }
 
   /**

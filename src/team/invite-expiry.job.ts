@@ -21,7 +21,7 @@ export class InviteExpiryJob {
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
-    this.logger = createLogger(config.logLevel).child({ component: 'invite-expiry-job' });
+    this.logger = createLogger(config).child({ component: 'invite-expiry-job' });
   }
 
   @Cron(CronExpression.EVERY_10_MINUTES, { name: 'invite-expiry' })

@@ -21,7 +21,7 @@ export class TeamNotificationsService {
     private readonly mail: MailService,
     private readonly preferences: NotificationPreferencesService,
   ) {
-    this.logger = createLogger(config.logLevel).child({ component: 'team-notifications' });
+    this.logger = createLogger(config).child({ component: 'team-notifications' });
   }
 
   /**

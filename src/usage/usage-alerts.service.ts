@@ -26,7 +26,7 @@ export class UsageAlertsService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly mail: MailService,
   ) {
-    this.logger = createLogger(config.logLevel).child({ component: 'usage-alerts' });
+    this.logger = createLogger(config).child({ component: 'usage-alerts' });
   }
 
   /** Called after a device was counted; never throws, never delays the attestation's answer. */

@@ -9,6 +9,7 @@ import { RAW_TIERS, tierDefinition } from '../common/tiers.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { queryRows } from '../database/sql.js';
+import { Metrics } from '../metrics/metrics.js';
 import { DEFAULT_RETRY_SCHEDULE, afterAttempt, isSuccessStatus, type RetrySchedule } from './webhook-retry-policy.js';
 import { postWebhook, type WebhookResponse } from './webhook-sender.js';
 import { webhookBody, webhookHeaders } from './webhook-signing.js';
@@ -75,8 +76,24 @@ export class WebhookDispatcher implements OnModuleDestroy {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly metrics: Metrics,
   ) {
-    this.logger = createLogger(config.logLevel).child({ component: 'webhook-dispatcher' });
+    this.logger = createLogger(config).child({ component: 'webhook-dispatcher' });
+    const backlog = metrics.gauge('attestly_webhook_backlog', 'Webhook deliveries waiting for an attempt (pending)');
+    const oldest = metrics.gauge(
+      'attestly_webhook_oldest_pending_age_seconds',
+      'Age of the oldest pending webhook delivery (0 when none is pending)',
+    );
+    metrics.onScrape(async () => {
+      const [row] = await queryRows<{ pending: number; age: number }>(
+        this.dataSource,
+        `SELECT count(*)::int AS pending,
+                COALESCE(EXTRACT(EPOCH FROM now() - min(created_at)), 0)::float8 AS age
+           FROM webhook_deliveries WHERE status = 'pending'`,
+      );
+      backlog.set(row?.pending ?? 0);
+      oldest.set(row?.age ?? 0);
+    });
   }
 
   @Interval('webhook-sweep', 1_000)
@@ -216,7 +233,7 @@ export class WebhookDispatcher implements OnModuleDestroy {
 
   /**
    * The attempt and what follows it, in one statement, only while this sweeper still holds the
-   * claim: when the endpoint was deleted meanwhile, nothing is written.
+   * claim: when the endpoint was deleted meanwhile, nothing is written and nothing is counted.
    */
   private async record(delivery: ClaimedDelivery, response: WebhookResponse): Promise<void> {
     const outcome = afterAttempt(
@@ -224,7 +241,8 @@ export class WebhookDispatcher implements OnModuleDestroy {
       isSuccessStatus(response.statusCode),
       WebhookDispatcher.settings.retry,
     );
-    await this.dataSource.query(
+    const recorded = await queryRows<{ id: string }>(
+      this.dataSource,
       `WITH recorded AS (
          UPDATE webhook_deliveries SET
            attempt_count = attempt_count + 1,
@@ -242,7 +260,8 @@ export class WebhookDispatcher implements OnModuleDestroy {
          (organization_id, delivery_id, attempt_number, status_code, response_body, error, latency_ms)
        SELECT organization_id, id, (SELECT count(*) + 1 FROM webhook_delivery_attempts WHERE delivery_id = $1),
               $5, $7, $6, $8
-         FROM recorded`,
+         FROM recorded
+      RETURNING id`,
       [
         delivery.id,
         delivery.claim_token,
@@ -253,6 +272,10 @@ export class WebhookDispatcher implements OnModuleDestroy {
         response.responseBody,
         response.latencyMs,
       ],
+    );
+    if (recorded.length === 0) return;
+    this.metrics.webhookDelivery(
+      outcome.status === 'succeeded' ? 'succeeded' : outcome.status === 'failed' ? 'failed' : 'retrying',
     );
     if (outcome.status === 'failed') {
       this.logger.info(

@@ -25,7 +25,7 @@ export class WebhookOutbox {
   private readonly logger: Logger;
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
-    this.logger = createLogger(config.logLevel).child({ component: 'webhook-outbox' });
+    this.logger = createLogger(config).child({ component: 'webhook-outbox' });
   }
 
   /** The number of deliveries written. A failure here is logged and never fails the caller. */

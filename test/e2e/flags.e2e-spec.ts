@@ -5,6 +5,8 @@ import { SignJWT, generateKeyPair } from 'jose';
 import { SigningKeysService } from '../../src/attestation/signing-keys.service.js';
 import { createApiKey, signIn, createUser } from '../factories/identity.js';
 import { startTestApp, type HttpClient, type TestApp } from '../harness/test-app.js';
+import { sampleValue } from '../support/prometheus-text.js';
+import { eventually } from '../support/webhook-receiver.js';
 import {
   TEAM_ID,
   attestDevice,
@@ -440,8 +442,11 @@ describe('feature flags', () => {
         res.on('data', (chunk: string) => events.push(...chunk.split('\n\n').filter((e) => e.startsWith('event:'))));
       });
       req.end();
+      const openStreams = async () =>
+        sampleValue((await t.http().get('/metrics').expect(200)).text, 'attestly_flag_streams_open');
       try {
         await waitFor(() => events.length === 1);
+        expect(await openStreams()).toBe(1);
         expect(response!.headers['content-type']).toMatch(/text\/event-stream/);
         expect(JSON.parse(events[0].split('data: ')[1])).toEqual({ flags: { live: false } });
 
@@ -464,6 +469,7 @@ describe('feature flags', () => {
         req.destroy();
         await new Promise<void>((resolve) => server.close(() => resolve()));
       }
+      await eventually(async () => (await openStreams()) === 0, { timeoutMs: 3000 });
     });
 
     it('is refused below the Business plan', async () => {

@@ -162,7 +162,7 @@ describe('security: what is stored and what is logged', () => {
       },
     });
     // A second instance on the same database whose logger writes into `lines`.
-    const logged = await createApp(t.config, createLogger('info', capture));
+    const logged = await createApp(t.config, createLogger({ logLevel: 'info' }, capture));
     await logged.init();
     logged.get(SchedulerRegistry).deleteInterval('webhook-sweep');
     const fail = `fail_${randomUUID().replace(/-/g, '')}`;

@@ -6,6 +6,7 @@ import { createLogger } from '../../src/common/logging/logger.js';
 import { DEFAULT_DELIVERY_SETTINGS, WebhookDispatcher } from '../../src/webhooks/webhook-dispatcher.js';
 import type { WebhookEventName } from '../../src/webhooks/webhook-event-catalog.js';
 import { WebhookOutbox } from '../../src/webhooks/webhook-outbox.js';
+import { sampleValue } from '../support/prometheus-text.js';
 import { orgWithMember, type TestOrg } from '../factories/identity.js';
 import { startTestApp, type HttpClient, type TestApp } from '../harness/test-app.js';
 import {
@@ -137,6 +138,30 @@ describe('webhook delivery', () => {
     expect(JSON.parse(request.body)).toEqual(item.payload);
   });
 
+  it('counts recorded attempts by outcome on /metrics and reports the backlog and its oldest age', async () => {
+    const scrape = async () => (await t.http().get('/metrics').expect(200)).text;
+    const count = (text: string, outcome: string) =>
+      sampleValue(text, 'attestly_webhook_deliveries_total', { outcome }) ?? 0;
+    const { org, agent } = await paidOrg();
+    const target = await receiver(failTimes(1));
+    await endpoint(agent, target);
+    const before = await scrape();
+    await emit(org);
+    await sleep(20);
+
+    const queued = await scrape();
+    expect(sampleValue(queued, 'attestly_webhook_backlog')).toBeGreaterThanOrEqual(
+      (sampleValue(before, 'attestly_webhook_backlog') ?? 0) + 1,
+    );
+    expect(sampleValue(queued, 'attestly_webhook_oldest_pending_age_seconds')).toBeGreaterThan(0);
+
+    await sweepUntil(() => target.received.length === 2);
+    await eventually(async () => count(await scrape(), 'succeeded') === count(before, 'succeeded') + 1);
+    const after = await scrape();
+    expect(count(after, 'retrying')).toBe(count(before, 'retrying') + 1);
+    expect(count(after, 'failed')).toBe(count(before, 'failed'));
+  });
+
   it('retries a receiver that fails twice: three attempts, spaced by at least the backoff, then delivered', async () => {
     const { org, agent } = await paidOrg();
     const target = await receiver(failTimes(2));
@@ -227,7 +252,7 @@ describe('webhook delivery', () => {
   });
 
   it('delivers each event exactly once when two app instances sweep the same database', async () => {
-    const second = await createApp(t.config, createLogger(t.config.logLevel));
+    const second = await createApp(t.config, createLogger(t.config));
     await second.init();
     second.get(SchedulerRegistry).deleteInterval('webhook-sweep');
     const otherDispatcher = second.get(WebhookDispatcher);

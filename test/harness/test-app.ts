@@ -60,7 +60,7 @@ async function bootInstance(
   mailDir: string,
   cleanup: () => Promise<void>,
 ): Promise<TestApp> {
-  const app = await createApp(config, createLogger(config.logLevel));
+  const app = await createApp(config, createLogger(config));
   await app.init();
   const dataSource = app.get(DataSource);
   // Each app gets its own client address, so per-IP limits never leak between test files that

@@ -1,15 +1,22 @@
 import type { LoggerService } from '@nestjs/common';
 import { pino, type DestinationStream, type Logger } from 'pino';
-import type { LogLevel } from '../../config/app-config.js';
+import type { LogFormat, LogLevel } from '../../config/app-config.js';
+
+/** What a logger needs of the configuration; an `AppConfig` will do. */
+export interface LogSettings {
+  readonly logLevel: LogLevel;
+  readonly logFormat?: LogFormat;
+}
 
 /**
- * Structured JSON logs. Secrets never reach them: these paths are redacted wherever they appear,
- * and a failed query's parameters (password hashes, key hashes, webhook secrets) are left out of
- * logged errors. `destination` (stdout by default) lets tests read what would be written.
+ * Structured JSON logs (or, with `LOG_FORMAT=pretty`, the same records as coloured lines through
+ * pino-pretty, for development). Secrets never reach them: these paths are redacted wherever they
+ * appear, and a failed query's parameters (password hashes, key hashes, webhook secrets) are left
+ * out of logged errors. `destination` (stdout by default) lets tests read what would be written.
  */
-export function createLogger(level: LogLevel, destination?: DestinationStream): Logger {
+export function createLogger(settings: LogSettings, destination?: DestinationStream): Logger {
   const options = {
-    level,
+    level: settings.logLevel,
     base: undefined,
     serializers: { err: withoutQueryParameters },
     redact: {
@@ -25,7 +32,11 @@ export function createLogger(level: LogLevel, destination?: DestinationStream): 
       censor: '[redacted]',
     },
   };
-  return destination ? pino(options, destination) : pino(options);
+  if (destination) return pino(options, destination);
+  if (settings.logFormat === 'pretty') {
+    return pino({ ...options, transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l' } } });
+  }
+  return pino(options);
 }
 
 /** TypeORM's QueryFailedError carries the statement's bound values: the query text is enough. */
