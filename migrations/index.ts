@@ -7,6 +7,7 @@ import { FeatureFlags1763727000000 } from './1763727000000-feature-flags.js';
 import { FeedbackSupportReleaseNotes1763727100000 } from './1763727100000-feedback-support-release-notes.js';
 import { OrganizationAdmin1763726700000 } from './1763726700000-organization-admin.js';
 import { RiskCompliance1763727200000 } from './1763727200000-risk-compliance.js';
+import { ExpiredCredentialsIndexes1763727310000 } from './1763727310000-expired-credentials-indexes.js';
 
 /** Every migration, in order. Migrations are never edited after they land. */
 export const migrations = [
@@ -19,4 +20,5 @@ export const migrations = [
   FeatureFlags1763727000000,
   FeedbackSupportReleaseNotes1763727100000,
   RiskCompliance1763727200000,
+  ExpiredCredentialsIndexes1763727310000,
 ];

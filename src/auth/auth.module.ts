@@ -12,6 +12,7 @@ import { CliSessionsController } from './cli-login/cli-sessions.controller.js';
 import { CliSessionsService } from './cli-login/cli-sessions.service.js';
 import { DeviceLoginController } from './device-login/device-login.controller.js';
 import { DeviceLoginService } from './device-login/device-login.service.js';
+import { ExpiredCredentialsJob } from './expired-credentials.job.js';
 import { Membership } from './membership.entity.js';
 import { SessionResolver } from './session-resolver.js';
 import { User } from './user.entity.js';
@@ -27,6 +28,7 @@ import { User } from './user.entity.js';
     DeviceLoginService,
     SessionResolver,
     OrganizationsService,
+    ExpiredCredentialsJob,
   ],
   exports: [SessionResolver, OrganizationsService, AuthTokensService],
 })

@@ -1,0 +1,88 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { Cron, CronExpression } from '@nestjs/schedule';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { Logger } from 'pino';
+import { DataSource, type EntityManager } from 'typeorm';
+import { createLogger } from '../common/logging/logger.js';
+import { withAdvisoryLock } from '../common/scheduling/advisory-lock.js';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { queryRows } from '../database/sql.js';
+
+/** Advisory lock key of this job (arbitrary; unique among the service's locks). */
+const EXPIRED_CREDENTIALS_LOCK = 727_103;
+const BATCH = 1_000;
+
+/**
+ * What the job deletes, and how long past expiry each row is kept. A CLI login or an e-mail link
+ * tried shortly after it expired still answers "expired" (not "unknown") for a day.
+ */
+const TABLES = [
+  { table: 'sessions', graceDays: 0 },
+  { table: 'cli_sessions', graceDays: 1 },
+  { table: 'auth_tokens', graceDays: 1 },
+] as const;
+
+export type ExpiredCredentialCounts = Record<(typeof TABLES)[number]['table'], number>;
+
+/**
+ * Deletes expired dashboard sessions, CLI login sessions and e-mail tokens (verification,
+ * password reset, e-mail change) in batches of 1,000, so one run never holds a long lock or a
+ * large transaction. Every 30 minutes, on one instance at a time.
+ */
+@Injectable()
+export class ExpiredCredentialsJob {
+  private readonly logger: Logger;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.logger = createLogger(config).child({ component: 'expired-credentials-job' });
+  }
+
+  @Cron(CronExpression.EVERY_30_MINUTES, { name: 'expired-credentials' })
+  async scheduled(): Promise<void> {
+    try {
+      await this.run();
+    } catch (error) {
+      this.logger.error({ err: error }, 'deleting expired credentials failed');
+    }
+  }
+
+  /**
+   * Rows deleted per table, or null when another instance is running the job. `now` is the
+   * job's clock (tests move it forward instead of waiting a week).
+   */
+  async run(now: Date = new Date()): Promise<ExpiredCredentialCounts | null> {
+    const outcome = await withAdvisoryLock(this.dataSource, EXPIRED_CREDENTIALS_LOCK, async (manager) => {
+      const counts = {} as ExpiredCredentialCounts;
+      for (const { table, graceDays } of TABLES) {
+        const before = new Date(now.getTime() - graceDays * 86_400_000);
+        counts[table] = await deleteExpired(manager, table, before);
+      }
+      return counts;
+    });
+    if (!outcome.ran) return null;
+    if (Object.values(outcome.result).some((count) => count > 0)) {
+      this.logger.info(outcome.result, 'expired credentials deleted');
+    }
+    return outcome.result;
+  }
+}
+
+async function deleteExpired(manager: EntityManager, table: string, before: Date): Promise<number> {
+  let deleted = 0;
+  for (;;) {
+    // Each batch is its own statement and commit; the expiry index finds the rows.
+    const rows = await queryRows<{ one: number }>(
+      manager,
+      `DELETE FROM ${table} WHERE ctid = ANY(ARRAY(
+         SELECT ctid FROM ${table} WHERE expires_at <= $1 LIMIT ${BATCH}))
+       RETURNING 1 AS one`,
+      [before],
+    );
+    deleted += rows.length;
+    if (rows.length < BATCH) return deleted;
+  }
+}
