@@ -1,5 +1,6 @@
 # syntax=docker/dockerfile:1
-FROM node:20-bookworm-slim AS build
+# Node 26, the current LTS line (package.json's engines stay at >=20.19, where the tests run too).
+FROM node:26-trixie-slim AS build
 WORKDIR /app
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
@@ -10,9 +11,10 @@ COPY migrations ./migrations
 COPY src ./src
 ARG SERVICE_COMMIT=unknown
 ENV SERVICE_COMMIT=$SERVICE_COMMIT
+# The production tree: no dev tools and no embedded PostgreSQL (a dev dependency): a cluster sets DATABASE_URL.
 RUN npm run build && npm prune --omit=dev
 
-FROM node:20-bookworm-slim
+FROM node:26-trixie-slim
 ENV NODE_ENV=production PORT=3000 DATA_DIR=/data
 WORKDIR /app
 RUN mkdir -p /data && chown node:node /data

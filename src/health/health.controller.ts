@@ -3,7 +3,8 @@ import type { Response } from 'express';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { Public } from '../common/access/access.decorator.js';
-import { HealthService } from './health.service.js';
+import { HealthService, type ComponentReport } from './health.service.js';
+import { RedisProbe } from './redis-probe.js';
 
 export const API_VERSION = 'v1';
 
@@ -13,6 +14,7 @@ export const API_VERSION = 'v1';
 export class HealthController {
   constructor(
     private readonly health: HealthService,
+    private readonly redis: RedisProbe,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -40,16 +42,23 @@ export class HealthController {
     return body;
   }
 
-  /** Readiness: 503 as soon as one component is unhealthy. */
+  /** Readiness: 503 as soon as one component is unhealthy; Redis is a component when REDIS_URL is set. */
   @Get('api/v1/health/status')
   @HttpCode(200)
   async status(@Res({ passthrough: true }) response: Response) {
-    const [database, featureFlags, jwtSigning] = await Promise.all([
+    const [database, featureFlags, jwtSigning, redis] = await Promise.all([
       this.health.database(),
       this.health.featureFlags(),
       this.health.jwtSigning(),
+      this.redis.configured ? this.redis.check() : undefined,
     ]);
-    const components = { database, attestation: this.health.attestationRoot(), featureFlags, jwtSigning };
+    const components: Record<string, ComponentReport> = {
+      database,
+      attestation: this.health.attestationRoot(),
+      featureFlags,
+      jwtSigning,
+      ...(redis ? { redis } : {}),
+    };
     const healthy = Object.values(components).every((component) => component.status === 'healthy');
     response.status(healthy ? 200 : 503);
     return {

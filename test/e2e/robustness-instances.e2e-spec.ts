@@ -11,21 +11,9 @@ import { signInCookie } from '../support/caller-world.js';
 import { listen, type ProbeClient } from '../support/probe-client.js';
 import { attestDevice, fabricatedRootEnv, registerApp, TEAM_ID } from '../support/sdk-client.js';
 import { eventually, sleep, startWebhookReceiver } from '../support/webhook-receiver.js';
+import { LOCAL_REDIS_URL, redisAnswers } from '../support/redis.js';
 
-const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
-
-async function redisAnswers(url: string): Promise<boolean> {
-  const probe = new Redis(url, { lazyConnect: true, connectTimeout: 500, retryStrategy: () => null });
-  probe.on('error', () => undefined);
-  try {
-    await probe.connect();
-    return (await probe.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    probe.disconnect();
-  }
-}
+const REDIS_URL = LOCAL_REDIS_URL;
 
 const redisUp = await redisAnswers(REDIS_URL);
 

@@ -1,22 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createConnection } from 'node:net';
 import { RateLimitService } from '../../src/rate-limit/rate-limit.service.js';
 import { UsageCache } from '../../src/usage/usage-cache.js';
 import { createApiKey, orgWithMember, randomClientIp } from '../factories/identity.js';
 import { sentMails, startTestApp, type TestApp } from '../harness/test-app.js';
 import { attestDevice, fabricatedRootEnv, registerApp, sdk } from '../support/sdk-client.js';
+import { LOCAL_REDIS_URL, redisAnswers } from '../support/redis.js';
 
 const MINUTE = 60_000;
-
-function redisAnswers(): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = createConnection({ host: '127.0.0.1', port: 6379 }, () => {
-      socket.end();
-      resolve(true);
-    });
-    socket.on('error', () => resolve(false));
-  });
-}
 
 async function waitFor(condition: () => boolean, timeoutMs = 3000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -215,8 +205,8 @@ describe('usage and quotas', () => {
   describe('several instances and Redis', () => {
     it('shares one budget between two instances through Redis', async () => {
       // Without a Redis server there is nothing to share; the fail-open test below still runs.
-      if (!(await redisAnswers())) return;
-      const shared = await startTestApp({ ...rootEnv, REDIS_URL: 'redis://127.0.0.1:6379' });
+      if (!(await redisAnswers(LOCAL_REDIS_URL))) return;
+      const shared = await startTestApp({ ...rootEnv, REDIS_URL: LOCAL_REDIS_URL });
       try {
         const peer = await shared.startPeer();
         const app = await registerApp(shared, 'free');
