@@ -21,6 +21,8 @@ export interface AppConfig {
   readonly webhookAllowPrivateNetworks: boolean;
   readonly stripeSecretKey: string | null;
   readonly stripeWebhookSecret: string | null;
+  /** Where the Stripe SDK sends API calls (STRIPE_API_URL, default https://api.stripe.com). */
+  readonly stripeApiUrl: string;
   readonly logLevel: LogLevel;
   /** `json` (default): one JSON object per line; `pretty`: coloured lines for a developer's terminal. */
   readonly logFormat: LogFormat;
@@ -101,6 +103,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     webhookAllowPrivateNetworks: readBoolean(env, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),
     stripeSecretKey: optional(env, 'STRIPE_SECRET_KEY') ?? null,
     stripeWebhookSecret: optional(env, 'STRIPE_WEBHOOK_SECRET') ?? null,
+    stripeApiUrl: readUrl(env, 'STRIPE_API_URL', ['http:', 'https:']) ?? 'https://api.stripe.com',
     logLevel,
     logFormat,
     bcryptRounds: readInteger(env, 'BCRYPT_ROUNDS', 12, 4, 15),

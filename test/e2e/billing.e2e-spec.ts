@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { createOrg, orgWithMember, type TestOrg } from '../factories/identity.js';
 import { stripeSignature, subscriptionEvent, type SubscriptionEventOptions } from '../factories/organization.js';
 import { startTestApp, type TestApp } from '../harness/test-app.js';
+import { startFakeStripe, stripeError, type FakeStripe } from '../support/fake-stripe.js';
 
 const WEBHOOK = '/api/v1/billing/webhook';
 const SECRET = 'whsec_test_0123456789abcdef';
@@ -242,17 +243,92 @@ describe('Stripe billing webhook without STRIPE_WEBHOOK_SECRET', () => {
   });
 });
 
-describe('billing portal with STRIPE_SECRET_KEY set', () => {
+describe('Stripe API through the official SDK (a fake Stripe on 127.0.0.1)', () => {
   let t: TestApp;
+  let stripe: FakeStripe;
+  const KEY = 'sk_test_fake_0123456789';
+
   beforeAll(async () => {
-    t = await startTestApp({ STRIPE_SECRET_KEY: 'sk_test_never_called' });
+    stripe = await startFakeStripe();
+    t = await startTestApp({ STRIPE_SECRET_KEY: KEY, STRIPE_WEBHOOK_SECRET: SECRET, STRIPE_API_URL: stripe.url });
+  });
+  afterEach(() => {
+    stripe.behave(null);
   });
   afterAll(async () => {
     await t.close();
+    await stripe.close();
   });
+
+  /** An organization on a paid plan through a signed subscription event, with its Admin signed in. */
+  async function subscribed(role: 'admin' | 'owner' = 'admin') {
+    const { org, agent } = await orgWithMember(t, { role });
+    const customerId = `cus_${org.id.slice(0, 8)}`;
+    const subscriptionId = `sub_${org.id.slice(0, 8)}`;
+    const body = JSON.stringify(
+      subscriptionEvent({ organizationId: org.id, customerId, subscriptionId, priceTier: 'professional' }),
+    );
+    await t
+      .http()
+      .post(WEBHOOK)
+      .set('Content-Type', 'application/json')
+      .set('Stripe-Signature', stripeSignature(body, SECRET))
+      .send(body)
+      .expect(200);
+    return { org, agent, customerId, subscriptionId };
+  }
 
   it('still answers 402 before calling Stripe for an organization that never upgraded', async () => {
     const { agent } = await orgWithMember(t, { role: 'owner' });
+    const before = stripe.calls.length;
     expect((await agent.post('/api/v1/org/billing/portal-session').expect(402)).body.code).toBe('payment_required');
+    expect(stripe.calls.length).toBe(before);
+  });
+
+  it('opens a billing portal session for the customer, returning to the dashboard', async () => {
+    const { agent, customerId } = await subscribed();
+    const response = await agent.post('/api/v1/org/billing/portal-session').expect(200);
+    expect(response.body).toEqual({ url: `https://billing.stripe.com/p/session/test_${customerId}` });
+    const call = stripe.calls.at(-1)!;
+    expect(call).toMatchObject({
+      method: 'POST',
+      path: '/v1/billing_portal/sessions',
+      form: { customer: customerId, return_url: 'http://127.0.0.1:3000/settings/billing' },
+      authorization: `Bearer ${KEY}`,
+    });
+    // The SDK sends an idempotency key, so its retry of a lost answer cannot open two sessions.
+    expect(call.idempotencyKey).toEqual(expect.any(String));
+  });
+
+  it('answers 503 without Stripe details when Stripe refuses, and never leaks the key', async () => {
+    const { agent } = await subscribed();
+    stripe.behave(() => stripeError(400, 'No such customer: cus_x; a configuration detail'));
+    const response = await agent.post('/api/v1/org/billing/portal-session').expect(503);
+    expect(response.body.code).toBe('service_unavailable');
+    expect(JSON.stringify(response.body)).not.toMatch(/cus_x|sk_test/);
+  });
+
+  it('cancels the subscription at Stripe when the organization is deleted', async () => {
+    const { agent, subscriptionId } = await subscribed('owner');
+    await agent.delete('/api/v1/org').expect(204);
+    expect(stripe.calls.filter((call) => call.method === 'DELETE').map((call) => call.path)).toContain(
+      `/v1/subscriptions/${subscriptionId}`,
+    );
+  });
+
+  it('treats a subscription Stripe no longer knows (404) as cancelled, and deletes the organization', async () => {
+    const { org, agent } = await subscribed('owner');
+    stripe.behave((call) => (call.method === 'DELETE' ? stripeError(404, 'No such subscription') : undefined));
+    await agent.delete('/api/v1/org').expect(204);
+    expect(await t.sql(`SELECT 1 FROM organizations WHERE id = $1`, [org.id])).toEqual([]);
+  });
+
+  it('keeps the organization when Stripe cannot cancel (503), so nothing is left half-done', async () => {
+    const { org, agent } = await subscribed('owner');
+    stripe.behave((call) =>
+      call.method === 'DELETE' ? stripeError(500, 'Stripe is having a bad day', 'api_error') : undefined,
+    );
+    expect((await agent.delete('/api/v1/org').expect(503)).body.code).toBe('service_unavailable');
+    expect(await t.sql(`SELECT 1 FROM organizations WHERE id = $1`, [org.id])).toHaveLength(1);
   });
 });

@@ -1,4 +1,5 @@
-import { createHmac, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
+import Stripe from 'stripe';
 import type { Role } from '../../src/common/access/access.decorator.js';
 import type { TestApp } from '../harness/test-app.js';
 import { createUser, type TestOrg, type TestUser } from './identity.js';
@@ -55,10 +56,9 @@ export async function rowsOfOrganization(t: TestApp, organizationId: string): Pr
   return left;
 }
 
-/** The `Stripe-Signature` header Stripe would send for `body` (HMAC-SHA256 of `t.body`, hex). */
+/** The `Stripe-Signature` header Stripe would send for `body`, made by Stripe's SDK. */
 export function stripeSignature(body: string, secret: string, timestamp = Math.floor(Date.now() / 1000)): string {
-  const signature = createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex');
-  return `t=${timestamp},v1=${signature}`;
+  return Stripe.webhooks.generateTestHeaderString({ payload: body, secret, timestamp });
 }
 
 export interface SubscriptionEventOptions {
