@@ -2,7 +2,6 @@
 // a load balancer: they behave as one service.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Redis } from 'ioredis';
 import { WebhookDispatcher } from '../../src/webhooks/webhook-dispatcher.js';
 import { WebhookOutbox } from '../../src/webhooks/webhook-outbox.js';
 import { createOrg, createUser, randomClientIp } from '../factories/identity.js';

@@ -32,18 +32,20 @@ export interface FakeStripe {
 export async function startFakeStripe(): Promise<FakeStripe> {
   const calls: StripeCall[] = [];
   let behaviour: StripeBehaviour | null = null;
-  const server: Server = createServer(async (request, response) => {
-    const call: StripeCall = {
-      method: request.method ?? 'GET',
-      path: (request.url ?? '/').split('?')[0],
-      form: Object.fromEntries(new URLSearchParams(await bodyOf(request))),
-      authorization: request.headers.authorization,
-      idempotencyKey: header(request, 'idempotency-key'),
-    };
-    calls.push(call);
-    const answer = behaviour?.(call) ?? happyAnswer(call);
-    response.writeHead(answer.status, { 'Content-Type': 'application/json', 'Request-Id': `req_${calls.length}` });
-    response.end(JSON.stringify(answer.body));
+  const server: Server = createServer((request, response) => {
+    void bodyOf(request).then((body) => {
+      const call: StripeCall = {
+        method: request.method ?? 'GET',
+        path: (request.url ?? '/').split('?')[0],
+        form: Object.fromEntries(new URLSearchParams(body)),
+        authorization: request.headers.authorization,
+        idempotencyKey: header(request, 'idempotency-key'),
+      };
+      calls.push(call);
+      const answer = behaviour?.(call) ?? happyAnswer(call);
+      response.writeHead(answer.status, { 'Content-Type': 'application/json', 'Request-Id': `req_${calls.length}` });
+      response.end(JSON.stringify(answer.body));
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
