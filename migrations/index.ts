@@ -8,6 +8,7 @@ import { FeedbackSupportReleaseNotes1763727100000 } from './1763727100000-feedba
 import { OrganizationAdmin1763726700000 } from './1763726700000-organization-admin.js';
 import { RiskCompliance1763727200000 } from './1763727200000-risk-compliance.js';
 import { ExpiredCredentialsIndexes1763727310000 } from './1763727310000-expired-credentials-indexes.js';
+import { CliSessionUserCode1763727320000 } from './1763727320000-cli-session-user-code.js';
 
 /** Every migration, in order. Migrations are never edited after they land. */
 export const migrations = [
@@ -21,4 +22,5 @@ export const migrations = [
   FeedbackSupportReleaseNotes1763727100000,
   RiskCompliance1763727200000,
   ExpiredCredentialsIndexes1763727310000,
+  CliSessionUserCode1763727320000,
 ];

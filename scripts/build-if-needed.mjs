@@ -6,7 +6,19 @@ import { join } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
 const marker = join(root, 'dist/COMMIT');
-const sources = ['src', 'migrations', 'ormconfig.ts', 'package.json', 'tsconfig.json', 'tsconfig.build.json'];
+const sources = [
+  'src',
+  'migrations',
+  'ormconfig.ts',
+  'package.json',
+  'tsconfig.json',
+  'tsconfig.build.json',
+  'packages/cli/src',
+  'packages/cli/package.json',
+  'packages/cli/tsconfig.json',
+];
+// The service, then the command-line client's own package (packages/cli, built to packages/cli/dist).
+const projects = ['tsconfig.build.json', 'packages/cli/tsconfig.json'];
 
 function newestMtime(path) {
   const stat = statSync(path);
@@ -19,9 +31,11 @@ const sourcesAt = Math.max(...sources.map((entry) => join(root, entry)).filter(e
 if (process.argv.includes('--force') || sourcesAt > builtAt) {
   process.stderr.write('Building…\n');
   try {
-    execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json')], {
-      stdio: 'inherit',
-    });
+    for (const project of projects) {
+      execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, project)], {
+        stdio: 'inherit',
+      });
+    }
   } catch (error) {
     // tsc still emits JavaScript on type errors; the test run type-checks through lint and ts-jest,
     // so it may go on with that output. Everything else stops here.

@@ -1,5 +1,5 @@
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,7 +17,8 @@ import { createAppRow } from '../factories/organization.js';
 import type { HttpClient, TestApp } from '../harness/test-app.js';
 import { startListeningApp } from '../support/listening-app.js';
 
-const CLIENT = fileURLToPath(new URL('../../dist/src/cli/client/main.js', import.meta.url));
+const CLI_PACKAGE = fileURLToPath(new URL('../../packages/cli/', import.meta.url));
+const CLIENT = join(CLI_PACKAGE, 'dist/main.js');
 const VERIFICATION_URL = /(http:\/\/\S+\/device\?session_id=([0-9a-f-]{36}))/;
 
 interface ClientRun {
@@ -26,7 +27,7 @@ interface ClientRun {
   stderr: string;
 }
 
-describe('command-line client (node dist/src/cli/client/main.js) against a running server', () => {
+describe('command-line client (packages/cli, built) against a running server', () => {
   let t: TestApp;
   let baseUrl: string;
   let org: TestOrg;
@@ -53,10 +54,12 @@ describe('command-line client (node dist/src/cli/client/main.js) against a runni
     args: string[],
     env: Record<string, string> = {},
     onStderr?: (text: string) => void,
+    bin = CLIENT,
   ): Promise<ClientRun> {
     return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [CLIENT, ...args], {
-        env: { PATH: process.env.PATH ?? '', HOME: configHome, XDG_CONFIG_HOME: configHome, BROWSER: 'none', ...env },
+      const home = env.HOME ?? configHome;
+      const child = spawn(process.execPath, [bin, ...args], {
+        env: { PATH: process.env.PATH ?? '', HOME: home, XDG_CONFIG_HOME: home, BROWSER: 'none', ...env },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let stdout = '';
@@ -76,16 +79,25 @@ describe('command-line client (node dist/src/cli/client/main.js) against a runni
   }
 
   /** `login`, with the signed-in browser approving (or denying) the session once its URL is printed. */
-  async function loginWith(decision: 'approve' | 'deny'): Promise<ClientRun & { verificationUrl: string }> {
+  async function loginWith(
+    decision: 'approve' | 'deny',
+    env: Record<string, string> = {},
+    bin = CLIENT,
+  ): Promise<ClientRun & { verificationUrl: string }> {
     const decisions: Promise<unknown>[] = [];
     let verificationUrl = '';
-    const run = await client(['login', '--base-url', baseUrl], {}, (stderr) => {
-      const match = VERIFICATION_URL.exec(stderr);
-      if (!match || decisions.length) return;
-      verificationUrl = match[1];
-      // Sent now, while the client polls (a supertest request only starts once it is awaited).
-      decisions.push(Promise.resolve(browser.post(`/api/v1/auth/cli/sessions/${match[2]}/${decision}`).expect(200)));
-    });
+    const run = await client(
+      ['login', '--base-url', baseUrl],
+      env,
+      (stderr) => {
+        const match = VERIFICATION_URL.exec(stderr);
+        if (!match || decisions.length) return;
+        verificationUrl = match[1];
+        // Sent now, while the client polls (a supertest request only starts once it is awaited).
+        decisions.push(Promise.resolve(browser.post(`/api/v1/auth/cli/sessions/${match[2]}/${decision}`).expect(200)));
+      },
+      bin,
+    );
     expect(decisions).toHaveLength(1);
     await Promise.all(decisions);
     return { ...run, verificationUrl };
@@ -94,6 +106,8 @@ describe('command-line client (node dist/src/cli/client/main.js) against a runni
   it('logs in through the device flow and stores the key with mode 0600; whoami --json then works', async () => {
     const login = await loginWith('approve');
     expect(login.stderr).toContain('open this URL in a browser');
+    // The RFC 8628 user code, to compare with the approval page.
+    expect(login.stderr).toMatch(/Your code: [BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}\n/);
     expect(login.verificationUrl).toMatch(new RegExp(`^${baseUrl}/device\\?session_id=`));
     expect(login).toMatchObject({ code: 0 });
     expect(login.stdout).toContain(`Signed in to ${baseUrl} as ${user.email}.`);
@@ -174,7 +188,10 @@ describe('command-line client (node dist/src/cli/client/main.js) against a runni
     expect(apps).toMatchObject({ code: 0, stderr: '' });
     expect((JSON.parse(apps.stdout) as { id: string }[]).map((entry) => entry.id)).toContain(app.id);
 
-    const toggled = await client(['flags', 'toggle', '--flag', flagId, '--environment', 'staging', '--on'], session);
+    const toggled = await client(
+      ['flags', 'toggle', '--flag', 'new-sync', '--app', app.id, '--environment', 'staging', '--on'],
+      session,
+    );
     expect(toggled).toMatchObject({ code: 0, stderr: '' });
     expect(toggled.stdout).toMatch(/^Flag new-sync is now on in staging/);
     const after = await browser.get(`/api/v1/dashboard/flags/${flagId}`).expect(200);
@@ -182,7 +199,8 @@ describe('command-line client (node dist/src/cli/client/main.js) against a runni
 
     const flags = await client(['flags', 'list', '--app', app.id], session);
     expect(flags).toMatchObject({ code: 0, stderr: '' });
-    expect(flags.stdout).toMatch(/new-sync\s+boolean\s+\S+\s+on \(/);
+    // Key, type, then each environment's state with the value it serves.
+    expect(flags.stdout).toMatch(/new-sync\s+boolean\s+off \(false\)\s+on \(false\)\s+off \(false\)/);
   });
 
   it('reports the service error envelope for a revoked key (exit 3)', async () => {
@@ -190,7 +208,63 @@ describe('command-line client (node dist/src/cli/client/main.js) against a runni
     const run = await client(['whoami', '--api-key', revoked]);
     expect(run.code).toBe(3);
     expect(run.stderr).toMatch(
-      /^Error: The API key is invalid, revoked or expired \(HTTP 401, unauthorized\)\nRequest ID: \S+\n$/,
+      /^Error: The API key is invalid, revoked or expired \(HTTP 401, unauthorized\)\nHint: Sign in with `attestly login`, or pass a valid key with --api-key\nRequest ID: \S+\n$/,
     );
   });
+
+  it('installs from npm pack into an empty directory, under 10 MB, and signs in, lists apps and flags', async () => {
+    const work = mkdtempSync(join(tmpdir(), 'attestly-cli-pack-'));
+    // The package is built by the test run's global setup; packing skips the prepack build.
+    const packed = JSON.parse(
+      execFileSync('npm', ['pack', CLI_PACKAGE, '--ignore-scripts', '--json', '--pack-destination', work], {
+        encoding: 'utf8',
+      }),
+    ) as { filename: string; files: { path: string }[] }[];
+    expect(packed[0].files.map((file) => file.path)).toEqual(
+      expect.arrayContaining(['package.json', 'dist/main.js', 'README.md']),
+    );
+    expect(packed[0].files.some((file) => file.path.startsWith('src/'))).toBe(false);
+    const prefix = join(work, 'install');
+    mkdirSync(prefix);
+    execFileSync(
+      'npm',
+      ['install', '--prefix', prefix, '--no-audit', '--no-fund', '--ignore-scripts', join(work, packed[0].filename)],
+      { encoding: 'utf8' },
+    );
+    const installed = join(prefix, 'node_modules');
+    expect(readdirSync(installed).filter((name) => !name.startsWith('.'))).toEqual(['@attestly']);
+    expect(directorySize(installed)).toBeLessThan(10 * 1024 * 1024);
+    const bin = join(installed, '@attestly/cli/dist/main.js');
+
+    const version = await client(['--version'], {}, undefined, bin);
+    expect(version).toMatchObject({ code: 0, stdout: `attestly ${cliVersion()}\n` });
+
+    const home = mkdtempSync(join(tmpdir(), 'attestly-cli-pack-home-'));
+    const login = await loginWith('approve', { HOME: home }, bin);
+    expect(login).toMatchObject({ code: 0 });
+    expect(login.stdout).toContain(`Signed in to ${baseUrl} as ${user.email}.`);
+
+    const app = await createAppRow(t, org, { name: 'Packed App' });
+    await browser
+      .post(`/api/v1/dashboard/apps/${app.id}/flags`)
+      .send({ key: 'packed-flag', name: 'Packed', valueType: 'string', defaultValue: 'blue' })
+      .expect(201);
+    const session = { HOME: home, ATTESTLY_EMAIL: user.email, ATTESTLY_PASSWORD: PASSWORD, ATTESTLY_ORG: org.slug };
+    const apps = await client(['apps', 'list'], session, undefined, bin);
+    expect(apps).toMatchObject({ code: 0, stderr: '' });
+    expect(apps.stdout).toContain('Packed App');
+    const flags = await client(['flags', 'list', '--app', app.id], session, undefined, bin);
+    expect(flags).toMatchObject({ code: 0, stderr: '' });
+    expect(flags.stdout).toMatch(/packed-flag\s+string\s+off \(blue\)/);
+  });
 });
+
+function cliVersion(): string {
+  return (JSON.parse(readFileSync(join(CLI_PACKAGE, 'package.json'), 'utf8')) as { version: string }).version;
+}
+
+function directorySize(path: string): number {
+  const stat = lstatSync(path);
+  if (!stat.isDirectory()) return stat.size;
+  return readdirSync(path).reduce((total, name) => total + directorySize(join(path, name)), 0);
+}

@@ -54,6 +54,7 @@ describe('command-line sign-in sessions (/api/v1/auth/cli/sessions)', () => {
     const response = await t.http().post(SESSIONS).expect(201);
     expect(response.body).toEqual({
       session_id: expect.stringMatching(UUID),
+      user_code: expect.stringMatching(/^[A-Z]{4}-[A-Z]{4}$/),
       verification_url: expect.any(String),
       expires_in: 600,
     });

@@ -42,10 +42,10 @@ function serverVariables(): Set<string> {
   const fromConfig = [...config.matchAll(/\b(?:optional|readUrl|readBoolean|readInteger)\(env, '([A-Z0-9_]+)'/g)].map(
     (m) => m[1],
   );
-  const direct = sourceFiles(join(ROOT, 'src'))
-    // The command-line client's variables are its users', not the server's.
-    .filter((path) => !relative(ROOT, path).startsWith('src/cli/client/'))
-    .flatMap((path) => [...readFileSync(path, 'utf8').matchAll(/process\.env\.([A-Z0-9_]+)/g)].map((m) => m[1]));
+  // The command-line client (packages/cli) is outside src: its variables are its users', not the server's.
+  const direct = sourceFiles(join(ROOT, 'src')).flatMap((path) =>
+    [...readFileSync(path, 'utf8').matchAll(/process\.env\.([A-Z0-9_]+)/g)].map((m) => m[1]),
+  );
   // NODE_ENV is read by libraries (Express), not by the service's own code.
   return new Set([...fromConfig, ...direct, 'NODE_ENV']);
 }

@@ -110,6 +110,18 @@ describe('device-login page (/device)', () => {
     await browser.get('/api/v1/auth/me').expect(200);
   });
 
+  it('shows the user code the CLI printed, to compare before approving', async () => {
+    const { agent } = await orgWithMember(t);
+    const created = await t.http().post(SESSIONS).expect(201);
+    const { session_id: sessionId, user_code: userCode } = created.body as { session_id: string; user_code: string };
+    expect(userCode).toMatch(/^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$/);
+    const page = await reviewPage(agent, sessionId);
+    expect(page).toContain(`id="user-code" class="code">${userCode}</dd>`);
+    expect(page).toContain('the terminal shows the same code');
+    // Another request gets another code.
+    expect((await t.http().post(SESSIONS).expect(201)).body.user_code).not.toBe(userCode);
+  });
+
   it('approves with the form token: the poll then returns a key for the organization', async () => {
     const { org, user, agent } = await orgWithMember(t);
     const sessionId = await newCliSession();

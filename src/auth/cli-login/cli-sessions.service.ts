@@ -9,6 +9,7 @@ import { conflict, gone, notFound } from '../../common/errors/app-exception.js';
 import { tierDefinition } from '../../common/tiers.js';
 import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
+import { newUserCode } from './user-code.js';
 import { ApiKeysService } from '../../api-keys/api-keys.service.js';
 import { AuditService } from '../../audit/audit.service.js';
 
@@ -40,12 +41,14 @@ export class CliSessionsService {
 
   async create() {
     const sessionId = randomUUID();
+    const userCode = newUserCode();
     await this.dataSource.query(
-      `INSERT INTO cli_sessions (id_hash, expires_at) VALUES ($1, now() + make_interval(secs => $2))`,
-      [sha256Hex(sessionId), CLI_SESSION_TTL_SECONDS],
+      `INSERT INTO cli_sessions (id_hash, user_code, expires_at) VALUES ($1, $2, now() + make_interval(secs => $3))`,
+      [sha256Hex(sessionId), userCode, CLI_SESSION_TTL_SECONDS],
     );
     return {
       session_id: sessionId,
+      user_code: userCode,
       verification_url: `${this.config.baseUrl}/device?session_id=${sessionId}`,
       expires_in: CLI_SESSION_TTL_SECONDS,
     };

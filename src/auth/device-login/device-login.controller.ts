@@ -247,6 +247,7 @@ export class DeviceLoginController {
       csrfToken,
       email,
       organization: { name: current.name, slug: current.slug },
+      userCode: cli.userCode,
       expiresAt: cli.expiresAt,
       now: new Date(),
       otherOrganizations: choices.filter((choice) => choice.slug !== current.slug),

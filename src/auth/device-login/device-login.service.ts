@@ -17,6 +17,8 @@ export interface CliSessionView {
   readonly status: 'pending' | 'approved' | 'active' | 'denied';
   readonly expiresAt: Date;
   readonly expired: boolean;
+  /** The code the CLI shows in the terminal (null for sessions created before codes existed). */
+  readonly userCode: string | null;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -32,13 +34,19 @@ export class DeviceLoginService {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   async cliSession(sessionId: string): Promise<CliSessionView | null> {
-    const rows: { status: CliSessionView['status']; expires_at: Date; expired: boolean }[] =
-      await this.dataSource.query(
-        `SELECT status, expires_at, expires_at <= now() AS expired FROM cli_sessions WHERE id_hash = $1`,
-        [sha256Hex(sessionId)],
-      );
+    const rows: {
+      status: CliSessionView['status'];
+      expires_at: Date;
+      expired: boolean;
+      user_code: string | null;
+    }[] = await this.dataSource.query(
+      `SELECT status, expires_at, expires_at <= now() AS expired, user_code FROM cli_sessions WHERE id_hash = $1`,
+      [sha256Hex(sessionId)],
+    );
     const row = rows[0];
-    return row ? { status: row.status, expiresAt: new Date(row.expires_at), expired: row.expired } : null;
+    return row
+      ? { status: row.status, expiresAt: new Date(row.expires_at), expired: row.expired, userCode: row.user_code }
+      : null;
   }
 
   async organization(organizationId: string): Promise<OrganizationChoice | null> {

@@ -22,6 +22,8 @@ export type DevicePage =
       readonly csrfToken: string;
       readonly email: string;
       readonly organization: OrganizationChoice;
+      /** The code the terminal shows, to compare before approving. */
+      readonly userCode: string | null;
       readonly expiresAt: Date;
       readonly now: Date;
       /** The caller's other organizations, offered as a switch before approving. */
@@ -91,11 +93,16 @@ ${organizationButtons(page.sessionId, page.csrfToken, page.otherOrganizations)}
     : '';
   return `<p>A command-line client asks for an API key acting as you.</p>
 <dl>
-  <dt>Organization</dt><dd id="organization">${escapeHtml(page.organization.name)} <span class="muted">(${escapeHtml(page.organization.slug)})</span></dd>
+${
+  page.userCode
+    ? `  <dt>Code</dt><dd id="user-code" class="code">${escapeHtml(page.userCode)}</dd>
+`
+    : ''
+}  <dt>Organization</dt><dd id="organization">${escapeHtml(page.organization.name)} <span class="muted">(${escapeHtml(page.organization.slug)})</span></dd>
   <dt>Signed in as</dt><dd id="email">${escapeHtml(page.email)}</dd>
   <dt>Request expires</dt><dd id="expires"><time datetime="${page.expiresAt.toISOString()}">${formatUtc(page.expiresAt)}</time> (in ${minutes} ${minutes === 1 ? 'minute' : 'minutes'})</dd>
 </dl>
-<p class="warning">Approve only if you started this sign-in yourself, in your own terminal, just now.</p>
+<p class="warning">Approve only if you started this sign-in yourself, in your own terminal, just now${page.userCode ? ', and the terminal shows the same code' : ''}.</p>
 <div class="actions">
   <form method="post" action="/device/approve">${hidden('session_id', page.sessionId)}${hidden('csrf_token', page.csrfToken)}<button type="submit" class="primary">Approve</button></form>
   <form method="post" action="/device/deny">${hidden('session_id', page.sessionId)}${hidden('csrf_token', page.csrfToken)}<button type="submit">Deny</button></form>
@@ -172,6 +179,7 @@ dl{display:grid;grid-template-columns:auto 1fr;gap:.25rem 1rem}
 dt{color:#5b6475}
 dd{margin:0}
 .muted{color:#5b6475}
+.code{font-family:ui-monospace,monospace;font-size:1.4em;letter-spacing:.12em}
 .error{color:#a21c1c}
 .success{color:#17682e}
 .warning{background:#fff6db;padding:.5rem .75rem;border-radius:.35rem}

@@ -40,14 +40,34 @@ export class ApiError extends ClientError {
     readonly hint: string | undefined,
     readonly requestId: string | undefined,
     readonly fields: readonly { field: string; message: string }[] | undefined,
+    /** Seconds from a 429's `Retry-After`. */
+    readonly retryAfter?: number,
   ) {
     super(message, status === 401 || status === 403 ? EXIT.auth : EXIT.failed, {
       status,
       code,
-      ...(hint ? { hint } : {}),
+      ...(hint ? { hint } : { ...defaultHint(status, retryAfter) }),
+      ...(retryAfter !== undefined ? { retryAfter } : {}),
       ...(fields ? { fields } : {}),
       ...(requestId ? { requestId } : {}),
     });
     this.name = 'ApiError';
   }
+}
+
+/** What to do about a refusal the service gave no hint for. */
+function defaultHint(status: number, retryAfter: number | undefined): { hint?: string } {
+  if (status === 401) return { hint: 'Sign in with `attestly login`, or pass a valid key with --api-key' };
+  if (status === 403) {
+    return { hint: "The key's scopes or your role do not allow this; ask an Admin, or use a key with the scope" };
+  }
+  if (status === 429) {
+    return {
+      hint:
+        retryAfter !== undefined
+          ? `Too many requests: try again in ${retryAfter} s`
+          : 'Too many requests: try again in a minute',
+    };
+  }
+  return {};
 }

@@ -79,7 +79,13 @@ function toApiError(response: Response, body: unknown): ApiError {
     text('hint'),
     text('requestId') ?? response.headers.get('x-request-id') ?? undefined,
     fields,
+    retryAfterOf(response),
   );
+}
+
+function retryAfterOf(response: Response): number | undefined {
+  const raw = response.headers.get('retry-after');
+  return raw !== null && /^\d{1,6}$/.test(raw) ? Number(raw) : undefined;
 }
 
 function describeNetworkError(error: unknown): string {

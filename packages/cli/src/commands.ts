@@ -11,11 +11,15 @@ export interface Command {
   readonly usage: string;
   readonly summary: string;
   readonly options: Readonly<Record<string, OptionKind>>;
+  /** More than the summary, for `attestly <command> --help`. */
+  readonly details?: string;
   run(context: ClientContext): Promise<CommandOutput>;
 }
 
 interface CliSession {
   session_id: string;
+  /** RFC 8628 user code, shown here and on the approval page (absent from older servers). */
+  user_code?: string;
   verification_url: string;
   expires_in: number;
 }
@@ -95,6 +99,9 @@ const login: Command = {
     context.notice(
       `To sign in, open this URL in a browser and approve the request:\n\n  ${session.verification_url}\n`,
     );
+    if (session.user_code) {
+      context.notice(`Your code: ${session.user_code}\nApprove only if the browser shows this same code.\n`);
+    }
     if (!context.options.flag('no-browser') && context.io.openUrl(session.verification_url, context.io.env)) {
       context.notice('A browser window was opened for you.');
     }
@@ -225,7 +232,7 @@ const appsList: Command = {
 const flagsList: Command = {
   words: ['flags', 'list'],
   usage: 'flags list --app ID',
-  summary: "list an app's feature flags and their state per environment",
+  summary: "list an app's feature flags with their state and value per environment",
   options: { app: 'string' },
   async run(context) {
     const appId = context.options.required('app');
@@ -249,28 +256,47 @@ const flagsList: Command = {
   },
 };
 
+/** `on (value)` or `off (value)`: the value an environment serves when on, shortened for a table. */
 function environmentState(environment: FlagEnvironment | undefined): string {
   if (!environment) return '-';
-  if (!environment.enabled) return 'off';
   const value = environment.value.length > 24 ? `${environment.value.slice(0, 23)}…` : environment.value;
-  return `on (${value})`;
+  return `${environment.enabled ? 'on' : 'off'} (${value})`;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A flag named by its id, or by its key within `--app`. */
+async function findFlag(api: ApiClient, flag: string, appId: string | undefined): Promise<FlagRecord> {
+  if (UUID.test(flag)) return api.call<FlagRecord>('GET', `/api/v1/dashboard/flags/${encodeURIComponent(flag)}`);
+  if (!appId) throw new UsageError(`--flag ${flag} is a key: give the app it belongs to with --app`);
+  const flags = await api.call<FlagRecord[]>('GET', `/api/v1/dashboard/apps/${encodeURIComponent(appId)}/flags`);
+  const found = flags.find((candidate) => candidate.key === flag);
+  if (!found) {
+    throw new ClientError(`The app has no flag with key "${flag}"`, EXIT.failed, {
+      code: 'flag_not_found',
+      hint: `attestly flags list --app ${appId} shows its flags`,
+    });
+  }
+  return found;
 }
 
 const flagsToggle: Command = {
   words: ['flags', 'toggle'],
-  usage: 'flags toggle --flag ID [--environment production] --on|--off',
+  usage: 'flags toggle --flag KEY --app ID [--environment production] --on|--off',
   summary: 'turn a flag on or off in one environment, keeping its value and rules',
-  options: { flag: 'string', environment: 'string', on: 'boolean', off: 'boolean' },
+  details: '--flag takes the flag key (with --app) or the flag id.',
+  options: { flag: 'string', app: 'string', environment: 'string', on: 'boolean', off: 'boolean' },
   async run(context) {
-    const flagId = context.options.required('flag');
+    const flagRef = context.options.required('flag');
+    const appId = context.options.string('app');
     const environment = context.options.string('environment') ?? 'production';
     const on = context.options.flag('on');
     if (on === context.options.flag('off')) throw new UsageError('Give exactly one of --on and --off');
     const outcome = await context.authenticated(
       { route: 'PUT /api/v1/dashboard/flags/:flagId/environments/:environment', acceptsApiKey: false },
       async (api) => {
-        const path = `/api/v1/dashboard/flags/${encodeURIComponent(flagId)}`;
-        const flag = await api.call<FlagRecord>('GET', path);
+        const flag = await findFlag(api, flagRef, appId);
+        const path = `/api/v1/dashboard/flags/${encodeURIComponent(flag.id)}`;
         const current = flag.environments[environment];
         if (!current) {
           throw new ClientError(

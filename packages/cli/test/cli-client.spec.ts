@@ -3,10 +3,10 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import { runClient } from '../../src/cli/client/client.js';
-import type { ClientIo, Env } from '../../src/cli/client/client-context.js';
-import { credentialsPath } from '../../src/cli/client/credentials.js';
-import { openBrowser } from '../../src/cli/client/open-browser.js';
+import { runClient } from '../src/client.js';
+import type { ClientIo, Env } from '../src/client-context.js';
+import { credentialsPath } from '../src/credentials.js';
+import { openBrowser } from '../src/open-browser.js';
 
 /** One request the stub service received. */
 interface Received {
@@ -450,6 +450,38 @@ describe('command-line client (runClient against a stub service)', () => {
       expect(result.stderr).toMatch(/has no environment "qa" \(it has production, staging\)/);
     });
 
+    it('finds a flag by its key within --app', async () => {
+      signInRoutes();
+      stub.on(`GET /api/v1/dashboard/apps/${APP_ID}/flags`, { status: 200, body: [flag] });
+      stub.on(`PUT /api/v1/dashboard/flags/${FLAG_ID}/environments/staging`, (request) => ({
+        status: 200,
+        body: { ...flag, version: 4, environments: { ...flag.environments, staging: request.body } },
+      }));
+      const result = await run(
+        ['flags', 'toggle', '--flag', 'new-sync', '--app', APP_ID, '--environment', 'staging', '--on'],
+        session,
+      );
+      expect(result.stderr).toBe('');
+      expect(result.stdout).toBe('Flag new-sync is now on in staging (version 4).\n');
+      expect(stub.received.find((request) => request.method === 'PUT')?.body).toEqual({
+        enabled: true,
+        value: 'true',
+        rules: [],
+      });
+    });
+
+    it('names an unknown key, and asks for --app when given a key without it', async () => {
+      signInRoutes();
+      stub.on(`GET /api/v1/dashboard/apps/${APP_ID}/flags`, { status: 200, body: [flag] });
+      const unknown = await run(['flags', 'toggle', '--flag', 'old-sync', '--app', APP_ID, '--on'], session);
+      expect(unknown.code).toBe(1);
+      expect(unknown.stderr).toMatch(/no flag with key "old-sync"/);
+      expect(unknown.stderr).toContain(`attestly flags list --app ${APP_ID}`);
+      const noApp = await run(['flags', 'toggle', '--flag', 'new-sync', '--on'], session);
+      expect(noApp.code).toBe(2);
+      expect(noApp.stderr).toMatch(/--flag new-sync is a key: give the app it belongs to with --app/);
+    });
+
     it('explains that an API key is not accepted there (exit 3)', async () => {
       stub.on(`GET /api/v1/dashboard/flags/${FLAG_ID}`, {
         status: 401,
@@ -484,6 +516,50 @@ describe('command-line client (runClient against a stub service)', () => {
       expect(result.code).toBe(2);
       expect(result.stderr).toMatch(message);
       expect(stub.received).toEqual([]);
+    });
+
+    it('prints its version for --version and -v', async () => {
+      const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+        version: string;
+      };
+      for (const flag of ['--version', '-v']) {
+        const result = await run([flag]);
+        expect([flag, result.code, result.stdout]).toEqual([flag, 0, `attestly ${manifest.version}\n`]);
+      }
+    });
+
+    it('answers -h and --help on every command and group, and help <command>', async () => {
+      const command = await run(['flags', 'toggle', '-h']);
+      expect(command.code).toBe(0);
+      expect(command.stdout).toMatch(/^Usage: attestly flags toggle --flag KEY --app ID/);
+      expect(command.stdout).toContain('--flag takes the flag key');
+      expect(command.stdout).toContain('-h, --help');
+      const group = await run(['flags', '--help']);
+      expect(group.code).toBe(0);
+      expect(group.stdout).toMatch(/^Commands of attestly flags:/);
+      expect(group.stdout).toContain('attestly flags list --app ID');
+      expect(group.stdout).toContain('attestly flags toggle');
+      expect(group.stdout).not.toContain('release-notes');
+      expect((await run(['help', 'release-notes', 'create'])).stdout).toMatch(/^Usage: attestly release-notes create/);
+      expect((await run(['-h'])).stdout).toMatch(/^Usage: attestly <command>/);
+      const unknown = await run(['help', 'deploy']);
+      expect(unknown.code).toBe(2);
+      expect(stub.received).toEqual([]);
+    });
+
+    it('says when to retry after a 429, and how to sign in after a 401', async () => {
+      stub.on('GET /api/v1/org/usage', {
+        status: 429,
+        body: { error: 'Too many requests', code: 'rate_limited' },
+        headers: { 'Retry-After': '17' },
+      });
+      const limited = await run(['usage'], { ATTESTLY_API_KEY: KEY });
+      expect(limited.code).toBe(1);
+      expect(limited.stderr).toContain('Hint: Too many requests: try again in 17 s');
+      stub.on('GET /api/v1/org/usage', { status: 401, body: { error: 'Invalid API key', code: 'unauthorized' } });
+      const refused = await run(['usage'], { ATTESTLY_API_KEY: KEY });
+      expect(refused.code).toBe(3);
+      expect(refused.stderr).toContain('attestly login');
     });
 
     it('prints help with exit 0', async () => {
