@@ -4,11 +4,15 @@ FROM node:26-trixie-slim AS build
 WORKDIR /app
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
+# npm ci needs every workspace's manifest (the CLI package, built alongside but not shipped).
+COPY packages/cli/package.json ./packages/cli/package.json
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ormconfig.ts ./
 COPY scripts ./scripts
 COPY migrations ./migrations
 COPY src ./src
+COPY packages/cli/tsconfig.json ./packages/cli/tsconfig.json
+COPY packages/cli/src ./packages/cli/src
 ARG SERVICE_COMMIT=unknown
 ENV SERVICE_COMMIT=$SERVICE_COMMIT
 # The production tree: no dev tools and no embedded PostgreSQL (a dev dependency): a cluster sets DATABASE_URL.
