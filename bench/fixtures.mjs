@@ -114,11 +114,11 @@ export async function seedActiveDevices(db, app, count = 100_000) {
   );
 }
 
-/** An `org:read` API key of the organization, stored as the service stores keys (hashed). */
+/** An `org:read` + `flags:read` API key of the organization, stored as the service stores keys (hashed). */
 export async function seedApiKey(db, organizationId) {
   const key = `service_${randomBytes(32).toString('base64url')}`;
   await db.query(
-    `INSERT INTO api_keys (organization_id, name, key_type, prefix, key_hash, scopes) VALUES ($1, 'bench', 'service', $2, $3, '{org:read}')`,
+    `INSERT INTO api_keys (organization_id, name, key_type, prefix, key_hash, scopes) VALUES ($1, 'bench', 'service', $2, $3, '{org:read,flags:read}')`,
     [organizationId, key.slice(0, 16), sha256(key)],
   );
   return key;

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, IsNull, type EntityManager } from 'typeorm';
-import type { ApiKeyScope } from '../common/access/access.decorator.js';
+import { ROLES, type ApiKeyScope, type Role } from '../common/access/access.decorator.js';
 import type { OrgAuthContext } from '../common/access/auth-context.js';
 import { forbidden, notFound } from '../common/errors/app-exception.js';
 import { tierDefinition } from '../common/tiers.js';
@@ -165,6 +165,25 @@ export class ApiKeysService {
       this.recent.set(hash, { found, until: Date.now() + REMEMBER_KEYS_MS });
     }
     return found;
+  }
+
+  /**
+   * The current role, in the key's organization, of the user a personal key (`gpat_`) acts for:
+   * read on every request, never cached, so a demotion, removal or deactivation applies to the
+   * next request on every instance. Null: the user is gone, inactive or no longer a member.
+   */
+  async personalRole(key: ApiKey): Promise<Role | null> {
+    if (!key.createdBy) return null;
+    const rows: { role: string | null; is_super_admin: boolean }[] = await this.dataSource.query(
+      `SELECT m.role, u.is_super_admin
+         FROM users u LEFT JOIN memberships m ON m.user_id = u.id AND m.organization_id = $2
+        WHERE u.id = $1 AND u.status = 'active'`,
+      [key.createdBy, key.organizationId],
+    );
+    const row = rows[0];
+    if (!row) return null;
+    if (row.is_super_admin) return 'owner';
+    return (ROLES as readonly string[]).includes(row.role ?? '') ? (row.role as Role) : null;
   }
 
   private async lookup(hash: string): Promise<AuthenticatedKey | null> {

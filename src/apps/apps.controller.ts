@@ -18,13 +18,13 @@ export class AppsController {
   ) {}
 
   @Get()
-  @Access({ session: 'viewer' })
+  @Access({ session: 'viewer', personalKey: ['apps:read'] })
   async list(@OrgAuth() auth: OrgAuthContext) {
     return (await this.apps.list(auth)).map(toAppResponse);
   }
 
   @Get('stats')
-  @Access({ session: 'viewer' })
+  @Access({ session: 'viewer', personalKey: ['apps:read'] })
   appStats(@OrgAuth() auth: OrgAuthContext) {
     return this.stats.stats(auth);
   }
@@ -36,13 +36,13 @@ export class AppsController {
   }
 
   @Get(':appID')
-  @Access({ session: 'viewer' })
+  @Access({ session: 'viewer', personalKey: ['apps:read'] })
   async get(@OrgAuth() auth: OrgAuthContext, @UuidParam('appID') id: string) {
     return toAppResponse(await this.apps.get(auth, id));
   }
 
   @Get(':appID/usage')
-  @Access({ session: 'viewer' })
+  @Access({ session: 'viewer', personalKey: ['apps:read'] })
   async usage(@OrgAuth() auth: OrgAuthContext, @UuidParam('appID') id: string, @Query() query: AppUsageQuery) {
     return this.stats.usage(await this.apps.get(auth, id), query.days ?? 30);
   }

@@ -1,7 +1,7 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
-import { ACCESS_KEY, type AccessRule } from '../common/access/access.decorator.js';
+import { ACCESS_KEY, SDK_KEY_SCOPE, type AccessRule, type Role } from '../common/access/access.decorator.js';
 import { hasRole, type AuthContext } from '../common/access/auth-context.js';
 import { forbidden, unauthorized } from '../common/errors/app-exception.js';
 import { looksLikeApiKey } from '../api-keys/api-key-secret.js';
@@ -70,7 +70,11 @@ export class AccessGuard implements CanActivate {
       if (!found || found.key.organizationId !== tenant.organizationId) {
         throw unauthorized('The API key is invalid, revoked, expired or of another organization');
       }
-      request.auth = apiKeyContext(found, request);
+      if (!found.key.scopes.includes(SDK_KEY_SCOPE)) {
+        throw forbidden(`The API key lacks the scope ${SDK_KEY_SCOPE}`);
+      }
+      const role = await this.personalRoleOrRefuse(found);
+      request.auth = apiKeyContext(found, request, role);
       return true;
     }
     const claims = await this.deviceTokens.verify(token);
@@ -122,21 +126,51 @@ export class AccessGuard implements CanActivate {
     return { caller: resolved.caller, organizationId: resolved.organizationId, ipAddress: request.ip ?? null };
   }
 
+  /**
+   * The key model (docs/security.md): organization keys (`aat_`, `service_`) hold exactly their
+   * scopes; a personal key (`gpat_`) acts as its user, so it needs its scopes and, on every
+   * request, the user's current role in the key's organization to meet the route's role.
+   */
   private async byApiKey(rule: AccessRule, request: Request): Promise<AuthContext | null> {
     const token = bearerToken(request);
     if (!token || !looksLikeApiKey(token)) return null;
-    if (!rule.apiKey) {
+    if (!rule.apiKey && !rule.personalKey) {
       throw unauthorized('API keys are not accepted on this endpoint', { hint: 'Use a dashboard session' });
     }
     const found = await this.apiKeys.authenticate(token);
     if (!found) throw unauthorized('The API key is invalid, revoked or expired');
-    const missing = rule.apiKey.filter((scope) => !found.key.scopes.includes(scope));
+    const personal = found.key.keyType === 'gpat';
+    const required = rule.apiKey ?? (personal ? rule.personalKey : undefined);
+    if (!required) {
+      throw unauthorized('Only personal API keys (gpat_) and dashboard sessions are accepted on this endpoint', {
+        hint: 'Sign in with the CLI (attestly login) or use a dashboard session',
+      });
+    }
+    const missing = required.filter((scope) => !found.key.scopes.includes(scope));
     if (missing.length) throw forbidden(`The API key lacks the scope ${missing.join(', ')}`);
-    return apiKeyContext(found, request);
+    const role = await this.personalRoleOrRefuse(found);
+    if (personal && rule.session && rule.session !== 'user' && !hasRole(role, rule.session)) {
+      throw forbidden(`This action needs the ${rule.session} role or higher`, {
+        hint: "A personal key acts with its user's current role",
+      });
+    }
+    return apiKeyContext(found, request, role);
+  }
+
+  /** A personal key's user must still be an active member of the key's organization. */
+  private async personalRoleOrRefuse(found: AuthenticatedKey): Promise<Role | null> {
+    if (found.key.keyType !== 'gpat') return null;
+    const role = await this.apiKeys.personalRole(found.key);
+    if (!role) {
+      throw unauthorized("The API key's user is no longer an active member of its organization", {
+        hint: 'Sign in again with attestly login',
+      });
+    }
+    return role;
   }
 }
 
-function apiKeyContext(found: AuthenticatedKey, request: Request): AuthContext {
+function apiKeyContext(found: AuthenticatedKey, request: Request, role: Role | null): AuthContext {
   return {
     caller: {
       kind: 'apiKey',
@@ -145,6 +179,7 @@ function apiKeyContext(found: AuthenticatedKey, request: Request): AuthContext {
       scopes: found.key.scopes,
       email: found.creatorEmail,
       userId: found.key.createdBy,
+      role,
     },
     organizationId: found.key.organizationId,
     ipAddress: request.ip ?? null,
@@ -165,6 +200,7 @@ function describeAccepted(rule: AccessRule): string {
   const ways = [
     rule.session ? 'a dashboard session' : null,
     rule.apiKey ? `an API key${rule.apiKey.length ? ` with ${rule.apiKey.join(', ')}` : ''}` : null,
+    !rule.apiKey && rule.personalKey ? `a personal API key (gpat_) with ${rule.personalKey.join(', ')}` : null,
   ].filter(Boolean);
   return `Send ${ways.join(' or ')}`;
 }

@@ -35,26 +35,26 @@ export class ConsoleClaimsController {
   constructor(private readonly claims: ClaimsService) {}
 
   @Get()
-  @Access({ session: 'viewer', apiKey: [] })
+  @Access({ session: 'viewer', apiKey: ['claims:read'] })
   async list(@OrgAuth() auth: OrgAuthContext) {
     return (await this.claims.list(auth)).map(toConsoleClaimResponse);
   }
 
   @Post()
-  @Access({ session: 'admin', apiKey: [] })
+  @Access({ session: 'admin', apiKey: ['claims:write'] })
   async create(@OrgAuth() auth: OrgAuthContext, @Body() body: ConsoleCreateClaimDto) {
     return toConsoleClaimResponse(await this.claims.create(auth, fromConsoleCreate(body), snakeCaseFields));
   }
 
   @Put('reorder')
-  @Access({ session: 'admin', apiKey: [] })
+  @Access({ session: 'admin', apiKey: ['claims:write'] })
   @HttpCode(204)
   async reorder(@OrgAuth() auth: OrgAuthContext, @Body() body: ConsoleReorderClaimsDto): Promise<void> {
     await this.claims.reorder(auth, body.claim_ids);
   }
 
   @Post('test')
-  @Access({ session: 'viewer', apiKey: [] })
+  @Access({ session: 'viewer', apiKey: ['claims:read'] })
   @HttpCode(200)
   async test(@OrgAuth() auth: OrgAuthContext, @Body() body: ConsoleTestClaimDto) {
     const result = await this.claims.test(
@@ -67,13 +67,13 @@ export class ConsoleClaimsController {
   }
 
   @Get(':claimRef')
-  @Access({ session: 'viewer', apiKey: [] })
+  @Access({ session: 'viewer', apiKey: ['claims:read'] })
   async get(@OrgAuth() auth: OrgAuthContext, @Param('claimRef') ref: string) {
     return toConsoleClaimResponse(await this.claims.getByRef(auth, ref));
   }
 
   @Patch(':claimRef')
-  @Access({ session: 'admin', apiKey: [] })
+  @Access({ session: 'admin', apiKey: ['claims:write'] })
   async update(@OrgAuth() auth: OrgAuthContext, @Param('claimRef') ref: string, @Body() body: ConsoleUpdateClaimDto) {
     const claim = await this.claims.getByRef(auth, ref);
     const updated = await this.claims.update(auth, claim.id, fromConsoleUpdate(body), {
@@ -84,14 +84,14 @@ export class ConsoleClaimsController {
   }
 
   @Delete(':claimRef')
-  @Access({ session: 'admin', apiKey: [] })
+  @Access({ session: 'admin', apiKey: ['claims:write'] })
   @HttpCode(204)
   async remove(@OrgAuth() auth: OrgAuthContext, @Param('claimRef') ref: string): Promise<void> {
     await this.claims.remove(auth, (await this.claims.getByRef(auth, ref)).id);
   }
 
   @Post(':claimRef/preview')
-  @Access({ session: 'viewer', apiKey: [] })
+  @Access({ session: 'viewer', apiKey: ['claims:read'] })
   @HttpCode(200)
   async preview(@OrgAuth() auth: OrgAuthContext, @Param('claimRef') ref: string, @Body() body: ConsolePreviewClaimDto) {
     return toConsoleTestResult(await this.claims.preview(auth, await this.claims.getByRef(auth, ref), deviceOf(body)));

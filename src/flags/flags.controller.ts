@@ -13,38 +13,38 @@ export class FlagsController {
   constructor(private readonly flags: FlagsService) {}
 
   @Get('apps/:appId/flags')
-  @Access({ session: 'viewer' })
+  @Access({ session: 'viewer', personalKey: ['flags:read'] })
   async list(@OrgAuth() auth: OrgAuthContext, @UuidParam('appId') appId: string) {
     return (await this.flags.list(auth, appId)).map(toFlagResponse);
   }
 
   @Post('apps/:appId/flags')
-  @Access({ session: 'member' })
+  @Access({ session: 'member', personalKey: ['flags:write'] })
   async create(@OrgAuth() auth: OrgAuthContext, @UuidParam('appId') appId: string, @Body() body: CreateFlagDto) {
     return toFlagResponse(await this.flags.create(auth, appId, body));
   }
 
   @Get('flags/:flagId')
-  @Access({ session: 'viewer' })
+  @Access({ session: 'viewer', personalKey: ['flags:read'] })
   async get(@OrgAuth() auth: OrgAuthContext, @UuidParam('flagId') flagId: string) {
     return toFlagResponse(await this.flags.get(auth, flagId));
   }
 
   @Patch('flags/:flagId')
-  @Access({ session: 'member' })
+  @Access({ session: 'member', personalKey: ['flags:write'] })
   async update(@OrgAuth() auth: OrgAuthContext, @UuidParam('flagId') flagId: string, @Body() body: UpdateFlagDto) {
     return toFlagResponse(await this.flags.update(auth, flagId, body));
   }
 
   @Delete('flags/:flagId')
-  @Access({ session: 'member' })
+  @Access({ session: 'member', personalKey: ['flags:write'] })
   @HttpCode(204)
   async remove(@OrgAuth() auth: OrgAuthContext, @UuidParam('flagId') flagId: string): Promise<void> {
     await this.flags.remove(auth, flagId);
   }
 
   @Put('flags/:flagId/environments/:environment')
-  @Access({ session: 'member' })
+  @Access({ session: 'member', personalKey: ['flags:write'] })
   async putEnvironment(
     @OrgAuth() auth: OrgAuthContext,
     @UuidParam('flagId') flagId: string,
@@ -55,26 +55,26 @@ export class FlagsController {
   }
 
   @Get('flags/:flagId/history')
-  @Access({ session: 'viewer' })
+  @Access({ session: 'viewer', personalKey: ['flags:read'] })
   history(@OrgAuth() auth: OrgAuthContext, @UuidParam('flagId') flagId: string) {
     return this.flags.history(auth, flagId);
   }
 
   @Post('flags/:flagId/rollback')
-  @Access({ session: 'member' })
+  @Access({ session: 'member', personalKey: ['flags:write'] })
   @HttpCode(200)
   async rollback(@OrgAuth() auth: OrgAuthContext, @UuidParam('flagId') flagId: string, @Body() body: RollbackDto) {
     return toFlagResponse(await this.flags.rollback(auth, flagId, body.version));
   }
 
   @Get('flags/:flagId/overrides')
-  @Access({ session: 'viewer' })
+  @Access({ session: 'viewer', personalKey: ['flags:read'] })
   async overrides(@OrgAuth() auth: OrgAuthContext, @UuidParam('flagId') flagId: string) {
     return (await this.flags.listOverrides(auth, flagId)).map(toOverrideResponse);
   }
 
   @Post('flags/:flagId/overrides')
-  @Access({ session: 'member' })
+  @Access({ session: 'member', personalKey: ['flags:write'] })
   @InvalidInputStatus(400)
   async createOverride(
     @OrgAuth() auth: OrgAuthContext,
@@ -85,7 +85,7 @@ export class FlagsController {
   }
 
   @Delete('flags/:flagId/overrides/:overrideId')
-  @Access({ session: 'member' })
+  @Access({ session: 'member', personalKey: ['flags:write'] })
   @HttpCode(204)
   async deleteOverride(
     @OrgAuth() auth: OrgAuthContext,

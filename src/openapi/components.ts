@@ -1,4 +1,4 @@
-import type { AccessRule } from '../common/access/access.decorator.js';
+import { SDK_KEY_SCOPE, type AccessRule } from '../common/access/access.decorator.js';
 import { SESSION_COOKIE } from '../auth/session/session-setup.js';
 import type { OpenApiDocument, ResponseObject, SchemaObject, SecurityRequirement } from './openapi-types.js';
 
@@ -42,10 +42,11 @@ export function securityOf(rule: AccessRule): SecurityRequirement[] {
   const tenant: SecurityRequirement = rule.tenant ? { bundleId: [], teamId: [] } : {};
   const alternatives: SecurityRequirement[] = [];
   if (rule.tenant && rule.deviceToken) {
-    alternatives.push({ ...tenant, attestationToken: [] }, { ...tenant, apiKey: [] });
+    alternatives.push({ ...tenant, attestationToken: [] }, { ...tenant, apiKey: [SDK_KEY_SCOPE] });
   }
   if (rule.session) alternatives.push({ ...tenant, session: [rule.session] });
   if (rule.apiKey) alternatives.push({ ...tenant, apiKey: [...rule.apiKey] });
+  else if (rule.personalKey) alternatives.push({ ...tenant, apiKey: [...rule.personalKey] });
   if (!alternatives.length && rule.tenant) alternatives.push(tenant);
   return alternatives;
 }

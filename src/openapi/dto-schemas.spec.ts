@@ -95,10 +95,14 @@ describe('securityOf', () => {
       { session: ['admin'] },
       { apiKey: ['org:read'] },
     ]);
+    expect(securityOf({ session: 'viewer', personalKey: ['apps:read'] })).toEqual([
+      { session: ['viewer'] },
+      { apiKey: ['apps:read'] },
+    ]);
     expect(securityOf({ tenant: true })).toEqual([{ bundleId: [], teamId: [] }]);
     expect(securityOf({ tenant: true, deviceToken: true })).toEqual([
       { bundleId: [], teamId: [], attestationToken: [] },
-      { bundleId: [], teamId: [], apiKey: [] },
+      { bundleId: [], teamId: [], apiKey: ['flags:read'] },
     ]);
   });
 });

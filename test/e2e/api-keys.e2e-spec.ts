@@ -7,6 +7,7 @@ import {
   createUser,
   orgWithMember,
   signIn,
+  uniqueEmail,
   type TestOrg,
   type TestUser,
 } from '../factories/identity.js';
@@ -383,5 +384,93 @@ describe('API key management (/api/v1/org/api-keys)', () => {
     expect(rotate.body).toMatchObject({ code: 'bad_request', error: expect.stringContaining('id') });
     const remove = await ownerAgent.delete(`${KEYS}/12345`).expect(400);
     expect(remove.body.code).toBe('bad_request');
+  });
+});
+
+describe("personal keys (gpat_) act with their user's current role", () => {
+  let t: TestApp;
+  let peer: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    peer = await t.startPeer();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  /** An Enterprise organization whose Admin holds a CLI-style key with every write scope. */
+  async function adminWithKey() {
+    const org = await createOrg(t, { tier: 'enterprise' });
+    const owner = await createUser(t, { org, role: 'owner' });
+    const admin = await createUser(t, { org, role: 'admin' });
+    const key = await createApiKey(
+      t,
+      org,
+      ['org:read', 'apps:read', 'admin:team', 'release_notes:write', 'feedback:manage', 'claims:write', 'flags:write'],
+      { type: 'gpat', createdBy: admin.id },
+    );
+    const asKey = () => ({ Authorization: `Bearer ${key}` });
+    return { org, owner, admin, key, asKey };
+  }
+
+  it("refuses a demoted Admin's key on its next request, the demotion made on another instance", async () => {
+    const { owner, admin, asKey } = await adminWithKey();
+    const app = await t.http().get('/api/v1/apps').set(asKey()).expect(200);
+    expect(app.body).toEqual([]);
+    await t
+      .http()
+      .post('/api/v1/org/invites')
+      .set(asKey())
+      .send({ email: uniqueEmail('before') })
+      .expect(200);
+
+    // The Owner demotes the Admin through the other instance; this instance's very next request sees it.
+    const ownerOnPeer = await signIn(peer, owner.email);
+    await ownerOnPeer.patch(`/api/v1/org/members/${admin.id}`).send({ role: 'viewer' }).expect(200);
+
+    const refusals = [
+      await t
+        .http()
+        .post('/api/v1/org/invites')
+        .set(asKey())
+        .send({ email: uniqueEmail('after') }),
+      await t.http().patch(`/api/v1/org/members/${admin.id}`).set(asKey()).send({ role: 'admin' }),
+      await t.http().post('/api/v1/org/release-notes').set(asKey()).send({}),
+      await t.http().post('/api/v1/org/claims').set(asKey()).send({}),
+    ];
+    expect(refusals.map((response) => [response.status, (response.body as { code?: string }).code])).toEqual([
+      [403, 'forbidden'],
+      [403, 'forbidden'],
+      [403, 'forbidden'],
+      [403, 'forbidden'],
+    ]);
+    // Reads a Viewer may do still work with the same key.
+    await t.http().get('/api/v1/org/members').set(asKey()).expect(200);
+    const [member] = await t.sql<{ role: string }>(`SELECT role FROM memberships WHERE user_id = $1`, [admin.id]);
+    expect(member.role).toBe('viewer');
+  });
+
+  it('refuses the key of a removed member or a deactivated user at once (401)', async () => {
+    const removed = await adminWithKey();
+    await t.http().get('/api/v1/org/members').set(removed.asKey()).expect(200);
+    const ownerOnPeer = await signIn(peer, removed.owner.email);
+    await ownerOnPeer.delete(`/api/v1/org/members/${removed.admin.id}`).expect(204);
+    const gone = await t.http().get('/api/v1/org/members').set(removed.asKey()).expect(401);
+    expect(gone.body.error).toBe("The API key's user is no longer an active member of its organization");
+
+    const disabled = await adminWithKey();
+    await t.http().get('/api/v1/apps').set(disabled.asKey()).expect(200);
+    await t.sql(`UPDATE users SET status = 'disabled' WHERE id = $1`, [disabled.admin.id]);
+    await t.http().get('/api/v1/apps').set(disabled.asKey()).expect(401);
+  });
+
+  it('takes organization keys (aat_, service_) on dashboard app and flag routes nowhere', async () => {
+    const { org } = await adminWithKey();
+    for (const type of ['aat', 'service']) {
+      const key = await createApiKey(t, org, ['apps:read', 'flags:read'], { type });
+      const refused = await t.http().get('/api/v1/apps').set('Authorization', `Bearer ${key}`).expect(401);
+      expect(refused.body.error).toMatch(/Only personal API keys/);
+    }
   });
 });

@@ -167,12 +167,31 @@ describe('command-line client (packages/cli, built) against a running server', (
     expect(row).toEqual({ published: true });
   });
 
-  it('explains that apps and flags need a dashboard session when only a key is there (exit 3)', async () => {
-    const run = await client(['apps', 'list']);
-    expect(run.code).toBe(3);
-    expect(run.stdout).toBe('');
-    expect(run.stderr).toMatch(/GET \/api\/v1\/apps accepts only a dashboard session, not an API key/);
-    expect(run.stderr).toMatch(/ATTESTLY_EMAIL and ATTESTLY_PASSWORD/);
+  it("lists apps and flags and toggles a flag with the key its own login stored (the user's role applies)", async () => {
+    const app = await createAppRow(t, org, { name: 'Key App' });
+    await browser
+      .post(`/api/v1/dashboard/apps/${app.id}/flags`)
+      .send({ key: 'key-flag', name: 'Key flag', valueType: 'boolean', defaultValue: 'false' })
+      .expect(201);
+    const apps = await client(['apps', 'list']);
+    expect(apps).toMatchObject({ code: 0, stderr: '' });
+    expect(apps.stdout).toContain('Key App');
+    const toggled = await client(['flags', 'toggle', '--app', app.id, '--flag', 'key-flag', '--on']);
+    expect(toggled).toMatchObject({ code: 0, stderr: '' });
+    expect(toggled.stdout).toMatch(/^Flag key-flag is now on in production/);
+    const flags = await client(['flags', 'list', '--app', app.id]);
+    expect(flags.stdout).toMatch(/key-flag\s+boolean\s+on \(false\)/);
+
+    // Demoted to Viewer, the same key still reads but no longer writes, on its next request.
+    await t.sql(`UPDATE memberships SET role = 'viewer' WHERE user_id = $1`, [user.id]);
+    try {
+      const refused = await client(['flags', 'toggle', '--app', app.id, '--flag', 'key-flag', '--off']);
+      expect(refused.code).toBe(3);
+      expect(refused.stderr).toMatch(/needs the member role or higher \(HTTP 403, forbidden\)/);
+      expect((await client(['flags', 'list', '--app', app.id])).code).toBe(0);
+    } finally {
+      await t.sql(`UPDATE memberships SET role = 'member' WHERE user_id = $1`, [user.id]);
+    }
   });
 
   it('lists apps and flags and toggles a flag through a password session', async () => {
@@ -249,7 +268,8 @@ describe('command-line client (packages/cli, built) against a running server', (
       .post(`/api/v1/dashboard/apps/${app.id}/flags`)
       .send({ key: 'packed-flag', name: 'Packed', valueType: 'string', defaultValue: 'blue' })
       .expect(201);
-    const session = { HOME: home, ATTESTLY_EMAIL: user.email, ATTESTLY_PASSWORD: PASSWORD, ATTESTLY_ORG: org.slug };
+    // Both with the key login stored in this home, nothing else.
+    const session = { HOME: home };
     const apps = await client(['apps', 'list'], session, undefined, bin);
     expect(apps).toMatchObject({ code: 0, stderr: '' });
     expect(apps.stdout).toContain('Packed App');

@@ -159,7 +159,14 @@ describe('command-line sign-in sessions (/api/v1/auth/cli/sessions)', () => {
     const [viewerKey] = await t.sql<{ scopes: string[] }>(`SELECT scopes FROM api_keys WHERE key_hash = $1`, [
       sha256(viewerPoll.api_key as string),
     ]);
-    expect([...viewerKey.scopes].sort()).toEqual(['feedback:read', 'org:read', 'release_notes:read']);
+    expect([...viewerKey.scopes].sort()).toEqual([
+      'apps:read',
+      'claims:read',
+      'feedback:read',
+      'flags:read',
+      'org:read',
+      'release_notes:read',
+    ]);
 
     const ownerSession = await newSession();
     await browser.post(`${SESSIONS}/${ownerSession}/approve`).expect(200);
@@ -167,7 +174,9 @@ describe('command-line sign-in sessions (/api/v1/auth/cli/sessions)', () => {
     const [ownerKey] = await t.sql<{ scopes: string[] }>(`SELECT scopes FROM api_keys WHERE key_hash = $1`, [
       sha256(ownerPoll.api_key as string),
     ]);
-    expect(ownerKey.scopes).toEqual(expect.arrayContaining(['org:read', 'feedback:manage', 'release_notes:write']));
+    expect(ownerKey.scopes).toEqual(
+      expect.arrayContaining(['org:read', 'feedback:manage', 'release_notes:write', 'flags:write', 'claims:write']),
+    );
     // admin:team is Enterprise only; this organization is on Business.
     expect(ownerKey.scopes).not.toContain('admin:team');
   });

@@ -453,10 +453,14 @@ describe('custom claims (console surface)', () => {
         .expect(401);
     });
 
-    it('accepts gpat_ and aat_ keys for every operation and refuses other keys (403)', async () => {
-      const { org, agent } = await orgWithMember(t, { tier: 'basic' });
+    it('accepts gpat_ and aat_ keys with claims:read and claims:write for every operation and refuses other keys (403)', async () => {
+      const { org, user, agent } = await orgWithMember(t, { tier: 'basic' });
       for (const type of ['gpat', 'aat']) {
-        const client = withKey(t, await createApiKey(t, org, [], { type }));
+        // A personal key acts as its user (here the organization's Owner).
+        const client = withKey(
+          t,
+          await createApiKey(t, org, ['claims:read', 'claims:write'], { type, createdBy: user.id }),
+        );
         const key = `${type}_claim`;
         const created = await client
           .post(CONSOLE_CLAIMS)
@@ -485,6 +489,38 @@ describe('custom claims (console surface)', () => {
       await service.get(`${CONSOLE_CLAIMS}/kept`).expect(403);
     });
 
+    it('refuses keys without the claims scopes: a release-notes or feedback key changes no claim', async () => {
+      const { org, user, agent } = await orgWithMember(t, { tier: 'basic' });
+      await agent
+        .post(CONSOLE_CLAIMS)
+        .send(consoleStatic({ claimKey: 'guarded' }))
+        .expect(201);
+      for (const [type, scopes] of [
+        ['aat', ['release_notes:read']],
+        ['aat', ['feedback:read']],
+        ['gpat', ['org:read']],
+        ['aat', ['claims:read']],
+      ] as const) {
+        const client = withKey(t, await createApiKey(t, org, [...scopes], { type, createdBy: user.id }));
+        const label = `${type} [${scopes.join()}]`;
+        const created = await client.post(CONSOLE_CLAIMS).send(consoleStatic({ claimKey: 'sneaky' }));
+        expect([label, created.status, created.body.error]).toEqual([
+          label,
+          403,
+          'The API key lacks the scope claims:write',
+        ]);
+        expect([label, (await client.patch(`${CONSOLE_CLAIMS}/guarded`).send({ claim_name: 'x' })).status]).toEqual([
+          label,
+          403,
+        ]);
+        expect([label, (await client.delete(`${CONSOLE_CLAIMS}/guarded`)).status]).toEqual([label, 403]);
+      }
+      const keys = (await agent.get(CONSOLE_CLAIMS).expect(200)).body.map(
+        (claim: { claim_key: string }) => claim.claim_key,
+      );
+      expect(keys).toEqual(['guarded']);
+    });
+
     it("sees only the key's own organization", async () => {
       const { agent } = await orgWithMember(t, { tier: 'basic' });
       const claim = (
@@ -494,7 +530,7 @@ describe('custom claims (console surface)', () => {
           .expect(201)
       ).body;
       const other = await orgWithMember(t, { tier: 'basic' });
-      const client = withKey(t, await createApiKey(t, other.org, [], { type: 'aat' }));
+      const client = withKey(t, await createApiKey(t, other.org, ['claims:read', 'claims:write'], { type: 'aat' }));
       expect((await client.get(CONSOLE_CLAIMS).expect(200)).body).toEqual([]);
       await client.get(`${CONSOLE_CLAIMS}/${claim.id}`).expect(404);
       await client.get(`${CONSOLE_CLAIMS}/mine`).expect(404);
@@ -517,7 +553,10 @@ describe('custom claims (console surface)', () => {
       await viewerSession.delete(`${CONSOLE_CLAIMS}/plan`).expect(403);
       await viewerSession.put(`${CONSOLE_CLAIMS}/reorder`).send({ claim_ids: [] }).expect(403);
 
-      const viewerKey = withKey(t, await createApiKey(t, org, ['org:read'], { type: 'gpat', createdBy: viewer.id }));
+      const viewerKey = withKey(
+        t,
+        await createApiKey(t, org, ['claims:read', 'claims:write'], { type: 'gpat', createdBy: viewer.id }),
+      );
       await viewerKey.get(`${CONSOLE_CLAIMS}/plan`).expect(200);
       expect((await viewerKey.patch(`${CONSOLE_CLAIMS}/plan`).send({ claim_name: 'x' }).expect(403)).body.code).toBe(
         'forbidden',
@@ -525,10 +564,14 @@ describe('custom claims (console surface)', () => {
       await viewerKey.delete(`${CONSOLE_CLAIMS}/plan`).expect(403);
 
       const admin = await createUser(t, { org, role: 'admin' });
-      const adminKey = withKey(t, await createApiKey(t, org, ['org:read'], { type: 'gpat', createdBy: admin.id }));
+      const adminKey = withKey(
+        t,
+        await createApiKey(t, org, ['claims:read', 'claims:write'], { type: 'gpat', createdBy: admin.id }),
+      );
       await adminKey.patch(`${CONSOLE_CLAIMS}/plan`).send({ claim_name: 'by admin key' }).expect(200);
       await t.sql(`DELETE FROM memberships WHERE user_id = $1`, [admin.id]);
-      await adminKey.get(CONSOLE_CLAIMS).expect(403);
+      // No longer a member: the personal key acts for nobody in this organization.
+      await adminKey.get(CONSOLE_CLAIMS).expect(401);
     });
 
     it('shares one model with the session surface', async () => {

@@ -230,11 +230,17 @@ describe('feature flags', () => {
       expect(response.body.flags.checkout).toBe('express');
     });
 
-    it('accepts an API key of the organization instead of a token', async () => {
-      const key = await createApiKey(t, app.org, ['org:read']);
+    it('accepts an API key of the organization with flags:read instead of a token, and no other key', async () => {
+      const key = await createApiKey(t, app.org, ['flags:read']);
       await sdk(t, app).get('/api/v1/flags').set('Authorization', `Bearer ${key}`).expect(200);
-      const other = await registerApp(t);
-      const foreign = await createApiKey(t, other.org, ['org:read']);
+      // Any other scope is not enough: a release-notes or feedback key reads no flags.
+      for (const scope of ['org:read', 'release_notes:read', 'feedback:read', 'claims:read']) {
+        const other = await createApiKey(t, app.org, [scope]);
+        const refused = await sdk(t, app).get('/api/v1/flags').set('Authorization', `Bearer ${other}`).expect(403);
+        expect([scope, refused.body.error]).toEqual([scope, 'The API key lacks the scope flags:read']);
+      }
+      const otherApp = await registerApp(t);
+      const foreign = await createApiKey(t, otherApp.org, ['flags:read']);
       await sdk(t, app).get('/api/v1/flags').set('Authorization', `Bearer ${foreign}`).expect(401);
     });
 

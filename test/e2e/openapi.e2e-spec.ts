@@ -287,7 +287,7 @@ describe('OpenAPI document (GET /api/v1/openapi.json) and /docs', () => {
     const tenant = { 'X-Bundle-ID': app.bundleId, 'X-Team-ID': app.teamId };
     const challenge = await t.http().get('/api/v1/attestation/challenge').set(tenant).expect(200);
     expect(schemaProblems(document, documented('GET /api/v1/attestation/challenge'), challenge.body)).toEqual([]);
-    const apiKey = await createApiKey(t, org, []);
+    const apiKey = await createApiKey(t, org, ['flags:read']);
     const flags = await t.http().get('/api/v1/flags').set(tenant).set('Authorization', `Bearer ${apiKey}`).expect(200);
     expect(schemaProblems(document, documented('GET /api/v1/flags'), flags.body)).toEqual([]);
     for (const route of ['POST /api/v1/attestation/validate', 'POST /api/v1/attestation/refresh']) {

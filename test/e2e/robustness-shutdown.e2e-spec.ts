@@ -114,7 +114,7 @@ describe('SIGTERM during load', () => {
         [org.id, bundleId, TEAM_ID],
       );
       await db.query(
-        `INSERT INTO api_keys (organization_id, name, key_type, prefix, key_hash, scopes) VALUES ($1, 'sdk', 'service', $2, $3, '{}')`,
+        `INSERT INTO api_keys (organization_id, name, key_type, prefix, key_hash, scopes) VALUES ($1, 'sdk', 'service', $2, $3, '{flags:read}')`,
         [org.id, prefix, hash],
       );
     } finally {

@@ -46,7 +46,9 @@ describe('tenant isolation: another organization gets 404 for every resource of 
     as = {
       'owner session': world.ownerB,
       'service_ key': { authorization: keyOfB },
-      'aat_ key': { authorization: `Bearer ${await createApiKey(t, world.orgB, [], { type: 'aat' })}` },
+      'aat_ key': {
+        authorization: `Bearer ${await createApiKey(t, world.orgB, ['claims:read', 'claims:write'], { type: 'aat' })}`,
+      },
       'SDK of B': { ...sdkB, 'x-device-id': 'device-b' },
       'SDK of B with its JWT': { ...sdkB, authorization: jwtOfB },
     };

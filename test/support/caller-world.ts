@@ -51,11 +51,24 @@ export const CALLERS: readonly CallerSpec[] = [
   { name: 'super admin session', session: { role: 'owner', superAdmin: true }, tenantHeaders: true },
   { name: 'session without organization', session: { role: null }, tenantHeaders: true },
   { name: 'owner session of another organization', session: { role: 'owner', otherOrg: true }, tenantHeaders: true },
-  ...API_KEY_SCOPES.map((scope): CallerSpec => ({
-    name: `service_ key [${scope}]`,
-    key: { type: 'service', scopes: [scope], valid: true, ownOrg: true },
+  // Every key type with every single scope: the key model (docs/security.md) on every route.
+  ...(['service', 'aat'] as const).flatMap((type) =>
+    API_KEY_SCOPES.map((scope): CallerSpec => ({
+      name: `${type}_ key [${scope}]`,
+      key: { type, scopes: [scope], valid: true, ownOrg: true },
+      tenantHeaders: true,
+    })),
+  ),
+  ...(['viewer', 'member', 'admin'] as const).map((role): CallerSpec => ({
+    name: `gpat_ key of a ${role} (all scopes)`,
+    key: { type: 'gpat', scopes: API_KEY_SCOPES, valid: true, ownOrg: true, creatorRole: role },
     tenantHeaders: true,
   })),
+  {
+    name: 'gpat_ key of an admin [flags:read]',
+    key: { type: 'gpat', scopes: ['flags:read'], valid: true, ownOrg: true, creatorRole: 'admin' },
+    tenantHeaders: true,
+  },
   {
     name: 'service_ key [org:read] in X-API-Key',
     key: { type: 'service', scopes: ['org:read'], valid: true, ownOrg: true, header: 'x-api-key' },
@@ -96,11 +109,13 @@ export type AccessOutcome = 'passes' | 400 | 401 | 403;
 export const CONSOLE_CLAIMS_GUARD = 'ConsoleClaimsKeyGuard';
 
 /**
- * The outcome the declaration promises, written from the interface document's rules rather than
- * from the guard's code: public routes admit everyone; tenant routes need both identity headers
- * (400 without) and, with `deviceToken`, an attestation JWT of that app or any key of its
- * organization (401 otherwise); a session needs the role in its selected organization (403);
- * a key needs to be accepted there (401), valid (401) and hold every scope (403).
+ * The outcome the declaration promises, written from the interface document's rules and the key
+ * model of docs/security.md rather than from the guard's code: public routes admit everyone;
+ * tenant routes need both identity headers (400 without) and, with `deviceToken`, an attestation
+ * JWT of that app or a key of its organization holding `flags:read` (401 otherwise, 403 without
+ * the scope); a session needs the role in its selected organization (403); a key needs to be
+ * accepted there (401: `apiKey` takes every key type, `personalKey` only `gpat_`), valid (401)
+ * and hold every scope (403); a `gpat_` key also needs its user's role (403).
  */
 export function expectedOutcome(
   rule: AccessRule | undefined,
@@ -113,7 +128,10 @@ export function expectedOutcome(
     if (!caller.tenantHeaders) return 400;
     if (!rule.session && !rule.apiKey && !rule.deviceToken) return 'passes';
     if (rule.deviceToken) {
-      if (caller.key) return caller.key.valid && caller.key.ownOrg ? 'passes' : 401;
+      if (caller.key) {
+        if (!caller.key.valid || !caller.key.ownOrg) return 401;
+        return caller.key.scopes.includes('flags:read') ? 'passes' : 403;
+      }
       if (caller.deviceToken) return caller.deviceToken.rightApp ? 'passes' : 401;
       return 401;
     }
@@ -124,17 +142,20 @@ export function expectedOutcome(
     return ROLE_RANK[caller.session.role] >= ROLE_RANK[rule.session] ? 'passes' : 403;
   }
   if (caller.key) {
-    if (!rule.apiKey || !caller.key.valid) return 401;
-    if (rule.apiKey.some((scope) => !caller.key!.scopes.includes(scope))) return 403;
-    if (guards.includes(CONSOLE_CLAIMS_GUARD)) {
-      // Console claims take gpat_ and aat_ keys only; a gpat_ key acts with its user's role.
-      if (caller.key.type === 'service') return 403;
-      const minimum = rule.session;
-      if (caller.key.type === 'gpat' && minimum && minimum !== 'user') {
-        const role = caller.key.creatorRole;
-        if (!role || ROLE_RANK[role] < ROLE_RANK[minimum]) return 403;
-      }
+    const personal = caller.key.type === 'gpat';
+    if (!rule.apiKey && !rule.personalKey) return 401;
+    if (!caller.key.valid) return 401;
+    const required = rule.apiKey ?? (personal ? rule.personalKey : undefined);
+    if (!required) return 401;
+    if (required.some((scope) => !caller.key!.scopes.includes(scope))) return 403;
+    const minimum = rule.session;
+    if (personal && minimum && minimum !== 'user') {
+      // A key of organization B was made by B's owner; in A it is that owner's role in B that counts.
+      const role = caller.key.ownOrg ? caller.key.creatorRole : 'owner';
+      if (!role || ROLE_RANK[role] < ROLE_RANK[minimum]) return 403;
     }
+    // Console claims take gpat_ and aat_ keys only.
+    if (guards.includes(CONSOLE_CLAIMS_GUARD) && caller.key.type === 'service') return 403;
     return 'passes';
   }
   return 401;

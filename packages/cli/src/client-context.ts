@@ -1,6 +1,6 @@
 import { ApiClient } from './api-client.js';
 import type { CommandOptions } from './client-args.js';
-import { ApiError, ClientError, EXIT, UsageError } from './client-errors.js';
+import { ClientError, EXIT, UsageError } from './client-errors.js';
 import { credentialsPath, readCredentials, type StoredCredentials } from './credentials.js';
 
 export const DEFAULT_BASE_URL = 'http://localhost:3000';
@@ -17,11 +17,10 @@ export interface ClientIo {
   readonly openUrl: (url: string, env: Env) => boolean;
 }
 
-/** How a command reaches its route: with an API key, or only with a dashboard session. */
+/** The route a command calls, named in messages. */
 export interface RouteAccess {
   /** `METHOD /path` as the service names it, for messages. */
   readonly route: string;
-  readonly acceptsApiKey: boolean;
 }
 
 /**
@@ -86,37 +85,21 @@ export class ClientContext {
   }
 
   /**
-   * Runs `call` authenticated as the route accepts. A route taking API keys gets the key (or a
-   * password session when only ATTESTLY_EMAIL and ATTESTLY_PASSWORD are set). A session-only
-   * route gets a password session when those are set; otherwise the key is tried, so the
-   * command works once the route accepts keys, and a refusal is explained.
+   * Runs `call` with the API key (`--api-key`, `ATTESTLY_API_KEY` or the one `login` stored): every
+   * route the client calls takes the personal key `login` stores, acting with the user's current
+   * role. Without a key, ATTESTLY_EMAIL and ATTESTLY_PASSWORD give a password session for this
+   * one command.
    */
-  async authenticated<T>(access: RouteAccess, call: (api: ApiClient) => Promise<T>): Promise<T> {
+  async authenticated<T>(_access: RouteAccess, call: (api: ApiClient) => Promise<T>): Promise<T> {
     const key = this.apiKey();
     const password = this.passwordCredentials();
-    if (password && (!access.acceptsApiKey || !key)) return this.withPasswordSession(password, call);
+    if (!key && password) return this.withPasswordSession(password, call);
     if (!key) {
-      throw new ClientError(
-        access.acceptsApiKey
-          ? 'Not signed in. Run `attestly login`, pass --api-key or set ATTESTLY_API_KEY.'
-          : `${access.route} accepts only a dashboard session. Set ATTESTLY_EMAIL and ATTESTLY_PASSWORD to sign in with a password for this command.`,
-        EXIT.auth,
-        { code: 'not_signed_in' },
-      );
+      throw new ClientError('Not signed in. Run `attestly login`, pass --api-key or set ATTESTLY_API_KEY.', EXIT.auth, {
+        code: 'not_signed_in',
+      });
     }
-    try {
-      return await call(new ApiClient(this.baseUrl(), { kind: 'apiKey', key }));
-    } catch (error) {
-      if (!access.acceptsApiKey && error instanceof ApiError && error.status === 401) {
-        throw new ClientError(
-          `${access.route} accepts only a dashboard session, not an API key (the service said: ${error.message}). ` +
-            'Set ATTESTLY_EMAIL and ATTESTLY_PASSWORD (and ATTESTLY_ORG to pick the organization) to sign in with a password for this command.',
-          EXIT.auth,
-          { ...error.details, code: 'api_key_not_accepted' },
-        );
-      }
-      throw error;
-    }
+    return call(new ApiClient(this.baseUrl(), { kind: 'apiKey', key }));
   }
 
   private passwordCredentials(): { email: string; password: string } | null {

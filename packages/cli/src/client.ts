@@ -154,9 +154,9 @@ ${COMMANDS.map((command) => `  ${command.usage}\n      ${command.summary}`).join
 
 ${GLOBAL_HELP}  -v, --version      print the client's version
 
-Routes that accept only a dashboard session (apps, flags) sign in with ATTESTLY_EMAIL and
-ATTESTLY_PASSWORD when set (ATTESTLY_ORG picks the organization by slug).
-BROWSER=none keeps login from opening a browser.
+Every command works with the key \`attestly login\` stores (it acts with your current role).
+Without a key, ATTESTLY_EMAIL and ATTESTLY_PASSWORD sign in with a password for one command
+(ATTESTLY_ORG picks the organization by slug). BROWSER=none keeps login from opening a browser.
 
 Exit codes: 0 ok, 1 request failed, 2 usage error, 3 not signed in or not allowed, 4 login not completed.
 `;

@@ -193,7 +193,7 @@ const whoami: Command = {
   summary: 'show who the API key acts for',
   options: {},
   async run(context) {
-    const me = await context.authenticated({ route: 'GET /api/v1/auth/me', acceptsApiKey: true }, (api) =>
+    const me = await context.authenticated({ route: 'GET /api/v1/auth/me' }, (api) =>
       api.call<{ email?: string | null; apiKeyPrefix?: string; user?: { email: string } }>('GET', '/api/v1/auth/me'),
     );
     const email = me.email ?? me.user?.email ?? null;
@@ -215,7 +215,7 @@ const appsList: Command = {
   summary: "list the organization's apps",
   options: {},
   async run(context) {
-    const apps = await context.authenticated({ route: 'GET /api/v1/apps', acceptsApiKey: false }, (api) =>
+    const apps = await context.authenticated({ route: 'GET /api/v1/apps' }, (api) =>
       api.call<AppRecord[]>('GET', '/api/v1/apps'),
     );
     return {
@@ -236,9 +236,8 @@ const flagsList: Command = {
   options: { app: 'string' },
   async run(context) {
     const appId = context.options.required('app');
-    const flags = await context.authenticated(
-      { route: 'GET /api/v1/dashboard/apps/:appId/flags', acceptsApiKey: false },
-      (api) => api.call<FlagRecord[]>('GET', `/api/v1/dashboard/apps/${encodeURIComponent(appId)}/flags`),
+    const flags = await context.authenticated({ route: 'GET /api/v1/dashboard/apps/:appId/flags' }, (api) =>
+      api.call<FlagRecord[]>('GET', `/api/v1/dashboard/apps/${encodeURIComponent(appId)}/flags`),
     );
     return {
       json: flags,
@@ -293,7 +292,7 @@ const flagsToggle: Command = {
     const on = context.options.flag('on');
     if (on === context.options.flag('off')) throw new UsageError('Give exactly one of --on and --off');
     const outcome = await context.authenticated(
-      { route: 'PUT /api/v1/dashboard/flags/:flagId/environments/:environment', acceptsApiKey: false },
+      { route: 'PUT /api/v1/dashboard/flags/:flagId/environments/:environment' },
       async (api) => {
         const flag = await findFlag(api, flagRef, appId);
         const path = `/api/v1/dashboard/flags/${encodeURIComponent(flag.id)}`;
@@ -353,7 +352,7 @@ const releaseNotesCreate: Command = {
     const version = context.options.required('version');
     const title = context.options.required('title');
     const body = noteBody(context);
-    const note = await context.authenticated({ route: 'POST /api/v1/org/release-notes', acceptsApiKey: true }, (api) =>
+    const note = await context.authenticated({ route: 'POST /api/v1/org/release-notes' }, (api) =>
       api.call<ReleaseNote>('POST', '/api/v1/org/release-notes', {
         appId,
         version,
@@ -385,9 +384,8 @@ const releaseNotesPublish: Command = {
   options: { note: 'string' },
   async run(context) {
     const noteId = context.options.required('note');
-    const note = await context.authenticated(
-      { route: 'POST /api/v1/org/release-notes/:noteId/publish', acceptsApiKey: true },
-      (api) => api.call<ReleaseNote>('POST', `/api/v1/org/release-notes/${encodeURIComponent(noteId)}/publish`),
+    const note = await context.authenticated({ route: 'POST /api/v1/org/release-notes/:noteId/publish' }, (api) =>
+      api.call<ReleaseNote>('POST', `/api/v1/org/release-notes/${encodeURIComponent(noteId)}/publish`),
     );
     return { json: note, text: `Published release note ${note.id}.\n${describeNote(note)}` };
   },
@@ -408,7 +406,7 @@ const usage: Command = {
   summary: "show the organization's monthly active devices against its plan",
   options: {},
   async run(context) {
-    const found = await context.authenticated({ route: 'GET /api/v1/org/usage', acceptsApiKey: true }, (api) =>
+    const found = await context.authenticated({ route: 'GET /api/v1/org/usage' }, (api) =>
       api.call<Usage>('GET', '/api/v1/org/usage'),
     );
     const devices =

@@ -482,19 +482,14 @@ describe('command-line client (runClient against a stub service)', () => {
       expect(noApp.stderr).toMatch(/--flag new-sync is a key: give the app it belongs to with --app/);
     });
 
-    it('explains that an API key is not accepted there (exit 3)', async () => {
-      stub.on(`GET /api/v1/dashboard/flags/${FLAG_ID}`, {
-        status: 401,
-        body: {
-          error: 'API keys are not accepted on this endpoint',
-          code: 'unauthorized',
-          hint: 'Use a dashboard session',
-        },
-      });
-      const result = await run(['flags', 'toggle', '--flag', FLAG_ID, '--on'], { ATTESTLY_API_KEY: KEY });
-      expect(result.code).toBe(3);
-      expect(result.stderr).toMatch(/accepts only a dashboard session, not an API key/);
-      expect(result.stderr).toMatch(/ATTESTLY_EMAIL and ATTESTLY_PASSWORD/);
+    it('uses the stored key rather than a password when both are there', async () => {
+      stub.on(`GET /api/v1/dashboard/flags/${FLAG_ID}`, { status: 200, body: flag });
+      const result = await run(['flags', 'toggle', '--flag', FLAG_ID, '--on'], { ...session, ATTESTLY_API_KEY: KEY });
+      expect(result.code).toBe(0);
+      expect(stub.received.map((request) => `${request.method} ${request.path}`)).toEqual([
+        `GET /api/v1/dashboard/flags/${FLAG_ID}`,
+      ]);
+      expect(stub.received[0].headers.authorization).toBe(`Bearer ${KEY}`);
     });
   });
 

@@ -109,8 +109,9 @@ export class CliSessionsService {
   }
 
   /**
-   * A CLI key acts for its user: reads for everyone, writes from Member up, team administration
-   * for Admins of Enterprise organizations.
+   * A CLI key acts for its user (a personal key: every request also checks the user's current
+   * role): reads for everyone, writes from Member up, claims and team administration for Admins
+   * (team administration on Enterprise only).
    */
   private async scopesFor(
     manager: DataSource['manager'],
@@ -126,8 +127,18 @@ export class CliSessionsService {
     );
     const row = rows[0];
     const role: Role = row?.role ?? (row?.is_super_admin ? 'owner' : 'viewer');
-    const scopes: ApiKeyScope[] = ['org:read', 'feedback:read', 'release_notes:read'];
-    if (hasRole(role, 'member')) scopes.push('feedback:manage', 'feedback:write', 'release_notes:write');
+    const scopes: ApiKeyScope[] = [
+      'org:read',
+      'apps:read',
+      'flags:read',
+      'claims:read',
+      'feedback:read',
+      'release_notes:read',
+    ];
+    if (hasRole(role, 'member')) {
+      scopes.push('flags:write', 'feedback:manage', 'feedback:write', 'release_notes:write');
+    }
+    if (hasRole(role, 'admin')) scopes.push('claims:write');
     if (hasRole(role, 'admin') && tierDefinition(row.service_tier).tier === 'enterprise') scopes.push('admin:team');
     return scopes;
   }

@@ -20,6 +20,8 @@ export interface ApiKeyCaller {
   /** E-mail of the user who created the key, when a user did. */
   readonly email: string | null;
   readonly userId: string | null;
+  /** For a personal key (`gpat_`): its user's role in the key's organization, read on this request. */
+  readonly role: Role | null;
 }
 
 export type Caller = SessionCaller | ApiKeyCaller;
