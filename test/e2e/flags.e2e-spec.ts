@@ -221,6 +221,44 @@ describe('feature flags', () => {
       await sdk(t, app).get('/api/v1/flags?environment=qa').set('Authorization', `Bearer ${token}`).expect(422);
     });
 
+    it('runs a tenant regex that backtracks catastrophically elsewhere in linear time, and refuses what RE2 cannot run', async () => {
+      const regexFlag = (
+        await createFlag(app.owner, app.id, { key: 'regex_probe', valueType: 'boolean', defaultValue: 'false' })
+      ).body;
+      const rule = (value: string) => ({
+        enabled: true,
+        value: 'false',
+        rules: [
+          { name: 'models', conditions: [{ attribute: 'device_model', operator: 'regex', value }], value: 'true' },
+        ],
+      });
+      await app.owner
+        .put(`/api/v1/dashboard/flags/${regexFlag.id}/environments/production`)
+        .send(rule('^(a|a)*$'))
+        .expect(200);
+      // 8,000 characters (headers stay under Node's 16 KB): a backtracking engine would need 2^8000 steps.
+      const attack = `${'a'.repeat(8_000)}!`;
+      const served = await sdk(t, app)
+        .get('/api/v1/flags')
+        .set('Authorization', `Bearer ${token}`)
+        .set('X-Device-Model', attack)
+        .expect(200);
+      expect(served.body.flags.regex_probe).toBe(false);
+      const matching = await sdk(t, app)
+        .get('/api/v1/flags')
+        .set('Authorization', `Bearer ${token}`)
+        .set('X-Device-Model', 'aaaa')
+        .expect(200);
+      expect(matching.body.flags.regex_probe).toBe(true);
+
+      const refused = await app.owner
+        .put(`/api/v1/dashboard/flags/${regexFlag.id}/environments/production`)
+        .send(rule('(a)\\1'))
+        .expect(422);
+      expect(JSON.stringify(refused.body.fields)).toMatch(/conditions.*value.*RE2 accepts/);
+      await app.owner.delete(`/api/v1/dashboard/flags/${regexFlag.id}`).expect(204);
+    });
+
     it('targets by what the device reports', async () => {
       const response = await sdk(t, app)
         .get('/api/v1/flags')

@@ -71,7 +71,7 @@ describe('validateClaimDefinition', () => {
       fieldsOf({
         claimType: 'conditional',
         dataType: 'string',
-        conditionalRules: [{ ...rule, conditions: [{ field: 'os_version', operator: 'regex', value: '(\\d+)*' }] }],
+        conditionalRules: [{ ...rule, conditions: [{ field: 'os_version', operator: 'regex', value: '(\\d)\\1' }] }],
       }),
     ).toEqual(['conditionalRules[0].conditions[0].value']);
     expect(

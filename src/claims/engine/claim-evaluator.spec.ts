@@ -222,7 +222,7 @@ describe('evaluateClaim', () => {
       { claimType: 'conditional', conditionalRules: [] },
       { claimType: 'bogus' as ClaimDefinition['claimType'] },
       { dataType: 'uuid' as ClaimDefinition['dataType'], staticValue: 'x' },
-      { staticValue: 'x', validationRules: { pattern: '(a+)+' } },
+      { staticValue: 'x', validationRules: { pattern: '(a)\\1' } },
     ];
     for (const fields of cases) {
       const { result, value } = await evaluateClaim(claim('c', fields), device);

@@ -225,7 +225,7 @@ describe('rules', () => {
             { field: 'risk_score', operator: 'greater_than', value: 'high' },
             { field: 'os_version', operator: 'less_than', value: 'latest' },
             { field: 'jailbreak_detected', operator: 'equals', value: 'yes' },
-            { field: 'device_model', operator: 'regex', value: '(a+)+' },
+            { field: 'device_model', operator: 'regex', value: '(?=a)' },
             { field: 'country', operator: 'in_list', value: ' , ' },
             'risk_score > 1',
           ],

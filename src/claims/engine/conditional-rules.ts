@@ -6,7 +6,7 @@ import { CONDITION_FIELD_SPECS } from './device-variables.js';
 import type { FieldKind } from './device-variables.js';
 import { formatFieldErrors, isIntegerInRange, isOneOf, isRecord } from './input-checks.js';
 import { parseDecimal } from './typed-value.js';
-import { regexProblem, testSafeRegex } from './safe-regex.js';
+import { compileLinearRegex } from '../../common/linear-regex.js';
 
 export const MAX_RULES = 50;
 export const MAX_CONDITIONS_PER_RULE = 20;
@@ -132,10 +132,10 @@ function positiveMatcher(kind: FieldKind, operator: PositiveOperator, text: stri
     case 'ends_with':
       return (actual) => String(actual).endsWith(text);
     case 'regex': {
-      const problem = regexProblem(text);
-      if (problem) fail(problem);
-      const pattern = new RegExp(text);
-      return (actual) => testSafeRegex(pattern, String(actual));
+      const compiled = compileLinearRegex(text);
+      if (!compiled.ok) fail(compiled.message);
+      const { regex } = compiled;
+      return (actual) => regex.test(String(actual));
     }
   }
 }

@@ -5,7 +5,7 @@ import { compileExpression, evaluateExpression, validateExpression } from './exp
 import type { ExpressionScope } from './expression-language.js';
 import { valuesEqual } from './expression-values.js';
 import { isIntegerInRange, isRecord } from './input-checks.js';
-import { compileSafeRegex, regexProblem, testSafeRegex } from './safe-regex.js';
+import { compileLinearRegex } from '../../common/linear-regex.js';
 import { parseDecimal, serializeClaimValue, toTypedValue } from './typed-value.js';
 
 export const MAX_ALLOWED_VALUES = 100;
@@ -68,11 +68,10 @@ export function applyValidationRules(
   if (typeof rules.maxLength === 'number' && length > rules.maxLength) {
     errors.push(`length is greater than maxLength ${rules.maxLength}`);
   }
-  if (
-    typeof rules.pattern === 'string' &&
-    !testSafeRegex(compileSafeRegex(rules.pattern), serializeClaimValue(value))
-  ) {
-    errors.push(`value does not match pattern ${rules.pattern}`);
+  if (typeof rules.pattern === 'string') {
+    const compiled = compileLinearRegex(rules.pattern);
+    if (!compiled.ok) throw new ClaimEvaluationError(`pattern ${compiled.message}`);
+    if (!compiled.regex.test(serializeClaimValue(value))) errors.push(`value does not match pattern ${rules.pattern}`);
   }
   errors.push(...rangeErrors(value, rules));
   if (Array.isArray(rules.allowedValues) && !isAllowed(value, rules.allowedValues, dataType)) {
@@ -155,7 +154,8 @@ export function checkValidationRules(
   }
   checkBounds(input, path, problems);
   if (!isAbsent(pattern)) {
-    const problem = typeof pattern === 'string' ? regexProblem(pattern) : 'must be a string';
+    const compiled = typeof pattern === 'string' ? compileLinearRegex(pattern) : null;
+    const problem = compiled ? (compiled.ok ? null : compiled.message) : 'must be a string';
     if (problem) problems.push({ field: `${path}.pattern`, message: problem });
   }
   checkAllowedValues(input.allowedValues, dataType, `${path}.allowedValues`, problems);

@@ -3,7 +3,7 @@ import type { ParsedVersion } from '../../common/version.js';
 import { CONDITION_OPERATORS, CONTEXT_ATTRIBUTES, CUSTOM_ATTRIBUTE_PREFIX, isConditionOperator } from './flag-types.js';
 import type { EvaluationContext, FlagCondition, ValidationProblem } from './flag-types.js';
 import { parseFiniteNumber } from './flag-values.js';
-import { compileSafeRegex } from './safe-regex.js';
+import { compileLinearRegex } from '../../common/linear-regex.js';
 
 /**
  * How an attribute's values order: versions semantically, the risk score numerically, and
@@ -179,7 +179,7 @@ function compileTest(condition: FlagCondition): (actual: Operand) => boolean {
     case 'ends_with':
       return (actual) => actual.text.endsWith(expectedText);
     case 'regex': {
-      const compiled = compileSafeRegex(expectedText);
+      const compiled = compileLinearRegex(expectedText);
       if (!compiled.ok) return never;
       const { regex } = compiled;
       return (actual) => regex.test(actual.text);
@@ -237,7 +237,7 @@ export function validateCondition(condition: ConditionInput, fieldPrefix = ''): 
 
   const kind = comparisonKind(attribute);
   if (operator === 'regex') {
-    const compiled = compileSafeRegex(value);
+    const compiled = compileLinearRegex(value);
     if (!compiled.ok) problem('value', compiled.message);
   } else if (operator === 'in_list' || operator === 'not_in_list') {
     const items = parseListValue(value);

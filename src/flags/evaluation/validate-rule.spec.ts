@@ -30,7 +30,7 @@ describe('validateRule', () => {
       conditions: [
         { attribute: 'app_version', operator: 'greater_than', value: '2.0' },
         { attribute: 'shoe_size', operator: 'bigger', value: '9' },
-        { attribute: 'user_id', operator: 'regex', value: '(a+)+$' },
+        { attribute: 'user_id', operator: 'regex', value: '(a)\\1$' },
       ],
     };
     expect(validateRule(rule, 'boolean')).toEqual([
@@ -42,7 +42,7 @@ describe('validateRule', () => {
       { field: 'conditions[1].operator', message: expect.stringContaining('must be one of equals') },
       {
         field: 'conditions[2].value',
-        message: 'must not nest quantifiers, as in (a+)+, which can backtrack catastrophically',
+        message: expect.stringContaining('RE2 accepts'),
       },
     ]);
   });
