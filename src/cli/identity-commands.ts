@@ -59,7 +59,10 @@ export async function setOrganizationTier(context: CliContext, args: CliArgs) {
   return { organizationId: rows[0].id, organizationSlug: slug, tier };
 }
 
-/** apikey:create: a key for CI or a server integration; printed once. */
+/**
+ * apikey:create: a key for CI or a server integration; printed once. A personal key (`gpat_`)
+ * acts as a user, so it needs `--user EMAIL`, a member of the organization.
+ */
 export async function createApiKey(context: CliContext, args: CliArgs) {
   const slug = args.required('org');
   const scopes = args
@@ -74,13 +77,29 @@ export async function createApiKey(context: CliContext, args: CliArgs) {
   const type = args.optional('type') ?? 'service';
   if (!(API_KEY_TYPES as readonly string[]).includes(type))
     throw new CliError(`--type must be one of ${API_KEY_TYPES.join(', ')}`);
+  const email = args.optional('user');
+  if (type === 'gpat' && !email) {
+    throw new CliError('--user EMAIL is required for a gpat key: a personal key acts as a member of the organization');
+  }
+  if (type !== 'gpat' && email)
+    throw new CliError('--user is only for gpat keys; aat and service keys act as the organization');
   const dataSource = await context.dataSource();
   const rows: { id: string }[] = await dataSource.query(`SELECT id FROM organizations WHERE slug = $1`, [slug]);
   if (!rows.length) throw new CliError(`no organization has the slug ${slug}`);
+  let userId: string | null = null;
+  if (email) {
+    const members: { id: string }[] = await dataSource.query(
+      `SELECT u.id FROM users u JOIN memberships m ON m.user_id = u.id AND m.organization_id = $2
+        WHERE lower(u.email) = lower($1) AND u.status = 'active'`,
+      [email, rows[0].id],
+    );
+    if (!members.length) throw new CliError(`${email} is not an active member of ${slug}`);
+    userId = members[0].id;
+  }
   const service = new ApiKeysService(dataSource, new AuditService(dataSource));
   try {
     const { key, record } = await dataSource.transaction((manager) =>
-      service.issue(manager, rows[0].id, null, {
+      service.issue(manager, rows[0].id, userId, {
         name: args.optional('name') ?? 'Created with the management CLI',
         scopes: scopes as ApiKeyScope[],
         type: type as ApiKeyType,

@@ -242,10 +242,36 @@ describe('management CLI (node dist/src/cli/main.js)', () => {
     expect(row.service_tier).toBe('basic');
   });
 
-  it('apikey:create prints a gpat key, its id and prefix, and the key works on /auth/me', async () => {
+  it('apikey:create prints a gpat key acting as --user, its id and prefix, and the key works on /auth/me', async () => {
     const org = await createOrg(t, { tier: 'professional' });
+    const member = await createUser(t, { org, role: 'member' });
+    failed(await cli('apikey:create', '--org', org.slug, '--scopes', 'org:read', '--type', 'gpat'), /--user EMAIL/);
+    failed(
+      await cli(
+        'apikey:create',
+        '--org',
+        org.slug,
+        '--scopes',
+        'org:read',
+        '--type',
+        'gpat',
+        '--user',
+        'x@example.com',
+      ),
+      /not an active member/,
+    );
     const result = printed(
-      await cli('apikey:create', '--org', org.slug, '--scopes', 'org:read,feedback:read', '--type', 'gpat'),
+      await cli(
+        'apikey:create',
+        '--org',
+        org.slug,
+        '--scopes',
+        'org:read,feedback:read',
+        '--type',
+        'gpat',
+        '--user',
+        member.email,
+      ),
     );
     expect(result).toEqual({
       key: expect.stringMatching(/^gpat_[A-Za-z0-9_-]{32,64}$/),
@@ -257,7 +283,7 @@ describe('management CLI (node dist/src/cli/main.js)', () => {
     expect((result.prefix as string).length).toBeLessThan(key.length);
 
     const identity = await t.http().get('/api/v1/auth/me').set('Authorization', `Bearer ${key}`).expect(200);
-    expect(identity.body).toEqual({ email: null, apiKeyPrefix: result.prefix });
+    expect(identity.body).toEqual({ email: member.email, apiKeyPrefix: result.prefix });
 
     const [row] = await t.sql<{ organization_id: string; key_type: string; scopes: string[]; key_hash: string }>(
       `SELECT organization_id, key_type, scopes, key_hash FROM api_keys WHERE id = $1`,
