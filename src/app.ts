@@ -1,9 +1,11 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
+import { json, urlencoded } from 'express';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Logger } from 'pino';
 import { AppModule } from './app.module.js';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter.js';
+import { verifyJsonBody } from './common/http/json-depth.js';
 import { requestContext } from './common/http/request-context.js';
 import { PinoNestLogger } from './common/logging/logger.js';
 import { requestLogger } from './common/logging/request-logger.js';
@@ -19,8 +21,6 @@ export const BODY_LIMIT = '1mb';
 export async function createApp(config: AppConfig & { databaseUrl: string }, logger: Logger) {
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
     bodyParser: false,
-    // Keeps each parsed body's bytes as request.rawBody: the Stripe webhook signature covers them.
-    rawBody: true,
     logger: new PinoNestLogger(logger),
     abortOnError: false,
   });
@@ -32,8 +32,10 @@ export async function createApp(config: AppConfig & { databaseUrl: string }, log
   app.set('query parser', 'simple');
   app.use(requestContext(config.serviceCommit));
   app.use(requestLogger(logger));
-  app.useBodyParser('json', { limit: BODY_LIMIT });
-  app.useBodyParser('urlencoded', { limit: BODY_LIMIT, extended: false });
+  // Express's own parsers: Nest's useBodyParser withholds `verify`, which keeps the bytes as
+  // request.rawBody (Stripe signatures) and refuses deep nesting before JSON.parse.
+  app.use(json({ limit: BODY_LIMIT, verify: verifyJsonBody }));
+  app.use(urlencoded({ limit: BODY_LIMIT, extended: false }));
   await setUpSessions(app, config, app.get(DataSource));
   app.use(errors.middleware);
   app.useGlobalFilters(errors);

@@ -6,7 +6,6 @@ import {
   IsDate,
   IsIn,
   IsInt,
-  IsNumber,
   IsObject,
   IsOptional,
   IsString,
@@ -18,6 +17,7 @@ import {
   MinDate,
   ValidateNested,
 } from 'class-validator';
+import { IsDecimalNumber } from '../common/validation/decimal-places.js';
 import { CONDITION_OPERATORS, FLAG_VALUE_TYPES, type FlagValueType } from './evaluation/flag-types.js';
 
 const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
@@ -57,7 +57,7 @@ export class FlagRuleDto {
   conditions!: FlagConditionDto[];
 
   @IsOptional()
-  @IsNumber({ allowNaN: false, allowInfinity: false, maxDecimalPlaces: 3 })
+  @IsDecimalNumber(3)
   @Min(0)
   @Max(100)
   rolloutPercentage?: number | null;

@@ -2,6 +2,7 @@
 // fast-check (fixed seed, 15 cases per route): the service answers a 4xx error envelope whose
 // requestId is the X-Request-ID header, never a 5xx, and writes nothing for what it refuses.
 import { createHash } from 'node:crypto';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { startTestApp, type TestApp } from '../harness/test-app.js';
@@ -118,6 +119,82 @@ describe('bad input on every route with a body or parameters', () => {
     if (response.status === 400 && !envelopeProblem(response)) return String(response.body!.error);
     return `answered ${response.status}: ${response.text.slice(0, 200)}`;
   }
+
+  describe('bodies that attack the parser', () => {
+    const deep = (levels: number) => '['.repeat(levels) + ']'.repeat(levels);
+
+    it('refuses JSON nested 65 to 100,000 levels with 400 json_too_deep, signed in or not, and admits 64', async () => {
+      for (const levels of [65, 1_000, 2_000, 100_000]) {
+        const body = `{"email":"a@example.com","password":${deep(levels)}}`;
+        const anonymous = await t.http().post('/api/v1/auth/login').set('Content-Type', 'application/json').send(body);
+        expect([levels, anonymous.status, anonymous.body.code]).toEqual([levels, 400, 'json_too_deep']);
+        const signedIn = await t
+          .http()
+          .put('/api/v1/org/settings')
+          .set(world.ownerA)
+          .set('Content-Type', 'application/json')
+          .send(`{"name":${deep(levels)}}`);
+        expect([levels, signedIn.status, signedIn.body.code]).toEqual([levels, 400, 'json_too_deep']);
+      }
+      const admitted = await t
+        .http()
+        .put('/api/v1/org/settings')
+        .set(world.ownerA)
+        .set('Content-Type', 'application/json')
+        .send(`{"name":${deep(63)}}`);
+      // 64 levels in all (the body object and 63 arrays): parsed, then refused by validation.
+      expect([admitted.status, admitted.body.code]).toEqual([422, 'unprocessable_entity']);
+    });
+
+    it('answers compressed garbage with 400 for gzip, deflate and br, and reads a real gzip body', async () => {
+      // fetch sends the bytes as they are (supertest would JSON-encode a Buffer).
+      const post = (encoding: string, body: Uint8Array) =>
+        fetch(`${client.baseUrl}/api/v1/auth/login`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'content-encoding': encoding },
+          body,
+        });
+      for (const encoding of ['gzip', 'deflate', 'br']) {
+        const response = await post(encoding, Buffer.from('this is not compressed at all'));
+        const body = (await response.json()) as { error: string };
+        expect([encoding, response.status, body.error]).toEqual([
+          encoding,
+          400,
+          'The request body could not be decompressed',
+        ]);
+      }
+      expect((await post('zstd-or-whatever', Buffer.from('{}'))).status).toBe(415);
+      const credentials = JSON.stringify({ email: 'nobody@example.com', password: 'wrong-password' });
+      for (const [encoding, compressed] of [
+        ['gzip', gzipSync(credentials)],
+        ['deflate', deflateSync(credentials)],
+        ['br', brotliCompressSync(credentials)],
+      ] as const) {
+        const response = await post(encoding, compressed);
+        const body = (await response.json()) as { code: string };
+        expect([encoding, response.status, body.code]).toEqual([encoding, 401, 'invalid_credentials']);
+      }
+    });
+  });
+
+  describe('numbers the validator cannot represent', () => {
+    it('refuses 1e-7 where 3 decimals are allowed, 1e309 and -0 with the field named, never 500', async () => {
+      const rollout = (value: string) =>
+        client.send('put', `/api/v1/dashboard/flags/${ids.flagId}/environments/staging`, {
+          headers: world.ownerA,
+          body: `{"enabled":true,"value":"true","rules":[{"name":"r","conditions":[],"value":"true","rolloutPercentage":${value}}]}`,
+        });
+      const answers = await Promise.all(['1e-7', '12.3456', '1e309', '-0'].map(rollout));
+      expect(answers.map(refusal)).toEqual([
+        'rules.0.rolloutPercentage: must be a number with at most 3 decimal places',
+        'rules.0.rolloutPercentage: must be a number with at most 3 decimal places',
+        'rules[0].rolloutPercentage: must be a finite number',
+        'rules[0].rolloutPercentage: must not be negative zero',
+      ]);
+      const accepted = await rollout('12.345');
+      expect(accepted.status).toBe(200);
+    });
+  });
 
   describe('defects the generator found, pinned by name', () => {
     it('refuses __proto__ and constructor keys in bodies and queries instead of silently dropping them', async () => {

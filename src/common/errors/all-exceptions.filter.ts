@@ -3,12 +3,15 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { AppException, ValidationFailedException, codeForStatus } from './app-exception.js';
 import { asDocumentedStatus } from '../validation/validation.js';
+import { MAX_JSON_DEPTH } from '../http/json-depth.js';
 
+/** What body-parser (and the zlib stream behind it) passes to the error middleware: http-errors' shape. */
 interface BodyParserError {
-  type: string;
+  type?: string;
   status: number;
   expose?: boolean;
   limit?: number;
+  code?: string;
 }
 
 /** Writes the one error envelope for everything that goes wrong, and hides a 500's internals. */
@@ -85,10 +88,16 @@ function readMessage(exception: HttpException): string {
   return typeof message === 'string' ? message : exception.message;
 }
 
+/**
+ * A client error raised while reading the body: body-parser's (with a `type`) or a decompression
+ * failure of a `Content-Encoding: gzip|deflate|br` body (zlib's, marked 4xx and exposable).
+ */
 function asBodyParserError(error: unknown): BodyParserError | null {
   if (typeof error !== 'object' || error === null) return null;
   const candidate = error as Partial<BodyParserError>;
-  return typeof candidate.type === 'string' && typeof candidate.status === 'number'
+  if (typeof candidate.status !== 'number') return null;
+  const clientError = candidate.status >= 400 && candidate.status < 500;
+  return typeof candidate.type === 'string' || (clientError && candidate.expose === true)
     ? (candidate as BodyParserError)
     : null;
 }
@@ -110,9 +119,30 @@ function describeParserError(error: BodyParserError) {
         },
         headers: {},
       };
+    case 'entity.too.deep':
+      return {
+        status: 400,
+        body: {
+          error: 'The JSON body is nested too deeply',
+          code: 'json_too_deep',
+          hint: `Send at most ${MAX_JSON_DEPTH} levels of nested arrays and objects`,
+        },
+        headers: {},
+      };
     case 'encoding.unsupported':
     case 'charset.unsupported':
       return { status: 415, body: { error: 'Unsupported body encoding', code: 'unsupported_media_type' }, headers: {} };
+    case undefined:
+      // zlib could not inflate a gzip, deflate or br body.
+      return {
+        status: 400,
+        body: {
+          error: 'The request body could not be decompressed',
+          code: 'bad_request',
+          hint: 'Send the body uncompressed, or compressed as its Content-Encoding says',
+        },
+        headers: {},
+      };
     default:
       return {
         status: error.status >= 400 && error.status < 500 ? error.status : 400,

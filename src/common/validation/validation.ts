@@ -18,8 +18,10 @@ export function createValidationPipe(): ValidationPipe {
 
 /**
  * Refuses, before any decorator runs, input no DTO can describe: keys class-transformer drops
- * without a word (`__proto__`, `constructor`), NUL characters (PostgreSQL text cannot hold them)
- * and lone surrogates (not encodable as UTF-8; validator.js's isEmail throws on them).
+ * without a word (`__proto__`, `constructor`), NUL characters (PostgreSQL text cannot hold them),
+ * lone surrogates (not encodable as UTF-8; validator.js's isEmail throws on them), `-0` and
+ * numbers too large to be finite (`1e309`). The walk is bounded: bodies nested deeper than
+ * MAX_JSON_DEPTH never get here.
  */
 class InputValidationPipe extends ValidationPipe {
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
@@ -36,6 +38,12 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 
 function unacceptableInput(value: unknown, field: string): FieldError | null {
   if (typeof value === 'string') return unacceptableText(value, field || 'body');
+  // JSON has no -0 worth keeping; JSON.parse reads 1e309 as Infinity, which no field accepts.
+  if (typeof value === 'number') {
+    if (Object.is(value, -0)) return { field: field || 'body', message: 'must not be negative zero' };
+    if (!Number.isFinite(value)) return { field: field || 'body', message: 'must be a finite number' };
+    return null;
+  }
   if (typeof value !== 'object' || value === null) return null;
   if (Array.isArray(value)) {
     for (const [index, item] of value.entries()) {
