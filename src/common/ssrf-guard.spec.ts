@@ -57,14 +57,38 @@ describe('assertPublicUrl', () => {
     ['https://[::1]/hook'],
     ['https://[fc00::1]/hook'],
     ['https://[::ffff:192.168.0.1]/hook'],
+    // IPv6 forms that carry an internal IPv4 address.
+    ['https://[::127.0.0.1]/hook'],
+    ['https://[::a9fe:a9fe]/latest/meta-data'],
+    ['https://[::10.0.0.1]/hook'],
+    ['https://[::ffff:0:7f00:1]/hook'],
+    ['https://[2002:7f00:1::1]/hook'],
+    ['https://[2002:a9fe:a9fe::1]/hook'],
+    ['https://[64:ff9b::7f00:1]/hook'],
+    ['https://[64:ff9b:1::a00:1]/hook'],
+    ['https://[2001:0:4136:e378:8000:63bf:80ff:fffe]/hook'],
     ['https://0x7f.1/hook'],
     ['https://localhost:8443/hook'],
   ])('refuses %s', async (url) => {
     expect((await refusal(url)).reason).toBe('non_public_address');
   });
 
-  it('does not reveal what a host name resolved to', async () => {
-    expect((await refusal('https://localhost/')).message).toBe('host localhost resolves to a non-public address');
+  it('says one sentence for every refusal, so it reveals nothing about internal DNS', async () => {
+    const refusals = await Promise.all(
+      ['https://localhost/', 'https://no-such-host.invalid/', 'https://[::1]/', 'http://8.8.8.8/', 'not a url'].map(
+        refusal,
+      ),
+    );
+    expect(new Set(refusals.map((error) => error.message))).toEqual(
+      new Set(['URL must be an https URL of a publicly reachable host']),
+    );
+    expect(refusals.map((error) => error.reason)).toEqual([
+      'non_public_address',
+      'unresolvable_host',
+      'non_public_address',
+      'scheme_not_allowed',
+      'invalid_url',
+    ]);
   });
 
   it('refuses plain http unless private networks are allowed', async () => {

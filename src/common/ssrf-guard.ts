@@ -9,14 +9,24 @@ import ipaddr from 'ipaddr.js';
 
 export type UnsafeUrlReason = 'invalid_url' | 'scheme_not_allowed' | 'unresolvable_host' | 'non_public_address';
 
+/**
+ * Every refusal says the same sentence, whatever the reason (kept in `reason` for logs), so the
+ * check cannot be used to learn which internal host names resolve or to what.
+ */
+export function refusedUrlMessage(allowPrivateNetworks: boolean): string {
+  return allowPrivateNetworks
+    ? 'URL must be an http or https URL whose host resolves'
+    : 'URL must be an https URL of a publicly reachable host';
+}
+
 export class UnsafeUrlError extends Error {
   override readonly name = 'UnsafeUrlError';
 
   constructor(
     readonly reason: UnsafeUrlReason,
-    message: string,
+    allowPrivateNetworks = false,
   ) {
-    super(message);
+    super(refusedUrlMessage(allowPrivateNetworks));
   }
 }
 
@@ -30,31 +40,46 @@ export interface ResolvedAddress {
   family: 4 | 6;
 }
 
+/** RFC 8215's local-use NAT64 prefix, which ipaddr.js does not classify. */
+const LOCAL_NAT64 = ipaddr.parseCIDR('64:ff9b:1::/48');
+
 /**
  * True only for globally routable unicast addresses. Anything ipaddr.js classifies otherwise
- * (private, loopback, link-local, unique-local, multicast, CGNAT, NAT64, 6to4, documentation...)
- * is refused; IPv4-mapped IPv6 addresses are judged by the IPv4 address they carry.
+ * (private, loopback, link-local, unique-local, multicast, CGNAT, documentation, and the IPv6
+ * forms that carry an IPv4 address: NAT64, 6to4, Teredo) is refused. IPv4-mapped
+ * (`::ffff:a.b.c.d`) and IPv4-compatible (`::a.b.c.d`, deprecated but still routed by some
+ * stacks) addresses are judged by the IPv4 address they carry, so `[::127.0.0.1]` and
+ * `[::a9fe:a9fe]` (169.254.169.254) are refused.
  */
 export function isPublicAddress(ip: string): boolean {
   if (!ipaddr.isValid(ip)) return false;
-  let address = ipaddr.parse(ip);
-  if (address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress()) {
-    address = (address as ipaddr.IPv6).toIPv4Address();
-  }
-  return address.range() === 'unicast';
+  const address = ipaddr.parse(ip);
+  if (address.kind() === 'ipv4') return address.range() === 'unicast';
+  const v6 = address as ipaddr.IPv6;
+  const embedded = embeddedIPv4(v6);
+  if (embedded) return embedded.range() === 'unicast';
+  return v6.range() === 'unicast' && !v6.match(LOCAL_NAT64);
 }
 
-function parseUrl(url: string, allowPrivateNetworks: boolean): URL {
+/** The IPv4 address of an IPv4-mapped or IPv4-compatible IPv6 address. */
+function embeddedIPv4(address: ipaddr.IPv6): ipaddr.IPv4 | null {
+  const [a, b, c, d, e, f, g, h] = address.parts;
+  const compatible = a === 0 && b === 0 && c === 0 && d === 0 && e === 0 && f === 0 && (g !== 0 || h > 1);
+  const mapped = a === 0 && b === 0 && c === 0 && d === 0 && e === 0 && f === 0xffff;
+  if (!compatible && !mapped) return null;
+  return new ipaddr.IPv4([g >> 8, g & 0xff, h >> 8, h & 0xff]);
+}
+
+/** The URL, when it parses and uses an allowed scheme (https; http too with private networks allowed). */
+export function parseOutboundUrl(url: string, allowPrivateNetworks: boolean): URL {
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    throw new UnsafeUrlError('invalid_url', 'URL is not valid');
+    throw new UnsafeUrlError('invalid_url', allowPrivateNetworks);
   }
   const schemes = allowPrivateNetworks ? ['https:', 'http:'] : ['https:'];
-  if (!schemes.includes(parsed.protocol)) {
-    throw new UnsafeUrlError('scheme_not_allowed', `URL must use ${allowPrivateNetworks ? 'http or https' : 'https'}`);
-  }
+  if (!schemes.includes(parsed.protocol)) throw new UnsafeUrlError('scheme_not_allowed', allowPrivateNetworks);
   return parsed;
 }
 
@@ -65,21 +90,25 @@ async function resolveHost(hostname: string): Promise<ResolvedAddress[]> {
     const addresses = await lookup(host, { all: true });
     return addresses.map(({ address, family }) => ({ address, family: family === 6 ? 6 : 4 }));
   } catch {
-    throw new UnsafeUrlError('unresolvable_host', `host ${host} cannot be resolved`);
+    throw new UnsafeUrlError('unresolvable_host');
   }
 }
 
 /**
- * Resolves the URL's host and returns the address to connect to, or throws UnsafeUrlError.
- * The message never names the resolved address, so the check cannot be used to map
- * internal DNS.
+ * Resolves the URL's host and returns the address to connect to, or throws UnsafeUrlError with
+ * the one refusal message, so the check cannot be used to map internal DNS.
  */
 export async function assertPublicUrl(url: string, options: SsrfGuardOptions): Promise<ResolvedAddress> {
-  const parsed = parseUrl(url, options.allowPrivateNetworks);
-  const addresses = await resolveHost(parsed.hostname);
-  if (addresses.length === 0) throw new UnsafeUrlError('unresolvable_host', `host ${parsed.hostname} has no address`);
+  const parsed = parseOutboundUrl(url, options.allowPrivateNetworks);
+  let addresses: ResolvedAddress[];
+  try {
+    addresses = await resolveHost(parsed.hostname);
+  } catch (error) {
+    throw error instanceof UnsafeUrlError ? new UnsafeUrlError(error.reason, options.allowPrivateNetworks) : error;
+  }
+  if (addresses.length === 0) throw new UnsafeUrlError('unresolvable_host', options.allowPrivateNetworks);
   if (!options.allowPrivateNetworks && !addresses.every(({ address }) => isPublicAddress(address))) {
-    throw new UnsafeUrlError('non_public_address', `host ${parsed.hostname} resolves to a non-public address`);
+    throw new UnsafeUrlError('non_public_address');
   }
   return addresses[0];
 }

@@ -3,7 +3,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { UnsafeUrlError, isPublicAddress } from '../common/ssrf-guard.js';
+import { UnsafeUrlError, isPublicAddress, parseOutboundUrl } from '../common/ssrf-guard.js';
 
 /** The documented part of a delivery's response kept per attempt. */
 export const RECORDED_BODY_CHARACTERS = 1000;
@@ -108,21 +108,10 @@ export async function postWebhook(request: WebhookRequest): Promise<WebhookRespo
 }
 
 function checkedUrl(raw: string, allowPrivateNetworks: boolean): URL {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new UnsafeUrlError('invalid_url', 'URL is not valid');
-  }
-  const schemes = allowPrivateNetworks ? ['https:', 'http:'] : ['https:'];
-  if (!schemes.includes(url.protocol)) {
-    throw new UnsafeUrlError('scheme_not_allowed', `URL must use ${allowPrivateNetworks ? 'http or https' : 'https'}`);
-  }
+  const url = parseOutboundUrl(raw, allowPrivateNetworks);
   // An address literal is connected to without a lookup: judge it here.
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
-  if (isIP(host) && !allowPrivateNetworks && !isPublicAddress(host)) {
-    throw new UnsafeUrlError('non_public_address', `host ${url.hostname} is not a public address`);
-  }
+  if (isIP(host) && !allowPrivateNetworks && !isPublicAddress(host)) throw new UnsafeUrlError('non_public_address');
   return url;
 }
 
@@ -130,16 +119,10 @@ function checkedUrl(raw: string, allowPrivateNetworks: boolean): URL {
 function guardedLookup(allowPrivateNetworks: boolean): LookupFunction {
   return (hostname, options, callback) => {
     dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
-      if (error) return callback(error, '', 0);
-      if (!addresses.length) {
-        return callback(new UnsafeUrlError('unresolvable_host', `host ${hostname} has no address`), '', 0);
-      }
+      if (error) return callback(new UnsafeUrlError('unresolvable_host', allowPrivateNetworks), '', 0);
+      if (!addresses.length) return callback(new UnsafeUrlError('unresolvable_host', allowPrivateNetworks), '', 0);
       if (!allowPrivateNetworks && !addresses.every(({ address }) => isPublicAddress(address))) {
-        return callback(
-          new UnsafeUrlError('non_public_address', `host ${hostname} resolves to a non-public address`),
-          '',
-          0,
-        );
+        return callback(new UnsafeUrlError('non_public_address'), '', 0);
       }
       if (options.all) return callback(null, addresses);
       return callback(null, addresses[0].address, addresses[0].family);

@@ -357,7 +357,7 @@ describe('failures, timeouts and retries', () => {
       externalConfig: { endpoint: 'https://localhost:1/', method: 'GET' as const, responseMapping: { jsonPath: '$' } },
     };
     await expect(fetcher({ allowPrivateNetworks: false }).resolve(https, device)).rejects.toThrow(
-      'endpoint refused: host localhost resolves to a non-public address',
+      'endpoint refused: URL must be an https URL of a publicly reachable host',
     );
     expect(requests).toHaveLength(0);
   });
