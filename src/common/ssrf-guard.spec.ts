@@ -76,7 +76,7 @@ describe('assertPublicUrl', () => {
   it('says one sentence for every refusal, so it reveals nothing about internal DNS', async () => {
     const refusals = await Promise.all(
       ['https://localhost/', 'https://no-such-host.invalid/', 'https://[::1]/', 'http://8.8.8.8/', 'not a url'].map(
-        refusal,
+        (url) => refusal(url),
       ),
     );
     expect(new Set(refusals.map((error) => error.message))).toEqual(
