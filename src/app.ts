@@ -6,6 +6,8 @@ import type { Logger } from 'pino';
 import { AppModule } from './app.module.js';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter.js';
 import { verifyJsonBody } from './common/http/json-depth.js';
+import { jsonOnlyApi } from './common/http/json-only.js';
+import { securityHeaders } from './common/http/security-headers.js';
 import { requestContext } from './common/http/request-context.js';
 import { PinoNestLogger } from './common/logging/logger.js';
 import { requestLogger } from './common/logging/request-logger.js';
@@ -32,10 +34,13 @@ export async function createApp(config: AppConfig & { databaseUrl: string }, log
   app.set('query parser', 'simple');
   app.use(requestContext(config.serviceCommit));
   app.use(requestLogger(logger));
+  app.use(securityHeaders(config));
+  app.use(jsonOnlyApi());
   // Express's own parsers: Nest's useBodyParser withholds `verify`, which keeps the bytes as
   // request.rawBody (Stripe signatures) and refuses deep nesting before JSON.parse.
   app.use(json({ limit: BODY_LIMIT, verify: verifyJsonBody }));
-  app.use(urlencoded({ limit: BODY_LIMIT, extended: false }));
+  // Form bodies for the device-login page only; the API answers other types 415 (jsonOnlyApi).
+  app.use('/device', urlencoded({ limit: BODY_LIMIT, extended: false }));
   await setUpSessions(app, config, app.get(DataSource));
   app.use(errors.middleware);
   app.useGlobalFilters(errors);

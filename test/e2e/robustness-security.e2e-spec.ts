@@ -85,6 +85,75 @@ describe('security: cookies and the Origin check', () => {
   });
 });
 
+describe('security: login CSRF, JSON-only bodies and security headers', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ DASHBOARD_ORIGINS: 'https://dashboard.example' });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('refuses a sign-in from a foreign Origin without any cookie, JSON or form, and admits the dashboard', async () => {
+    const { user } = await orgWithMember(t);
+    const credentials = { email: user.email, password: PASSWORD };
+    const foreignJson = await t
+      .http()
+      .post('/api/v1/auth/login')
+      .set('Origin', 'https://evil.example')
+      .send(credentials);
+    expect([foreignJson.status, foreignJson.body.code]).toEqual([403, 'forbidden']);
+    expect(foreignJson.headers['set-cookie']).toBeUndefined();
+    const foreignForm = await t
+      .http()
+      .post('/api/v1/auth/login')
+      .set('Origin', 'https://evil.example')
+      .type('form')
+      .send(credentials);
+    // A form never reaches the sign-in: the API takes JSON only.
+    expect([foreignForm.status, foreignForm.headers['set-cookie']]).toEqual([415, undefined]);
+    await t.http().post('/api/v1/auth/login').set('Origin', 'https://dashboard.example').send(credentials).expect(200);
+    // The CLI and scripts send no Origin at all.
+    await t.http().post('/api/v1/auth/login').send(credentials).expect(200);
+  });
+
+  it('answers a form-encoded or text body on the JSON API with 415, also with a session, and keeps forms for /device', async () => {
+    const { user, agent } = await orgWithMember(t);
+    const form = await t.http().post('/api/v1/auth/login').type('form').send({ email: user.email, password: PASSWORD });
+    expect([form.status, form.body.code]).toEqual([415, 'unsupported_media_type']);
+    const text = await agent.put('/api/v1/org/settings').set('Content-Type', 'text/plain').send('name=Evil');
+    expect([text.status, text.body.code]).toEqual([415, 'unsupported_media_type']);
+    const formWrite = await agent.put('/api/v1/org/settings').type('form').send({ name: 'Evil' });
+    expect(formWrite.status).toBe(415);
+    await agent.put('/api/v1/org/settings').send({ name: 'Still JSON' }).expect(200);
+    // The device-login page's own forms keep working.
+    const session = (await t.http().post('/api/v1/auth/cli/sessions').expect(201)).body.session_id as string;
+    await t
+      .http()
+      .post('/device/login')
+      .type('form')
+      .send({ session_id: session, email: user.email, password: PASSWORD })
+      .expect(303);
+  });
+
+  it('sends nosniff, frame denial and no-referrer on API answers, /docs and errors; HSTS only on https', async () => {
+    for (const path of ['/health', '/api/v1/openapi.json', '/docs', '/api/v1/no-such-route']) {
+      const response = await t.http().get(path);
+      expect([path, response.headers['x-content-type-options']]).toEqual([path, 'nosniff']);
+      expect([path, response.headers['x-frame-options']]).toEqual([path, 'DENY']);
+      expect([path, response.headers['referrer-policy']]).toEqual([path, 'no-referrer']);
+      expect([path, response.headers['strict-transport-security']]).toEqual([path, undefined]);
+    }
+    const secure = await startTestApp({ BASE_URL: 'https://attestly.example' });
+    try {
+      const response = await secure.http().get('/health').expect(200);
+      expect(response.headers['strict-transport-security']).toBe('max-age=31536000; includeSubDomains');
+    } finally {
+      await secure.close();
+    }
+  });
+});
+
 describe('security: what is stored and what is logged', () => {
   let t: TestApp;
   beforeAll(async () => {

@@ -65,12 +65,15 @@ function lazySession(middleware: RequestHandler): RequestHandler {
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**
- * Cross-site request forgery defence for cookie requests that change state: a browser sends
- * `Origin` on such requests, and it must be the service itself or a configured dashboard.
+ * Cross-site request forgery defence for requests that change state with the cookie, and for
+ * those that create a session without one (sign-in: a foreign page must not sign a visitor into
+ * the attacker's account): a browser sends `Origin` on such requests, and it must be the service
+ * itself or a configured dashboard.
  */
 function originCheck(allowed: ReadonlySet<string>) {
   return (request: Request, _response: Response, next: NextFunction): void => {
-    if (SAFE_METHODS.has(request.method) || !hasSessionCookie(request)) return next();
+    if (SAFE_METHODS.has(request.method)) return next();
+    if (!hasSessionCookie(request) && !SESSION_CREATING_PATHS.has(request.path)) return next();
     const origin = request.headers.origin;
     if (origin === undefined || allowed.has(origin)) return next();
     next(forbidden('Cross-site request refused', { hint: 'The Origin header is not an allowed dashboard origin' }));
