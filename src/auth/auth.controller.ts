@@ -19,6 +19,7 @@ import {
 import { AuthService, FORGOT_PASSWORD_MESSAGE, REGISTER_MESSAGE } from './auth.service.js';
 import { RateLimitService } from '../rate-limit/rate-limit.service.js';
 import { SESSION_COOKIE, destroySession, regenerateSession, saveSession } from './session/session-setup.js';
+import { RateLimit } from '../rate-limit/route-limits.js';
 
 /** Dashboard authentication: cookie sessions, sign-up, password and e-mail flows, organizations. */
 @Controller('api/v1/auth')
@@ -30,6 +31,7 @@ export class AuthController {
   ) {}
 
   @Post('register')
+  @RateLimit('register-ip', 'register-email')
   @Public()
   @HttpCode(202)
   async register(@Body() body: RegisterDto) {
@@ -38,10 +40,10 @@ export class AuthController {
   }
 
   @Post('login')
+  @RateLimit('login-failures-account', 'login-failures-ip')
   @Public()
   @HttpCode(200)
-  async login(@Req() request: Request, @Res({ passthrough: true }) response: Response, @Body() body: LoginDto) {
-    await this.rateLimit.enforcePerIp(response, 'login', request.ip);
+  async login(@Req() request: Request, @Body() body: LoginDto) {
     const user = await this.auth.login(body.email, body.password);
     const organizationId = await this.auth.defaultOrganization(user.id);
     await this.startSession(request, user.id, organizationId);
@@ -66,6 +68,7 @@ export class AuthController {
   }
 
   @Post('forgot-password')
+  @RateLimit('forgot-password-email')
   @Public()
   @HttpCode(200)
   async forgotPassword(
@@ -93,6 +96,7 @@ export class AuthController {
   }
 
   @Post('change-email')
+  @RateLimit('change-email-address')
   @Access({ session: 'user' })
   @HttpCode(200)
   async changeEmail(@Auth() auth: AuthContext, @Body() body: ChangeEmailDto) {

@@ -14,6 +14,7 @@ import {
   toVoteResponse,
 } from './feedback.dto.js';
 import { FeedbackService } from './feedback.service.js';
+import { RateLimit } from '../rate-limit/route-limits.js';
 
 /**
  * The SDK's feedback surface: the identity headers name the app, and end users act under the
@@ -25,6 +26,7 @@ export class SdkFeedbackController {
   constructor(private readonly feedback: FeedbackService) {}
 
   @Post('features')
+  @RateLimit('sdk-feedback-client', 'sdk-feedback-app')
   async submit(@Req() request: Request, @Body() body: SubmitFeatureRequestDto) {
     return toSdkFeature(await this.feedback.submit(request.tenant!, body));
   }
@@ -42,11 +44,13 @@ export class SdkFeedbackController {
   }
 
   @Post('features/:featureId/vote')
+  @RateLimit('sdk-feedback-client', 'sdk-feedback-app')
   async vote(@Req() request: Request, @UuidParam('featureId') featureId: string, @Body() body: VoteDto) {
     return toVoteResponse(await this.feedback.vote(request.tenant!, featureId, body));
   }
 
   @Delete('features/:featureId/vote')
+  @RateLimit('sdk-feedback-client', 'sdk-feedback-app')
   @HttpCode(204)
   async unvote(
     @Req() request: Request,

@@ -119,6 +119,10 @@ class ScriptedStore implements ConnectionAwareRateLimitStore {
     return Promise.resolve({ allowed: false, limit, remaining: 0, resetAt: now + windowMs, retryAfterMs: 5_000 });
   }
 
+  peek(key: string, limit: number, windowMs: number, now: number): Promise<RateLimitResult> {
+    return this.hit(key, limit, windowMs, now);
+  }
+
   close(): Promise<void> {
     return Promise.resolve();
   }

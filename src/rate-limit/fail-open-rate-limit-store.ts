@@ -37,13 +37,27 @@ export class FailOpenRateLimitStore implements RateLimitStore {
     this.clock = options.clock ?? Date.now;
   }
 
-  async hit(key: string, limit: number, windowMs: number, now: number): Promise<RateLimitResult> {
+  hit(key: string, limit: number, windowMs: number, now: number): Promise<RateLimitResult> {
+    return this.guarded(key, limit, windowMs, now, () => this.inner.hit(key, limit, windowMs, now));
+  }
+
+  peek(key: string, limit: number, windowMs: number, now: number): Promise<RateLimitResult> {
+    return this.guarded(key, limit, windowMs, now, () => this.inner.peek(key, limit, windowMs, now));
+  }
+
+  private async guarded(
+    key: string,
+    limit: number,
+    windowMs: number,
+    now: number,
+    call: () => Promise<RateLimitResult>,
+  ): Promise<RateLimitResult> {
     assertHitArguments(key, limit, windowMs, now);
     // Not even trying while disconnected keeps the failure path free of any wait.
     if (!this.inner.isConnected()) return this.failOpen('not connected', limit, windowMs, now);
     let result: RateLimitResult;
     try {
-      result = await this.inner.hit(key, limit, windowMs, now);
+      result = await call();
     } catch (error) {
       return this.failOpen(describe(error), limit, windowMs, now);
     }

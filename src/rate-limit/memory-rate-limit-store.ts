@@ -45,11 +45,17 @@ export class MemoryRateLimitStore implements RateLimitStore {
 
   hit(key: string, limit: number, windowMs: number, now: number): Promise<RateLimitResult> {
     // The executor turns a thrown argument error into a rejection, as from the Redis store.
-    return new Promise((resolve) => resolve(this.record(key, limit, windowMs, now)));
+    return new Promise((resolve) => resolve(this.record(key, limit, windowMs, now, true)));
   }
 
-  private record(key: string, limit: number, windowMs: number, now: number): RateLimitResult {
+  peek(key: string, limit: number, windowMs: number, now: number): Promise<RateLimitResult> {
+    return new Promise((resolve) => resolve(this.record(key, limit, windowMs, now, false)));
+  }
+
+  private record(key: string, limit: number, windowMs: number, now: number, record: boolean): RateLimitResult {
     assertHitArguments(key, limit, windowMs, now);
+    // A look at an unknown key creates nothing.
+    if (!record && !this.windows.has(key)) return describeWindow(limit > 0, 0, limit, windowMs, now, () => now);
     const window = this.touch(key);
     const { stamps } = window;
     const horizon = now - windowMs;
@@ -61,7 +67,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
 
     let count = stamps.length - window.head;
     const allowed = count < limit;
-    if (allowed) {
+    if (allowed && record) {
       insertSorted(stamps, window.head, now);
       count++;
     }

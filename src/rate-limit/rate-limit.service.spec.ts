@@ -165,6 +165,7 @@ describe('RateLimitService', () => {
   it('reports degraded only when its store does', () => {
     const degraded: RateLimitStore & { isDegraded(): boolean } = {
       hit: () => Promise.reject(new Error('unused')),
+      peek: () => Promise.reject(new Error('unused')),
       close: () => Promise.resolve(),
       isDegraded: () => true,
     };

@@ -73,6 +73,19 @@ export class RateLimitService {
     return { ...result, bucket, windowMs };
   }
 
+  /** What `consume` would answer, spending nothing (budgets spent only by some outcomes). */
+  async peek(
+    bucket: string,
+    subject: string,
+    limit: number,
+    windowMs: number = RATE_LIMIT_WINDOW_MS,
+  ): Promise<RateLimitDecision> {
+    if (!BUCKET_NAME.test(bucket)) throw new RangeError(`invalid rate limit bucket name: ${bucket}`);
+    if (subject.length === 0) throw new RangeError('rate limit subject must not be empty');
+    const result = await this.store.peek(`${bucket}:${subject}`, limit, windowMs, this.clock());
+    return { ...result, bucket, windowMs };
+  }
+
   /** Writes the rate-limit headers and throws the 429 when the decision is a refusal. */
   apply(response: RateLimitHeaderTarget, decision: RateLimitDecision): void {
     for (const [name, value] of Object.entries(rateLimitHeaders(decision))) response.setHeader(name, value);

@@ -28,7 +28,8 @@ export function createRateLimitRedisClient(url: string, overrides: RedisOptions 
  * One round trip, atomic, so concurrent instances cannot both take the last slot.
  * Mirrors `describeWindow` in sliding-window.ts. Numbers are formatted with %.17g because Lua's
  * default number-to-string keeps only 14 digits, which would corrupt epoch-ms scores.
- * KEYS[1] sorted set (score = hit time); ARGV: now, windowMs, limit, unique member.
+ * KEYS[1] sorted set (score = hit time); ARGV: now, windowMs, limit, unique member, record ('1' to
+ * record the hit, '0' to only look).
  * Returns { allowed, count, resetAt, retryAfterMs }.
  */
 const SLIDING_WINDOW_HIT = `
@@ -40,8 +41,10 @@ redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%.17g', now - window)
 local count = redis.call('ZCARD', key)
 local allowed = 0
 if count < limit then
-  redis.call('ZADD', key, ARGV[1], ARGV[4])
-  count = count + 1
+  if ARGV[5] == '1' then
+    redis.call('ZADD', key, ARGV[1], ARGV[4])
+    count = count + 1
+  end
   allowed = 1
 end
 local resetAt = now + window
@@ -73,6 +76,7 @@ interface SlidingWindowCommand {
     windowMs: string,
     limit: string,
     member: string,
+    record: '0' | '1',
   ): Promise<SlidingWindowReply>;
 }
 
@@ -100,7 +104,21 @@ export class RedisRateLimitStore implements RateLimitStore {
     client.defineCommand('rateLimitSlidingWindowHit', { numberOfKeys: 1, lua: SLIDING_WINDOW_HIT });
   }
 
-  async hit(key: string, limit: number, windowMs: number, now: number): Promise<RateLimitResult> {
+  hit(key: string, limit: number, windowMs: number, now: number): Promise<RateLimitResult> {
+    return this.run(key, limit, windowMs, now, '1');
+  }
+
+  peek(key: string, limit: number, windowMs: number, now: number): Promise<RateLimitResult> {
+    return this.run(key, limit, windowMs, now, '0');
+  }
+
+  private async run(
+    key: string,
+    limit: number,
+    windowMs: number,
+    now: number,
+    record: '0' | '1',
+  ): Promise<RateLimitResult> {
     assertHitArguments(key, limit, windowMs, now);
     const member = `${now}:${this.instanceId}:${(this.sequence = (this.sequence + 1) % Number.MAX_SAFE_INTEGER)}`;
     const reply = await (this.client as Redis & SlidingWindowCommand).rateLimitSlidingWindowHit(
@@ -109,6 +127,7 @@ export class RedisRateLimitStore implements RateLimitStore {
       String(windowMs),
       String(limit),
       member,
+      record,
     );
     const [allowed, count, resetAt, retryAfterMs] = reply;
     return {

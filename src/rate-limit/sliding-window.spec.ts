@@ -116,6 +116,31 @@ function slidingWindowBehaviour(
       expect((await store.hit(b, 1, MINUTE, T0)).allowed).toBe(true);
     });
 
+    it('peeks without recording: the answer a hit would get, and the budget untouched', async () => {
+      fresh();
+      expect(await store.peek(key, 2, MINUTE, T0)).toEqual({
+        allowed: true,
+        limit: 2,
+        remaining: 2,
+        resetAt: T0 + MINUTE,
+        retryAfterMs: 0,
+      });
+      await store.hit(key, 2, MINUTE, T0);
+      await store.hit(key, 2, MINUTE, T0 + 10_000);
+      for (let i = 0; i < 5; i++) {
+        expect(await store.peek(key, 2, MINUTE, T0 + 20_000)).toEqual({
+          allowed: false,
+          limit: 2,
+          remaining: 0,
+          resetAt: T0 + MINUTE,
+          retryAfterMs: 40_000,
+        });
+      }
+      // Peeking never spent anything: once the first hit leaves, exactly one fits again.
+      expect((await store.hit(key, 2, MINUTE, T0 + MINUTE)).allowed).toBe(true);
+      expect((await store.hit(key, 2, MINUTE, T0 + MINUTE)).allowed).toBe(false);
+    });
+
     it('after a lowered limit, waits until enough old hits have left', async () => {
       fresh();
       for (const offset of [0, 10_000, 20_000, 30_000, 40_000]) await store.hit(key, 5, MINUTE, T0 + offset);

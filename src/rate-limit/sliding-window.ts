@@ -29,6 +29,11 @@ export interface RateLimitStore {
    * window. Keys are opaque: callers build them from bucket and subject.
    */
   hit(key: string, limit: number, windowMs: number, now: number): Promise<RateLimitResult>;
+  /**
+   * What a hit at `now` would be told, without recording anything: for budgets spent only by
+   * some outcomes (failed sign-ins), which are checked before the request and hit after it.
+   */
+  peek(key: string, limit: number, windowMs: number, now: number): Promise<RateLimitResult>;
   /** Releases timers and connections; the store is unusable afterwards. */
   close(): Promise<void>;
 }

@@ -11,6 +11,7 @@ import {
   toSdkTicketWithMessages,
 } from './support.dto.js';
 import { SupportService } from './support.service.js';
+import { RateLimit } from '../rate-limit/route-limits.js';
 
 /** The SDK's support surface (camelCase): the identity headers name the app. */
 @Controller('api/v1/support/tickets')
@@ -19,6 +20,7 @@ export class SdkSupportController {
   constructor(private readonly support: SupportService) {}
 
   @Post()
+  @RateLimit('sdk-feedback-client', 'sdk-feedback-app')
   async create(@Req() request: Request, @Body() body: CreateTicketDto) {
     const { ticket, messages } = await this.support.create(request.tenant!, body);
     return toSdkTicketWithMessages(ticket, messages);
@@ -36,6 +38,7 @@ export class SdkSupportController {
   }
 
   @Post(':ticketId/messages')
+  @RateLimit('sdk-feedback-client', 'sdk-feedback-app')
   async post(@Req() request: Request, @UuidParam('ticketId') ticketId: string, @Body() body: UserMessageDto) {
     return toSdkMessage(await this.support.postUserMessage(request.tenant!, ticketId, body));
   }

@@ -109,7 +109,7 @@ export async function createApiKey(
   return key;
 }
 
-/** A fresh client address, so the per-IP login limit only meets the tests that test it. */
+/** A fresh client address, so per-IP limits only meet the tests that test them. */
 export function randomClientIp(): string {
   const octet = () => 1 + Math.floor(Math.random() * 250);
   return `172.${16 + Math.floor(Math.random() * 16)}.${octet()}.${octet()}`;

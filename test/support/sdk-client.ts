@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from '@jest/globals';
-import { orgWithMember, type TestOrg } from '../factories/identity.js';
+import { orgWithMember, randomClientIp, type TestOrg } from '../factories/identity.js';
 import type { HttpClient, TestApp } from '../harness/test-app.js';
 import { appAttestAuthority, type FabricatedDevice } from './app-attest-fabricator.js';
 
@@ -42,9 +42,13 @@ export async function registerApp(
 }
 
 /** Requests as the app's SDK sends them: with its identity headers. */
+/**
+ * SDK calls for an app: its identity headers, and each call from a device address of its own (SDK
+ * traffic comes from many devices; a test about one client's budget sets X-Forwarded-For itself).
+ */
 export function sdk(t: Pick<TestApp, 'http'>, app: { bundleId: string }) {
   const withIdentity = <T extends { set(name: string, value: string): T }>(request: T) =>
-    request.set('X-Bundle-ID', app.bundleId).set('X-Team-ID', TEAM_ID);
+    request.set('X-Bundle-ID', app.bundleId).set('X-Team-ID', TEAM_ID).set('X-Forwarded-For', randomClientIp());
   return {
     get: (path: string) => withIdentity(t.http().get(path)),
     post: (path: string) => withIdentity(t.http().post(path)),

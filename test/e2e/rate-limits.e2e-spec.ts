@@ -1,0 +1,145 @@
+// The route limits declared with @RateLimit (RouteRateLimitGuard, a @nestjs/throttler guard over
+// the sliding-window store): sign-up, password reset and e-mail change per address, SDK feedback
+// floods per client and per app, and failed sign-ins per account and per client address.
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createOrg, createUser, PASSWORD, randomClientIp, uniqueEmail } from '../factories/identity.js';
+import { sentMails, startTestApp, type TestApp } from '../harness/test-app.js';
+import { registerApp, sdk, type RegisteredApp } from '../support/sdk-client.js';
+
+describe('route limits', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  function login(email: string, password: string, ip: string) {
+    return t.http().post('/api/v1/auth/login').set('X-Forwarded-For', ip).send({ email, password });
+  }
+
+  it('refuses the 4th sign-up for one address within the hour with 429 and Retry-After, sending no mail', async () => {
+    const email = uniqueEmail('signup');
+    const answers = [];
+    let mailsBeforeFourth = 0;
+    for (let i = 0; i < 4; i++) {
+      if (i === 3) mailsBeforeFourth = sentMails(t, email).length;
+      // A new client address each time: the per-address budget holds whatever the client.
+      answers.push(
+        await t
+          .http()
+          .post('/api/v1/auth/register')
+          .set('X-Forwarded-For', randomClientIp())
+          .send({ email: i % 2 ? email.toUpperCase() : email, password: PASSWORD, organizationName: 'Flood' }),
+      );
+    }
+    expect(answers.map((response) => response.status)).toEqual([202, 202, 202, 429]);
+    expect(mailsBeforeFourth).toBeGreaterThan(0);
+    const refused = answers[3];
+    expect(refused.body.code).toBe('rate_limited');
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    expect(refused.body.error).toContain(`Try again in ${refused.headers['retry-after']} seconds`);
+    expect(sentMails(t, email)).toHaveLength(mailsBeforeFourth);
+  });
+
+  it('limits password reset mails per address, whichever client asks', async () => {
+    const org = await createOrg(t);
+    const user = await createUser(t, { org });
+    const statuses = [];
+    for (let i = 0; i < 4; i++) {
+      const response = await t
+        .http()
+        .post('/api/v1/auth/forgot-password')
+        .set('X-Forwarded-For', randomClientIp())
+        .send({ email: user.email });
+      statuses.push(response.status);
+    }
+    expect(statuses).toEqual([200, 200, 200, 429]);
+  });
+
+  describe('SDK feedback floods', () => {
+    let app: RegisteredApp;
+    beforeAll(async () => {
+      app = await registerApp(t);
+    });
+
+    it('refuses the 61st feature request, vote or ticket from one client within a minute, and not another client', async () => {
+      const ip = randomClientIp();
+      const post = (path: string, body: Record<string, unknown>) =>
+        sdk(t, app).post(path).set('X-Forwarded-For', ip).send(body);
+      const first = await post('/api/v1/feedback/features', { title: 'Dark mode', submitterId: 'u-1' });
+      expect(first.status).toBe(201);
+      const statuses = [];
+      for (let i = 0; i < 60; i++) {
+        // Invented voter ids do not help: the budget is the client's.
+        const vote = await post(`/api/v1/feedback/features/${first.body.id}/vote`, {
+          voterId: `voter-${randomUUID()}`,
+        });
+        statuses.push(vote.status);
+      }
+      expect(statuses.slice(0, 59).every((status) => status < 300)).toBe(true);
+      expect(statuses[59]).toBe(429);
+      const ticket = await post('/api/v1/support/tickets', {
+        subject: 'Cannot sign in',
+        body: 'The app says my password is wrong.',
+        submitterId: 'u-1',
+      });
+      expect([ticket.status, Number(ticket.headers['retry-after']) > 0]).toEqual([429, true]);
+
+      const other = await sdk(t, app)
+        .post('/api/v1/support/tickets')
+        .set('X-Forwarded-For', randomClientIp())
+        .send({ subject: 'Cannot sign in', body: 'The app says my password is wrong.', submitterId: 'u-2' });
+      expect(other.status).toBe(201);
+    });
+  });
+
+  describe('sign-in', () => {
+    it('lets an office of 20 users behind one address all sign in within a minute', async () => {
+      const org = await createOrg(t);
+      const office = randomClientIp();
+      const users = await Promise.all(Array.from({ length: 20 }, () => createUser(t, { org })));
+      const statuses = [];
+      for (const user of users) statuses.push((await login(user.email, PASSWORD, office)).status);
+      expect(statuses).toEqual(Array(20).fill(200));
+    });
+
+    it('throttles an account after 10 wrong passwords, answering exactly like a wrong password', async () => {
+      const org = await createOrg(t);
+      const target = await createUser(t, { org });
+      const colleague = await createUser(t, { org });
+      for (let i = 0; i < 60; i++) {
+        const wrong = await login(target.email, 'wrong-password', randomClientIp());
+        expect(wrong.status).toBe(401);
+      }
+      const throttled = await login(target.email, PASSWORD, randomClientIp());
+      const wrong = await login(uniqueEmail('nobody'), 'wrong-password', randomClientIp());
+      expect(throttled.status).toBe(401);
+      expect({ ...throttled.body, requestId: 'x' }).toEqual({ ...wrong.body, requestId: 'x' });
+      expect(throttled.headers['retry-after']).toBeUndefined();
+      // Other accounts are untouched.
+      expect((await login(colleague.email, PASSWORD, randomClientIp())).status).toBe(200);
+    });
+
+    it('does not spend the budget on successful sign-ins', async () => {
+      const org = await createOrg(t);
+      const user = await createUser(t, { org });
+      const ip = randomClientIp();
+      for (let i = 0; i < 15; i++) expect((await login(user.email, PASSWORD, ip)).status).toBe(200);
+      for (let i = 0; i < 9; i++) expect((await login(user.email, 'wrong-password', ip)).status).toBe(401);
+      expect((await login(user.email, PASSWORD, ip)).status).toBe(200);
+    });
+
+    it('refuses a client address after 30 wrong passwords across accounts with 429', async () => {
+      const ip = randomClientIp();
+      for (let i = 0; i < 30; i++) {
+        expect((await login(uniqueEmail(`stuffing-${i}`), 'wrong-password', ip)).status).toBe(401);
+      }
+      const refused = await login(uniqueEmail('stuffing-last'), 'wrong-password', ip);
+      expect([refused.status, refused.body.code]).toEqual([429, 'rate_limited']);
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    });
+  });
+});
