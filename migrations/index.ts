@@ -9,6 +9,7 @@ import { OrganizationAdmin1763726700000 } from './1763726700000-organization-adm
 import { RiskCompliance1763727200000 } from './1763727200000-risk-compliance.js';
 import { ExpiredCredentialsIndexes1763727310000 } from './1763727310000-expired-credentials-indexes.js';
 import { CliSessionUserCode1763727320000 } from './1763727320000-cli-session-user-code.js';
+import { BlockedDevicesIndex1763727330000 } from './1763727330000-blocked-devices-index.js';
 
 /** Every migration, in order. Migrations are never edited after they land. */
 export const migrations = [
@@ -23,4 +24,5 @@ export const migrations = [
   RiskCompliance1763727200000,
   ExpiredCredentialsIndexes1763727310000,
   CliSessionUserCode1763727320000,
+  BlockedDevicesIndex1763727330000,
 ];

@@ -10,6 +10,7 @@ import { TenantResolver, type Tenant } from '../apps/tenant-resolver.js';
 import { AppException, badRequest } from '../common/errors/app-exception.js';
 import { DeviceTokenVerifier, type DeviceToken } from '../attestation/device-token-verifier.js';
 import { noteInvalidInputStatus } from '../common/validation/validation.js';
+import { BlockedDevices } from '../devices/blocked-devices.js';
 import { SessionResolver } from './session-resolver.js';
 
 declare module 'express-serve-static-core' {
@@ -32,6 +33,7 @@ export class AccessGuard implements CanActivate {
     private readonly apiKeys: ApiKeysService,
     private readonly tenants: TenantResolver,
     private readonly deviceTokens: DeviceTokenVerifier,
+    private readonly blockedDevices: BlockedDevices,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -81,6 +83,11 @@ export class AccessGuard implements CanActivate {
     if (!claims || claims.app_id !== tenant.appId) {
       throw unauthorized('The attestation token is invalid, expired or for another app', {
         hint: 'Refresh it with POST /api/v1/attestation/refresh',
+      });
+    }
+    if (await this.blockedDevices.isBlocked(claims.app_id, claims.sub)) {
+      throw unauthorized('The attestation token belongs to a blocked device', {
+        hint: 'An Admin of the app unblocks devices in the dashboard',
       });
     }
     request.deviceToken = claims;

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
+import { BlockedDevices } from './blocked-devices.js';
 import { DeviceAnalyticsService } from './device-analytics.service.js';
 import { AnalyticsController, DevicesController } from './devices.controller.js';
 import { DevicesService } from './devices.service.js';
@@ -8,7 +9,7 @@ import { DevicesService } from './devices.service.js';
 @Module({
   imports: [RateLimitModule],
   controllers: [DevicesController, AnalyticsController],
-  providers: [DevicesService, DeviceAnalyticsService],
-  exports: [DevicesService, DeviceAnalyticsService],
+  providers: [DevicesService, DeviceAnalyticsService, BlockedDevices],
+  exports: [DevicesService, DeviceAnalyticsService, BlockedDevices],
 })
 export class DevicesModule {}

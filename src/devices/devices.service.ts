@@ -6,6 +6,7 @@ import { notFound } from '../common/errors/app-exception.js';
 import { AuditService } from '../audit/audit.service.js';
 import type { ListDevicesQuery } from './devices.dto.js';
 import { scoreRisk } from './risk-score.js';
+import { BlockedDevices } from './blocked-devices.js';
 
 /** The columns of a device list item, as `toDeviceItem` reads them. */
 export const DEVICE_ITEM_COLUMNS = `key_id, app_id, client_device_id, device_model, os_version, app_version, country,
@@ -70,6 +71,7 @@ export class DevicesService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly audit: AuditService,
+    private readonly blockedDevices: BlockedDevices,
   ) {}
 
   async list(auth: OrgAuthContext, query: ListDevicesQuery) {
@@ -100,7 +102,7 @@ export class DevicesService {
    * current signals). A blocked key's refresh gets 401 `reattest_required`, its validate 403.
    */
   async setBlocked(auth: OrgAuthContext, keyId: string, blocked: boolean, reason: string | null) {
-    return this.dataSource.transaction(async (manager) => {
+    const result = await this.dataSource.transaction(async (manager) => {
       const devices: RiskSignalRow[] = await manager.query(
         `SELECT id, environment, jailbreak_detected, failure_count, counter_anomalies,
                 CASE WHEN velocity_window_start >= now() - interval '1 hour' THEN velocity_count ELSE 0 END
@@ -140,5 +142,8 @@ export class DevicesService {
       );
       return { keyId, isBlocked: blocked, blockedReason: blocked ? reason : null, devices: updated.map(toDeviceItem) };
     });
+    // Committed: the tokens the device holds stop (or start) working here at once.
+    for (const device of result.devices) this.blockedDevices.note(device.appId, keyId, blocked);
+    return result;
   }
 }

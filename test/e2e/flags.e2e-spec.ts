@@ -282,6 +282,25 @@ describe('feature flags', () => {
       await sdk(t, app).get('/api/v1/flags').set('Authorization', `Bearer ${foreign}`).expect(401);
     });
 
+    it('refuses the token of a device blocked after it was minted: at once here, within seconds on another instance, until unblocked', async () => {
+      const blockedApp = await registerApp(t);
+      const { device, token } = await attestDevice(t, blockedApp);
+      const read = (on: TestApp) => sdk(on, blockedApp).get('/api/v1/flags').set('Authorization', `Bearer ${token}`);
+      const peer = await t.startPeer();
+      await read(t).expect(200);
+      await read(peer).expect(200);
+
+      const path = `/api/v1/devices/${encodeURIComponent(device.keyId)}`;
+      await blockedApp.owner.post(`${path}/block`).send({ reason: 'fraud' }).expect(200);
+      const refused = await read(t).expect(401);
+      expect(refused.body.error).toBe('The attestation token belongs to a blocked device');
+      await eventually(async () => (await read(peer)).status === 401, { timeoutMs: 8_000, intervalMs: 250 });
+
+      await blockedApp.owner.post(`${path}/unblock`).send({}).expect(200);
+      await read(t).expect(200);
+      await eventually(async () => (await read(peer)).status === 200, { timeoutMs: 8_000, intervalMs: 250 });
+    });
+
     it('answers 401 to an expired token, a token signed by another key, or one not using RS256', async () => {
       const key = await t.app.get(SigningKeysService).signingKey();
       const claims = { app_id: app.id, org_id: app.org.id };
