@@ -11,6 +11,8 @@ import {
   type FabricatedDevice,
 } from '../support/app-attest-fabricator.js';
 import { startTestApp, type HttpClient, type TestApp } from '../harness/test-app.js';
+import { X509Certificate } from 'node:crypto';
+import { decode as decodeCbor, Encoder } from 'cbor-x';
 
 const TEAM_ID = 'ABCDE12345';
 
@@ -237,6 +239,42 @@ describe('device attestation', () => {
       expect(response.body).toMatchObject({ code: 'rp_id_mismatch', hint: expect.stringContaining('rp id mismatch') });
       const [event] = await t.sql(`SELECT result, error_code FROM device_events WHERE key_id = $1`, [device.keyId]);
       expect(event).toEqual({ result: 'failure', error_code: 'rp_id_mismatch' });
+    });
+
+    it('refuses an intermediate certificate whose EC point was tampered with as certificate_chain_invalid, recording the failure', async () => {
+      const app = await registerApp();
+      const device = authority.createDevice();
+      const value = await challenge(app);
+      const genuine = await device.attest({ challenge: value, teamId: TEAM_ID, bundleId: app.bundleId });
+      const object = decodeCbor(Buffer.from(genuine, 'base64')) as {
+        fmt: string;
+        attStmt: { x5c: Uint8Array[]; receipt: Uint8Array };
+        authData: Uint8Array;
+      };
+      const intermediate = Buffer.from(object.attStmt.x5c[1]);
+      const point = new X509Certificate(intermediate).publicKey.export({ type: 'spki', format: 'der' });
+      // The uncompressed point's 0x04 prefix becomes 0x05: OpenSSL can no longer read the key.
+      intermediate[intermediate.indexOf(point) + point.length - 65] = 0x05;
+      const tampered = new Encoder({ useRecords: false, mapsAsObjects: false }).encode(
+        new Map<string, unknown>([
+          ['fmt', object.fmt],
+          [
+            'attStmt',
+            new Map<string, unknown>([
+              ['x5c', [Buffer.from(object.attStmt.x5c[0]), intermediate]],
+              ['receipt', Buffer.from(object.attStmt.receipt)],
+            ]),
+          ],
+          ['authData', Buffer.from(object.authData)],
+        ]),
+      );
+      const response = await sdk(app)
+        .post('/api/v1/attestation/validate')
+        .send({ keyId: device.keyId, attestationObject: tampered.toString('base64'), challenge: value });
+      expect(response.status).toBeLessThan(500);
+      expect(response.body.code).toBe('certificate_chain_invalid');
+      const [event] = await t.sql(`SELECT result, error_code FROM device_events WHERE key_id = $1`, [device.keyId]);
+      expect(event).toEqual({ result: 'failure', error_code: 'certificate_chain_invalid' });
     });
 
     it('answers 400 for an attestation object that is not CBOR and 422 for malformed fields', async () => {

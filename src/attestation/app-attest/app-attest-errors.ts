@@ -40,6 +40,20 @@ export function fail(code: AppAttestErrorCode, message: string): never {
   throw new AppAttestError(code, message);
 }
 
+/**
+ * Runs one verification step and turns anything it throws that is not already a refusal (a
+ * certificate whose key does not decode, an EC point OpenSSL rejects, a malformed DER length)
+ * into that step's refusal, so attacker-chosen bytes always end as the step's domain code.
+ */
+export function during<T>(code: AppAttestErrorCode, what: string, step: () => T): T {
+  try {
+    return step();
+  } catch (error) {
+    if (error instanceof AppAttestError) throw error;
+    return fail(code, `${what}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
 /** Runs a verification and reports a refused step as a value; any other exception is a bug and propagates. */
 export function refusalAsResult<T>(verify: () => T): T | AppAttestFailure {
   try {

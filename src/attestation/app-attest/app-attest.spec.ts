@@ -3,6 +3,7 @@ import { createHash, generateKeyPairSync, randomBytes, X509Certificate } from 'n
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { decode, Encoder } from 'cbor-x';
+import fc from 'fast-check';
 import {
   appAttestAuthority,
   createAppAttestAuthority,
@@ -11,6 +12,7 @@ import {
   type FabricatedAuthority,
   type FabricatedDevice,
 } from './fabricator.js';
+import { APP_ATTEST_ERROR_CODES } from './app-attest-errors.js';
 import {
   challengeClientDataHashes,
   createTrustStore,
@@ -497,4 +499,84 @@ describe('App Attest with fabricated attestations', () => {
       expectRefused(verifyAsserted(garbled), 'signature_invalid');
     });
   });
+});
+
+describe('App Attest refuses mutated certificates of real attestations with a step code, never an exception', () => {
+  const encoder = new Encoder({ useRecords: false, mapsAsObjects: false, variableMapSize: true });
+  const codes = new Set<string>(APP_ATTEST_ERROR_CODES);
+
+  /** The vector's attestation object with one byte of one certificate replaced. */
+  function mutated(vector: AttestationVector, certificate: number, offset: number, xor: number): Buffer {
+    const object = decode(Buffer.from(vector.attestationObject, 'base64')) as {
+      fmt: string;
+      attStmt: { x5c: Uint8Array[]; receipt: Uint8Array };
+      authData: Uint8Array;
+    };
+    const x5c = object.attStmt.x5c.map((der) => Buffer.from(der));
+    x5c[certificate][offset] ^= xor;
+    return encoder.encode(
+      new Map<string, unknown>([
+        ['fmt', object.fmt],
+        [
+          'attStmt',
+          new Map<string, unknown>([
+            ['x5c', x5c],
+            ['receipt', Buffer.from(object.attStmt.receipt)],
+          ]),
+        ],
+        ['authData', Buffer.from(object.authData)],
+      ]),
+    );
+  }
+
+  /** Where each certificate's SubjectPublicKeyInfo starts: from there on lie its key and its extensions. */
+  function keyAndExtensions(vector: AttestationVector): { start: number; end: number }[] {
+    const object = decode(Buffer.from(vector.attestationObject, 'base64')) as { attStmt: { x5c: Uint8Array[] } };
+    return object.attStmt.x5c.map((der) => {
+      const raw = Buffer.from(der);
+      const spki = new X509Certificate(raw).publicKey.export({ type: 'spki', format: 'der' });
+      return { start: raw.indexOf(spki), end: raw.length };
+    });
+  }
+
+  const attestations = [...vectors.attestations.values()];
+
+  it.each(attestations.map((vector) => [vector.id, vector] as const))(
+    '%s: every mutation of a key or extension byte of each certificate is a refusal with a step code',
+    (_id, vector) => {
+      const regions = keyAndExtensions(vector);
+      for (const region of regions) expect(region.start).toBeGreaterThan(0);
+      // The intermediate's EC point prefix (04 → 05), the case that once escaped as a 500.
+      const intermediate = regions[1];
+      const pointPrefix = intermediate.start + 26;
+      const escaped = verifyAttestation({
+        ...vectorInput(vector),
+        attestationObject: mutated(vector, 1, pointPrefix, 1),
+      });
+      expect(escaped.ok).toBe(false);
+      fc.assert(
+        fc.property(
+          fc
+            .integer({ min: 0, max: regions.length - 1 })
+            .chain((certificate) =>
+              fc.tuple(
+                fc.constant(certificate),
+                fc.integer({ min: regions[certificate].start, max: regions[certificate].end - 1 }),
+                fc.integer({ min: 1, max: 255 }),
+              ),
+            ),
+          ([certificate, offset, xor]) => {
+            const result = verifyAttestation({
+              ...vectorInput(vector),
+              attestationObject: mutated(vector, certificate, offset, xor),
+            });
+            // A flipped byte in a signature-covered region can never verify; whatever step refuses
+            // it must say so with its own code.
+            return result.ok === false && codes.has(result.code);
+          },
+        ),
+        { numRuns: 300, seed: 20_261_124 },
+      );
+    },
+  );
 });

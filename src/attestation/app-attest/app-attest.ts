@@ -1,6 +1,6 @@
 import { createHash, createPublicKey, verify } from 'node:crypto';
 import { Decoder } from 'cbor-x';
-import { fail, refusalAsResult, type AppAttestFailure } from './app-attest-errors.js';
+import { during, fail, refusalAsResult, type AppAttestFailure } from './app-attest-errors.js';
 import { parseAttestedAuthenticatorData, parseAuthenticatorData } from './auth-data.js';
 import { credentialPublicKeyPoint, readCertificateNonce } from './credential-certificate.js';
 import { verifyCertificateChain, type TrustStore } from './trust-store.js';
@@ -150,12 +150,24 @@ function environmentOf(aaguid: Buffer): AppAttestEnvironment {
 /** Verifies an App Attest attestation object, following Apple's server-side validation steps in order. */
 export function verifyAttestation(input: AttestationInput): AttestationVerification {
   return refusalAsResult((): AttestationVerified => {
-    const { authData, x5c, receipt } = readAttestationObject(input.attestationObject);
+    const { authData, x5c, receipt } = during('invalid_format', 'the attestation object does not read', () =>
+      readAttestationObject(input.attestationObject),
+    );
     const parsed =
-      parseAttestedAuthenticatorData(authData) ?? fail('invalid_format', 'authData lacks attested credential data');
-    const leaf = verifyCertificateChain(x5c, input.trustAnchors, input.now);
-    checkNonce(readCertificateNonce(leaf), authData, input.clientDataHashes);
-    const keyIdBytes = checkKeyId(credentialPublicKeyPoint(leaf), input.keyId);
+      during('invalid_format', 'authData does not parse', () => parseAttestedAuthenticatorData(authData)) ??
+      fail('invalid_format', 'authData lacks attested credential data');
+    const leaf = during('certificate_chain_invalid', 'the certificate chain does not verify', () =>
+      verifyCertificateChain(x5c, input.trustAnchors, input.now),
+    );
+    checkNonce(
+      during('nonce_mismatch', 'the nonce extension does not read', () => readCertificateNonce(leaf)),
+      authData,
+      input.clientDataHashes,
+    );
+    const keyIdBytes = checkKeyId(
+      during('key_id_mismatch', 'the credential key does not read', () => credentialPublicKeyPoint(leaf)),
+      input.keyId,
+    );
     checkRpId(parsed.rpIdHash, input.teamId, input.bundleId);
     if (parsed.counter !== 0) fail('counter_not_zero', `counter is ${parsed.counter}, not 0`);
     const environment = environmentOf(parsed.aaguid);
@@ -165,7 +177,9 @@ export function verifyAttestation(input: AttestationInput): AttestationVerificat
     return {
       ok: true,
       environment,
-      publicKeyPem: leaf.publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+      publicKeyPem: during('key_id_mismatch', 'the credential key does not export', () =>
+        leaf.publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+      ),
       // Copies, because the decoder's byte strings are views into the caller's buffer.
       receipt: Buffer.from(receipt),
       counter: parsed.counter,
@@ -205,15 +219,19 @@ function signsAnyNonce(
  */
 export function verifyAssertion(input: AssertionInput): AssertionVerification {
   return refusalAsResult((): { ok: true; counter: number } => {
-    const assertion = readAssertion(input.assertion);
+    const assertion = during('invalid_assertion', 'the assertion does not read', () => readAssertion(input.assertion));
     const header =
-      parseAuthenticatorData(assertion.authenticatorData) ??
-      fail('invalid_assertion', 'authenticatorData is shorter than 37 bytes');
+      during('invalid_assertion', 'authenticatorData does not parse', () =>
+        parseAuthenticatorData(assertion.authenticatorData),
+      ) ?? fail('invalid_assertion', 'authenticatorData is shorter than 37 bytes');
     checkRpId(header.rpIdHash, input.teamId, input.bundleId);
     if (header.counter <= input.previousCounter) {
       fail('counter_not_increasing', `counter ${header.counter} <= ${input.previousCounter}`);
     }
-    if (!signsAnyNonce(assertion, input.publicKeyPem, input.clientDataHashes)) {
+    const signed = during('signature_invalid', 'the signature does not verify', () =>
+      signsAnyNonce(assertion, input.publicKeyPem, input.clientDataHashes),
+    );
+    if (!signed) {
       fail('signature_invalid', 'the signature does not cover SHA256(authenticatorData || clientDataHash)');
     }
     return { ok: true, counter: header.counter };
