@@ -2,7 +2,9 @@
  * Version numbers as apps report them: `2`, `2.1`, `2.1.3`, `2.1.3.4`, with an optional
  * pre-release (`2.1.3-beta.2`) and build metadata (`+45`, ignored for ordering).
  * Ordering follows semantic versioning: missing parts count as 0, and a pre-release sorts
- * below its release.
+ * below its release. Written here rather than taken from `semver`: app versions are not strict
+ * SemVer (one to four parts; iOS build numbers often add a fourth), and `semver.coerce` would drop
+ * the fourth part and the pre-release, ordering `2.1.3.4` and `2.1.3.5` as equal.
  */
 export interface ParsedVersion {
   readonly parts: readonly number[];
