@@ -102,9 +102,67 @@ try {
       );
     }
   }
+  if (!only || 'enumeration'.includes(only)) {
+    const timing = await measureEnumeration(server.baseUrl, context.db);
+    results.push({
+      scenario: 'forgot-password, existing vs unknown address (median ms)',
+      requestsPerSecond: null,
+      p50Ms: timing.existingMs,
+      p99Ms: timing.unknownMs,
+      non2xx: 0,
+      errors: 0,
+      ratio: timing.ratio,
+    });
+    if (!asJson) {
+      console.log(
+        `${'forgot-password: existing vs unknown'.padEnd(44)} median ${timing.existingMs} ms vs ${timing.unknownMs} ms over ${timing.samples} each  ratio ${timing.ratio}`,
+      );
+    }
+  }
 } finally {
   await context?.close();
   await server.stop();
+}
+
+/**
+ * Account enumeration by timing: 40 forgot-password requests for existing accounts and 40 for
+ * unknown addresses, interleaved, each from its own client address and for its own address (so no
+ * limit answers instead), one at a time. Prints both medians; they should differ by under 20%.
+ */
+async function measureEnumeration(baseUrl, db) {
+  const samples = 40;
+  const stamp = Date.now().toString(36);
+  const existing = Array.from({ length: samples }, (_, i) => `bench-known-${stamp}-${i}@example.com`);
+  for (const email of existing) {
+    await db.query(
+      `INSERT INTO users (email, password_hash, status, email_verified_at) VALUES ($1, 'not-a-hash', 'active', now())`,
+      [email],
+    );
+  }
+  const time = async (email, n) => {
+    const started = performance.now();
+    const response = await fetch(`${baseUrl}/api/v1/auth/forgot-password`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-forwarded-for': `198.18.${(n >> 8) & 255}.${n & 255}` },
+      body: JSON.stringify({ email }),
+    });
+    await response.text();
+    if (response.status !== 200) throw new Error(`forgot-password answered ${response.status}`);
+    return performance.now() - started;
+  };
+  const known = [];
+  const unknown = [];
+  for (let i = 0; i < samples; i++) {
+    known.push(await time(existing[i], 2 * i));
+    unknown.push(await time(`bench-unknown-${stamp}-${i}@example.com`, 2 * i + 1));
+  }
+  const median = (values) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    return Math.round(((sorted[samples / 2 - 1] + sorted[samples / 2]) / 2) * 100) / 100;
+  };
+  const existingMs = median(known);
+  const unknownMs = median(unknown);
+  return { samples, existingMs, unknownMs, ratio: Math.round((existingMs / unknownMs) * 100) / 100 };
 }
 
 if (asJson) console.log(JSON.stringify({ connections, durationSeconds: duration, results }, null, 2));

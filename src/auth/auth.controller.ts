@@ -34,8 +34,8 @@ export class AuthController {
   @RateLimit('register-ip', 'register-email')
   @Public()
   @HttpCode(202)
-  async register(@Body() body: RegisterDto) {
-    await this.auth.register(body);
+  register(@Body() body: RegisterDto) {
+    this.auth.register(body);
     return { message: REGISTER_MESSAGE };
   }
 
@@ -77,7 +77,7 @@ export class AuthController {
     @Body() body: ForgotPasswordDto,
   ) {
     await this.rateLimit.enforcePerIp(response, 'passwordReset', request.ip);
-    await this.auth.forgotPassword(body.email);
+    this.auth.forgotPassword(body.email);
     return { message: FORGOT_PASSWORD_MESSAGE };
   }
 

@@ -12,6 +12,7 @@ import { CliSessionsController } from './cli-login/cli-sessions.controller.js';
 import { CliSessionsService } from './cli-login/cli-sessions.service.js';
 import { DeviceLoginController } from './device-login/device-login.controller.js';
 import { DeviceLoginService } from './device-login/device-login.service.js';
+import { BackgroundTasks } from '../common/scheduling/background-tasks.js';
 import { ExpiredCredentialsJob } from './expired-credentials.job.js';
 import { Membership } from './membership.entity.js';
 import { SessionResolver } from './session-resolver.js';
@@ -29,7 +30,8 @@ import { User } from './user.entity.js';
     SessionResolver,
     OrganizationsService,
     ExpiredCredentialsJob,
+    BackgroundTasks,
   ],
-  exports: [SessionResolver, OrganizationsService, AuthTokensService],
+  exports: [SessionResolver, OrganizationsService, AuthTokensService, BackgroundTasks],
 })
 export class AuthModule {}

@@ -25,6 +25,7 @@ import { AuthTokensService, MAX_ACTIVE_TOKENS } from './auth-tokens.service.js';
 import { Membership } from './membership.entity.js';
 import { MIN_PASSWORD_LENGTH, hashPassword, verifyPassword } from './passwords.js';
 import { User } from './user.entity.js';
+import { BackgroundTasks } from '../common/scheduling/background-tasks.js';
 
 export const REGISTER_MESSAGE =
   'Check your inbox: if the address can be registered, a confirmation link is on its way.';
@@ -41,6 +42,7 @@ export class AuthService {
     private readonly organizations: OrganizationsService,
     private readonly audit: AuditService,
     private readonly teamNotifications: TeamNotificationsService,
+    private readonly background: BackgroundTasks,
   ) {}
 
   /**
@@ -48,7 +50,16 @@ export class AuthService {
    * followed. An address that already has an account gets a notice instead, and the caller sees
    * the same answer either way.
    */
-  async register(input: { email: string; password: string; organizationName: string }): Promise<void> {
+  /**
+   * Accepts a sign-up and does the work after answering: whether the address has an account
+   * (a new account and its confirmation mail, or an "already registered" notice) must not show
+   * in how long the answer takes.
+   */
+  register(input: { email: string; password: string; organizationName: string }): void {
+    this.background.run('register', () => this.registerNow(input));
+  }
+
+  private async registerNow(input: { email: string; password: string; organizationName: string }): Promise<void> {
     const passwordHash = await hashPassword(input.password, this.config.bcryptRounds);
     const outcome = await this.dataSource.transaction(async (manager) => {
       const inserted: { id: string }[] = await manager.query(
@@ -64,7 +75,7 @@ export class AuthService {
     const mail = outcome
       ? mailTemplates.verifyEmail(this.link('/api/v1/auth/verify-email', outcome))
       : mailTemplates.alreadyRegistered(this.config.baseUrl, this.config.baseUrl);
-    this.mail.sendLater({ to: input.email, ...mail });
+    await this.mail.send({ to: input.email, ...mail });
   }
 
   /** Checks credentials; reveals the account's state only to someone who knows its password. */
@@ -123,7 +134,12 @@ export class AuthService {
     });
   }
 
-  async forgotPassword(email: string): Promise<void> {
+  /** Answers at once; the account lookup, the token and the mail follow (see `register`). */
+  forgotPassword(email: string): void {
+    this.background.run('forgot-password', () => this.forgotPasswordNow(email));
+  }
+
+  private async forgotPasswordNow(email: string): Promise<void> {
     const user = await this.dataSource
       .getRepository(User)
       .createQueryBuilder('u')
@@ -136,7 +152,7 @@ export class AuthService {
       return this.tokens.issue(manager, user.id, 'reset_password');
     });
     if (token)
-      this.mail.sendLater({
+      await this.mail.send({
         to: user.email,
         ...mailTemplates.resetPassword(this.link('/reset-password', token, 'dashboard')),
       });

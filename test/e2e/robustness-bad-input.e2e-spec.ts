@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { SchedulerRegistry } from '@nestjs/schedule';
-import { startTestApp, type TestApp } from '../harness/test-app.js';
+import { afterAnswers, startTestApp, type TestApp } from '../harness/test-app.js';
 import { badInputCases, REFUSAL_STATUSES, type BadCase } from '../support/bad-input.js';
 import { buildWorld, CALLERS, expectedOutcome, type World } from '../support/caller-world.js';
 import { changedTables, fingerprint, fingerprintQuery } from '../support/db-fingerprint.js';
@@ -264,11 +264,14 @@ describe('bad input on every route with a body or parameters', () => {
         const headers = callerHeaders(route);
         const cases = casesOf(route);
         const problems: string[] = [];
+        // Sign-ups and reset requests finish after their answer: wait for those of earlier routes.
+        await afterAnswers(t);
         const before = await fingerprint(t, printQuery);
         for (const badCase of cases.filter((c) => c.expect === 'refused')) {
           const problem = problemWith(badCase, await send(route, headers, badCase));
           if (problem) problems.push(`${badCase.kind} (${badCase.what}): ${problem}`);
         }
+        await afterAnswers(t);
         const written = changedTables(before, await fingerprint(t, printQuery));
         if (written.length) problems.push(`refused input changed rows of ${written.join(', ')}`);
         for (const badCase of cases.filter((c) => c.expect === 'edge')) {

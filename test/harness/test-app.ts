@@ -8,6 +8,7 @@ import { createApp } from '../../src/app.js';
 import { loadConfig, type AppConfig } from '../../src/config/app-config.js';
 import { createLogger } from '../../src/common/logging/logger.js';
 import { createTestDatabase, dropTestDatabase } from './database.js';
+import { BackgroundTasks } from '../../src/common/scheduling/background-tasks.js';
 
 export interface TestApp {
   readonly app: NestExpressApplication;
@@ -130,4 +131,9 @@ export function sentMails(app: TestApp, to?: string): SentMail[] {
   }
   const mails = files.map((name) => JSON.parse(readFileSync(join(app.mailDir, name), 'utf8')) as SentMail);
   return to ? mails.filter((mail) => mail.to.toLowerCase() === to.toLowerCase()) : mails;
+}
+
+/** Waits until the work the app runs after answering (sign-up, password reset) has ended. */
+export function afterAnswers(t: Pick<TestApp, 'app'>): Promise<void> {
+  return t.app.get(BackgroundTasks).idle();
 }
