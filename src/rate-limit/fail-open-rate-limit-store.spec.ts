@@ -8,23 +8,11 @@ import { FailOpenRateLimitStore, type ConnectionAwareRateLimitStore } from './fa
 import { createRateLimitRedisClient, RedisRateLimitStore } from './redis-rate-limit-store.js';
 import { createRateLimitStore } from './rate-limit-store-factory.js';
 import type { RateLimitResult } from './sliding-window.js';
+import { redisAnswers } from '../../test/support/redis.js';
 
 const REDIS_URL = process.env.RATE_LIMIT_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const MINUTE = 60_000;
 const prefix = `rl:test:${randomUUID()}:`;
-
-async function redisAnswers(url: string): Promise<boolean> {
-  const probe = new Redis(url, { lazyConnect: true, connectTimeout: 500, retryStrategy: () => null });
-  probe.on('error', () => undefined);
-  try {
-    await probe.connect();
-    return (await probe.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    probe.disconnect();
-  }
-}
 
 const redisUp = await redisAnswers(REDIS_URL);
 

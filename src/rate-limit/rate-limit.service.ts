@@ -21,6 +21,13 @@ export interface RateLimitHeaderTarget {
 
 const BUCKET_NAME = /^[a-z0-9][a-z0-9_-]*$/;
 
+/** The store key `bucket:subject`; a colon-free bucket keeps two buckets' keys from colliding. */
+function keyOf(bucket: string, subject: string): string {
+  if (!BUCKET_NAME.test(bucket)) throw new RangeError(`invalid rate limit bucket name: ${bucket}`);
+  if (subject.length === 0) throw new RangeError('rate limit subject must not be empty');
+  return `${bucket}:${subject}`;
+}
+
 /** Seconds a refused client must wait: rounded up so it never retries early, and at least 1. */
 export function retryAfterSeconds(decision: RateLimitDecision): number {
   return Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
@@ -66,10 +73,7 @@ export class RateLimitService {
     limit: number,
     windowMs: number = RATE_LIMIT_WINDOW_MS,
   ): Promise<RateLimitDecision> {
-    // The key is `bucket:subject`; a colon-free bucket keeps two buckets' keys from colliding.
-    if (!BUCKET_NAME.test(bucket)) throw new RangeError(`invalid rate limit bucket name: ${bucket}`);
-    if (subject.length === 0) throw new RangeError('rate limit subject must not be empty');
-    const result = await this.store.hit(`${bucket}:${subject}`, limit, windowMs, this.clock());
+    const result = await this.store.hit(keyOf(bucket, subject), limit, windowMs, this.clock());
     return { ...result, bucket, windowMs };
   }
 
@@ -80,9 +84,7 @@ export class RateLimitService {
     limit: number,
     windowMs: number = RATE_LIMIT_WINDOW_MS,
   ): Promise<RateLimitDecision> {
-    if (!BUCKET_NAME.test(bucket)) throw new RangeError(`invalid rate limit bucket name: ${bucket}`);
-    if (subject.length === 0) throw new RangeError('rate limit subject must not be empty');
-    const result = await this.store.peek(`${bucket}:${subject}`, limit, windowMs, this.clock());
+    const result = await this.store.peek(keyOf(bucket, subject), limit, windowMs, this.clock());
     return { ...result, bucket, windowMs };
   }
 

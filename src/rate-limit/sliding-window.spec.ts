@@ -4,23 +4,11 @@ import { Redis } from 'ioredis';
 import { MemoryRateLimitStore } from './memory-rate-limit-store.js';
 import { createRateLimitRedisClient, RedisRateLimitStore } from './redis-rate-limit-store.js';
 import type { RateLimitStore } from './sliding-window.js';
+import { redisAnswers } from '../../test/support/redis.js';
 
 const REDIS_URL = process.env.RATE_LIMIT_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const T0 = 1_700_000_000_000;
 const MINUTE = 60_000;
-
-async function redisAnswers(url: string): Promise<boolean> {
-  const probe = new Redis(url, { lazyConnect: true, connectTimeout: 500, retryStrategy: () => null });
-  probe.on('error', () => undefined);
-  try {
-    await probe.connect();
-    return (await probe.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    probe.disconnect();
-  }
-}
 
 const redisUp = await redisAnswers(REDIS_URL);
 
