@@ -121,10 +121,15 @@ export class AuthService {
     return this.dataSource.transaction(async (manager) => {
       const record = await this.tokens.consume(manager, 'verify_email', token);
       if (!record) {
-        throw new AppException(HttpStatus.UNPROCESSABLE_ENTITY, 'invalid_token', 'The link is invalid or has expired', {
-          hint: 'Sign up again or ask for a new link',
-          fields: [{ field: 'token', message: 'is invalid or has expired' }],
-        });
+        throw new AppException(
+          HttpStatus.UNPROCESSABLE_ENTITY,
+          'unprocessable_entity',
+          'The link is invalid or has expired',
+          {
+            hint: 'Sign up again or ask for a new link',
+            fields: [{ field: 'token', message: 'is invalid or has expired' }],
+          },
+        );
       }
       await manager.query(
         `UPDATE users SET email_verified_at = COALESCE(email_verified_at, now()), updated_at = now() WHERE id = $1`,

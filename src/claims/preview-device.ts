@@ -15,7 +15,10 @@ export interface DeviceProfileInput {
   suspiciousEvents?: number;
 }
 
-/** The device a test or preview runs against when the request leaves a field unset. */
+/**
+ * The device a test or preview runs against when the request leaves a field unset: "a device
+ * named preview-device" (the interface document), as its key id and as its model.
+ */
 export const PREVIEW_DEVICE_KEY_ID = 'preview-device';
 
 /**
@@ -34,7 +37,7 @@ export function previewDeviceContext(
   const jailbreakDetected = profile.jailbreakDetected ?? false;
   return {
     keyId: profile.keyId ?? PREVIEW_DEVICE_KEY_ID,
-    deviceModel: profile.deviceModel,
+    deviceModel: profile.deviceModel ?? PREVIEW_DEVICE_KEY_ID,
     osVersion: profile.osVersion,
     appVersion: profile.appVersion,
     // Stored device countries are upper case; a preview sees what a token would.

@@ -65,7 +65,7 @@ describe('dashboard authentication', () => {
         .http()
         .get(`/api/v1/auth/verify-email?token=${tokenFrom(link)}`)
         .expect(422);
-      expect(again.body.code).toBe('invalid_token');
+      expect(again.body.code).toBe('unprocessable_entity');
     });
 
     it('answers an already registered address exactly like a new one and creates nothing', async () => {

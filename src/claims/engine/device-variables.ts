@@ -41,6 +41,28 @@ const DEVICE_VARIABLES: ReadonlyMap<string, DeviceReader> = new Map<string, Devi
 
 export const DEVICE_VARIABLE_NAMES: readonly string[] = [...DEVICE_VARIABLES.keys()];
 
+/**
+ * The condition field names of the interface document, usable in expressions as bare
+ * identifiers (`device_model == "iPhone16,1"`): each stands for its `device.<name>` variable.
+ */
+export const CONDITION_FIELD_VARIABLES: Readonly<Record<ConditionField, string>> = {
+  device_model: 'model',
+  os_version: 'osVersion',
+  app_version: 'appVersion',
+  risk_score: 'riskScore',
+  attestation_count: 'attestationCount',
+  country: 'country',
+  jailbreak_detected: 'jailbreakDetected',
+  device_integrity: 'integrity',
+  first_seen_days: 'firstSeenDays',
+  suspicious_events: 'suspiciousEvents',
+};
+
+/** The `device.<name>` variable a bare condition field name stands for, if it is one. */
+export function conditionFieldVariable(name: string): string | undefined {
+  return Object.hasOwn(CONDITION_FIELD_VARIABLES, name) ? CONDITION_FIELD_VARIABLES[name as ConditionField] : undefined;
+}
+
 export function isDeviceVariable(name: string): boolean {
   return DEVICE_VARIABLES.has(name);
 }

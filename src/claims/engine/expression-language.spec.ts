@@ -84,6 +84,23 @@ describe('expression language', () => {
   });
 });
 
+describe('condition field names as bare identifiers', () => {
+  it.each<[string, JsonValue]>([
+    ['device_model', 'iPhone15,2'],
+    ["device_model == device.model && country == 'DE'", true],
+    ['risk_score > 40 && !jailbreak_detected', true],
+    ['attestation_count + first_seen_days + suspicious_events', 39],
+    ['device_integrity', 'strong'],
+  ])('%s is %j', (source, expected) => {
+    expect(run(source)).toEqual(expected);
+  });
+
+  it('still refuses any other bare name', () => {
+    expect(() => compileExpression('device_colour')).toThrow('unknown identifier: device_colour');
+    expect(() => compileExpression('constructor')).toThrow('unknown identifier: constructor');
+  });
+});
+
 describe('the examples of EXPRESSIONS.md', () => {
   it('run as documented', () => {
     expect(run("upper(device.country) + '-' + coalesce(data.plan, 'free')")).toBe('DE-gold');

@@ -1,7 +1,7 @@
 import jsep from 'jsep';
 import { ClaimEvaluationError } from './claim-evaluation-error.js';
 import type { DeviceContext, JsonValue } from './claim-types.js';
-import { dataRecord, deviceRecord, isDeviceVariable } from './device-variables.js';
+import { conditionFieldVariable, dataRecord, deviceRecord, isDeviceVariable } from './device-variables.js';
 import { EXPRESSION_FUNCTIONS } from './expression-functions.js';
 import type { ExpressionFunction } from './expression-functions.js';
 import {
@@ -137,6 +137,16 @@ class Compiler {
     }
     if (name === 'device' || name === 'data') {
       return this.reject(`\`${name}\` must be followed by a field, as in ${name}.<name>`);
+    }
+    const variable = conditionFieldVariable(name);
+    if (variable) {
+      this.nodes += 1;
+      return {
+        kind: 'member',
+        object: { kind: 'namespace', name: 'device' },
+        property: { kind: 'literal', value: variable },
+        optional: false,
+      };
     }
     return this.reject(`unknown identifier: ${name}`);
   }
