@@ -82,8 +82,8 @@ export class AttestationService {
   }
 
   /**
-   * The challenge is used up inside the admission transaction, so a success costs one commit;
-   * a failed verification uses it up on its own before answering.
+   * The challenge is used up in its own commit by every attempt that reaches verification,
+   * whatever the outcome, before the admission transaction.
    */
   async validate(tenant: Tenant, input: ValidateAttestationDto): Promise<MintedToken> {
     const result = verifyAttestation({
@@ -105,8 +105,10 @@ export class AttestationService {
       await this.recordFailure(tenant, input.keyId, 'attestation', 'receipt_missing');
       throw new AppException(403, 'receipt_missing', 'This app requires an App Store receipt in the attestation');
     }
+    // Used up in its own commit: a refusal decided during admission (risk, quota, a blocked
+    // device) rolls the admission back, never the challenge, so the same payload cannot be retried.
+    await this.challenges.consume(tenant.appId, input.challenge);
     return this.withFailureEvents(tenant, input.keyId, 'attestation', async (manager, seen) => {
-      await this.challenges.consume(tenant.appId, input.challenge, manager);
       const device = await this.upsertAttestedDevice(
         manager,
         tenant,
@@ -143,8 +145,8 @@ export class AttestationService {
       throw attestationFailure(result.code, result.message);
     }
     this.assertDeviceAge(tenant, known);
+    await this.challenges.consume(tenant.appId, input.challenge);
     return this.withFailureEvents(tenant, input.keyId, 'assertion', async (manager, seen) => {
-      await this.challenges.consume(tenant.appId, input.challenge, manager);
       // The counter only moves forward: of two concurrent refreshes with one counter, one wins.
       const device = await this.touchDevice(manager, known.id, input, false, result.counter);
       if (!device) throw attestationFailure('counter_not_increasing', 'The assertion counter did not increase');

@@ -316,6 +316,33 @@ describe('device attestation', () => {
     });
   });
 
+  describe('challenges are single-use whatever the outcome', () => {
+    it('uses the challenge up when admission refuses a verified attestation: the same payload cannot try again', async () => {
+      const strict = await registerApp('professional', { riskThresholds: { maxAllowedRiskScore: 10 } });
+      const device = authority.createDevice();
+      const value = await challenge(strict);
+      const attestationObject = await device.attest({
+        challenge: value,
+        teamId: TEAM_ID,
+        bundleId: strict.bundleId,
+        environment: 'development',
+      });
+      const send = () =>
+        sdk(strict)
+          .post('/api/v1/attestation/validate')
+          .send({ keyId: device.keyId, attestationObject, challenge: value });
+      const refused = await send();
+      expect([refused.status, refused.body.code]).toEqual([403, 'risk_threshold_exceeded']);
+      // Raising the threshold does not make the used challenge good again.
+      await strict.owner
+        .put(`/api/v1/apps/${strict.id}`)
+        .send({ riskThresholds: { maxAllowedRiskScore: 100 } })
+        .expect(200);
+      const again = await send();
+      expect([again.status, again.body.code]).toEqual([400, 'challenge_invalid']);
+    });
+  });
+
   describe('refresh', () => {
     it('mints a fresh token for an assertion with a higher counter and refuses a replay', async () => {
       const app = await registerApp();
