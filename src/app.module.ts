@@ -1,5 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
+import { APP_GUARD } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AccessGuard } from './auth/access.guard.js';
@@ -15,7 +15,6 @@ import { BillingModule } from './billing/billing.module.js';
 import { DevicesModule } from './devices/devices.module.js';
 import { MailModule } from './mail/mail.module.js';
 import { RateLimitModule } from './rate-limit/rate-limit.module.js';
-import { RouteRateLimitGuard, RouteRateLimitInterceptor } from './rate-limit/route-rate-limit.guard.js';
 import type { AppConfig } from './config/app-config.js';
 import { AppConfigModule } from './config/config.module.js';
 import { dataSourceOptions } from './database/data-source-options.js';
@@ -68,12 +67,7 @@ export class AppModule {
         RiskAlertsModule,
         OpenApiModule,
       ],
-      // In this order: who is calling first, then the route limits (which may count by the app resolved).
-      providers: [
-        { provide: APP_GUARD, useClass: AccessGuard },
-        { provide: APP_GUARD, useClass: RouteRateLimitGuard },
-        { provide: APP_INTERCEPTOR, useClass: RouteRateLimitInterceptor },
-      ],
+      providers: [{ provide: APP_GUARD, useClass: AccessGuard }],
     };
   }
 }

@@ -19,7 +19,7 @@ import {
 import { AuthService, FORGOT_PASSWORD_MESSAGE, REGISTER_MESSAGE } from './auth.service.js';
 import { RateLimitService } from '../rate-limit/rate-limit.service.js';
 import { SESSION_COOKIE, destroySession, regenerateSession, saveSession } from './session/session-setup.js';
-import { RateLimit } from '../rate-limit/route-limits.js';
+import { RateLimit } from '../rate-limit/route-rate-limit.guard.js';
 
 /** Dashboard authentication: cookie sessions, sign-up, password and e-mail flows, organizations. */
 @Controller('api/v1/auth')

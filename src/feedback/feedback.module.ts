@@ -11,12 +11,14 @@ import { FeedbackController } from './feedback.controller.js';
 import { FeedbackService } from './feedback.service.js';
 import { SdkFeedbackController } from './sdk-feedback.controller.js';
 import { StaffNotices } from './staff-notices.js';
+import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 
 /** Feature requests: SDK submission, votes and the push channel; the staff console. */
 @Module({
   imports: [
     TypeOrmModule.forFeature([FeatureRequest, FeatureRequestComment, FeatureRequestVote, FeedbackNotification]),
     OrganizationsModule,
+    RateLimitModule,
   ],
   controllers: [FeedbackController, SdkFeedbackController],
   providers: [FeedbackService, StaffNotices],

@@ -1,5 +1,3 @@
-import { SetMetadata } from '@nestjs/common';
-
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 
@@ -57,6 +55,3 @@ export const ROUTE_LIMITS = {
 export type RouteLimitName = keyof typeof ROUTE_LIMITS;
 
 export const ROUTE_LIMITS_KEY = 'routeLimits';
-
-/** Declares the limits of a route, by name; `RouteRateLimitGuard` enforces them. */
-export const RateLimit = (...names: RouteLimitName[]) => SetMetadata(ROUTE_LIMITS_KEY, names);

@@ -1,9 +1,13 @@
 import { createHash } from 'node:crypto';
 import {
+  applyDecorators,
   HttpException,
   HttpStatus,
   Injectable,
   RequestMethod,
+  SetMetadata,
+  UseGuards,
+  UseInterceptors,
   type CallHandler,
   type CanActivate,
   type ExecutionContext,
@@ -134,3 +138,15 @@ function refusal(limit: RouteLimit, tooMany: () => AppException): AppException {
     ? new AppException(HttpStatus.UNAUTHORIZED, 'invalid_credentials', 'Invalid e-mail or password')
     : tooMany();
 }
+
+/**
+ * Declares the limits of a route, by name, and puts the guard and interceptor that enforce them on
+ * that route alone: routes without limits (the SDK hot paths) pay nothing. Route guards run after
+ * the global access guard, so a limit may count by the app it resolved.
+ */
+export const RateLimit = (...names: RouteLimitName[]) =>
+  applyDecorators(
+    SetMetadata(ROUTE_LIMITS_KEY, names),
+    UseGuards(RouteRateLimitGuard),
+    UseInterceptors(RouteRateLimitInterceptor),
+  );

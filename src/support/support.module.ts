@@ -6,10 +6,11 @@ import { SdkSupportController } from './sdk-support.controller.js';
 import { SupportTicket, SupportTicketMessage } from './support-ticket.entity.js';
 import { SupportController } from './support.controller.js';
 import { SupportService } from './support.service.js';
+import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 
 /** Support tickets: SDK creation and messages; the staff console. */
 @Module({
-  imports: [TypeOrmModule.forFeature([SupportTicket, SupportTicketMessage]), OrganizationsModule],
+  imports: [TypeOrmModule.forFeature([SupportTicket, SupportTicketMessage]), OrganizationsModule, RateLimitModule],
   controllers: [SupportController, SdkSupportController],
   providers: [SupportService, StaffNotices],
 })
