@@ -46,6 +46,16 @@ export class AuthTokensService {
       .getCount();
   }
 
+  /** Seconds until the oldest active token of the purpose expires, freeing a slot. */
+  async secondsUntilOneFrees(manager: EntityManager, userId: string, purpose: TokenPurpose): Promise<number> {
+    const rows: { seconds: number | null }[] = await manager.query(
+      `SELECT ceil(extract(epoch FROM min(expires_at) - now()))::int AS seconds FROM auth_tokens
+        WHERE user_id = $1 AND purpose = $2 AND used_at IS NULL AND expires_at > now()`,
+      [userId, purpose],
+    );
+    return rows[0]?.seconds ?? 1;
+  }
+
   /**
    * Marks the token used and returns it, or null when it is unknown, used, expired or of
    * another purpose. The row lock makes two concurrent uses of one token succeed once.

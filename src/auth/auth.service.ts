@@ -187,7 +187,10 @@ export class AuthService {
       await manager.query(`SELECT 1 FROM users WHERE id = $1 FOR UPDATE`, [caller.userId]);
       await this.assertEmailFree(manager, newEmail, caller.userId);
       if ((await this.tokens.activeCount(manager, caller.userId, 'email_change')) >= MAX_ACTIVE_TOKENS) {
-        throw tooManyRequests('Too many pending e-mail changes: confirm or wait for one to expire (one hour)');
+        throw tooManyRequests(
+          'Too many pending e-mail changes: confirm one or wait for the oldest to expire.',
+          await this.tokens.secondsUntilOneFrees(manager, caller.userId, 'email_change'),
+        );
       }
       return this.tokens.issue(manager, caller.userId, 'email_change', newEmail);
     });
@@ -221,7 +224,7 @@ export class AuthService {
    */
   async acceptInvite(caller: SessionCaller, token: string): Promise<Organization> {
     let accepted = null as Invite | null;
-    const joined = await this.dataSource.transaction(async (manager) => {
+    const joined = await this.dataSource.transaction(async (manager): Promise<Organization | 'expired'> => {
       const invite = await manager
         .createQueryBuilder(Invite, 'i')
         .setLock('pessimistic_write')
@@ -232,8 +235,9 @@ export class AuthService {
       if (invite.status === 'accepted' && invite.acceptedBy === caller.userId) return organization;
       if (invite.status === 'accepted' || invite.status === 'revoked') throw notFound('Invite');
       if (invite.status === 'expired' || invite.expiresAt.getTime() <= Date.now()) {
+        // Committed, not thrown from here: a throw would roll the `expired` status back with it.
         if (invite.status !== 'expired') await manager.update(Invite, { id: invite.id }, { status: 'expired' });
-        throw gone('This invite has expired', { hint: 'Ask for a new invite' });
+        return 'expired';
       }
       if (invite.email.toLowerCase() !== caller.email.toLowerCase()) {
         throw forbidden('This invite was sent to another e-mail address');
@@ -258,6 +262,7 @@ export class AuthService {
       accepted = invite;
       return organization;
     });
+    if (joined === 'expired') throw gone('This invite has expired', { hint: 'Ask for a new invite' });
     // After the commit: the inviter hears of it once, and only if the membership really exists.
     if (accepted) this.teamNotifications.inviteAccepted(accepted);
     return joined;

@@ -46,11 +46,10 @@ export function rateLimitHeaders(decision: RateLimitDecision): Record<string, st
 export function rateLimitExceeded(decision: RateLimitDecision): AppException {
   const seconds = retryAfterSeconds(decision);
   const period = decision.windowMs === 60_000 ? 'this minute' : `in ${Math.round(decision.windowMs / 1000)} seconds`;
-  return tooManyRequests(
-    `Rate limit exceeded: too many requests ${period}. Try again in ${seconds} ${seconds === 1 ? 'second' : 'seconds'}.`,
-    // The headers ride on the exception too, because the error filter is what writes the 429.
-    { headers: { ...rateLimitHeaders(decision), 'Retry-After': String(seconds) } },
-  );
+  // The headers ride on the exception too, because the error filter is what writes the 429.
+  return tooManyRequests(`Rate limit exceeded: too many requests ${period}.`, seconds, {
+    headers: rateLimitHeaders(decision),
+  });
 }
 
 /** The one entry point for every bucket: tenant buckets and per-IP protection alike. */

@@ -48,3 +48,8 @@ export function tiersReceiving(event: WebhookEventName): string[] {
       tierDefinition(raw).features.webhooks && (event !== 'subscription.changed' || tierOf(raw) === 'enterprise'),
   );
 }
+
+/** Whether an organization on the raw tier `rawTier` ever receives `event`. */
+export function deliveredOnTier(event: WebhookEventName, rawTier: string): boolean {
+  return tiersReceiving(event).includes(rawTier);
+}

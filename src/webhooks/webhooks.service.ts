@@ -13,7 +13,7 @@ import { queryRows } from '../database/sql.js';
 import { AuditService } from '../audit/audit.service.js';
 import { WebhookDispatcher } from './webhook-dispatcher.js';
 import { WebhookEndpoint } from './webhook-endpoint.entity.js';
-import { TEST_EVENT } from './webhook-event-catalog.js';
+import { TEST_EVENT, deliveredOnTier, type WebhookEventName } from './webhook-event-catalog.js';
 import { MAX_ATTEMPTS } from './webhook-retry-policy.js';
 import { postWebhook } from './webhook-sender.js';
 import { webhookBody, webhookHeaders } from './webhook-signing.js';
@@ -79,6 +79,7 @@ export class WebhooksService {
 
   async create(auth: OrgAuthContext, input: CreateWebhookDto): Promise<WebhookEndpoint> {
     await this.planOf(this.dataSource.manager, auth.organizationId);
+    await this.assertEventsDelivered(auth.organizationId, input.events);
     await this.assertDeliverableUrl(input.url);
     return this.dataSource.transaction(async (manager) => {
       // The organization row lock makes the count and the insert one decision.
@@ -107,6 +108,7 @@ export class WebhooksService {
 
   async update(auth: OrgAuthContext, id: string, input: UpdateWebhookDto): Promise<WebhookEndpoint> {
     await this.planOf(this.dataSource.manager, auth.organizationId);
+    if (input.events !== undefined) await this.assertEventsDelivered(auth.organizationId, input.events);
     return this.dataSource.transaction(async (manager) => {
       const endpoint = await this.lock(manager, auth, id);
       if (input.isActive !== undefined) endpoint.isActive = input.isActive;
@@ -212,6 +214,23 @@ export class WebhooksService {
   }
 
   /** The organization's plan; 403 when it has no webhooks. */
+  /** A subscription the plan never delivers (`subscription.changed` below Enterprise) is refused, saying why. */
+  private async assertEventsDelivered(organizationId: string, events: readonly string[]): Promise<void> {
+    const [row] = await queryRows<{ service_tier: string }>(
+      this.dataSource,
+      `SELECT service_tier FROM organizations WHERE id = $1`,
+      [organizationId],
+    );
+    // The DTO already admitted only catalogue names.
+    const never = events.filter((event) => !deliveredOnTier(event as WebhookEventName, row?.service_tier ?? 'free'));
+    if (never.length) {
+      throw invalidField(
+        'events',
+        `${never.join(', ')} is delivered on the Enterprise plan only; this plan would never send it`,
+      );
+    }
+  }
+
   private async planOf(
     manager: EntityManager,
     organizationId: string,

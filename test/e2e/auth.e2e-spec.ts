@@ -430,6 +430,11 @@ describe('dashboard authentication', () => {
         await agent.post('/api/v1/auth/change-email').send({ new_email: uniqueEmail() }).expect(200);
       const refused = await agent.post('/api/v1/auth/change-email').send({ new_email: uniqueEmail() }).expect(429);
       expect(refused.body.code).toBe('rate_limited');
+      // The oldest pending link expires in an hour: that is the wait, in the header and the sentence.
+      const seconds = Number(refused.headers['retry-after']);
+      expect(seconds).toBeGreaterThan(3500);
+      expect(seconds).toBeLessThanOrEqual(3600);
+      expect(refused.body.error).toContain(`Try again in ${seconds} seconds.`);
     });
 
     it('names an invalid new_email with 422', async () => {

@@ -363,6 +363,9 @@ describe('team members and invites', () => {
         .send({ token: await inviteToken(expiredFor.email) })
         .expect(410);
       expect(gone.body.code).toBe('gone');
+      // The overdue invite is marked expired by that answer (not left pending for the job).
+      const [row] = await t.sql<{ status: string }>(`SELECT status FROM invites WHERE id = $1`, [expired.body.id]);
+      expect(row.status).toBe('expired');
     });
   });
 

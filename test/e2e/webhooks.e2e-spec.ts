@@ -220,6 +220,25 @@ describe('webhooks', () => {
       expect((await agent.get('/api/v1/org/webhooks').expect(200)).body).toHaveLength(3);
     });
 
+    it('refuses subscription.changed below Enterprise with 400 saying why, on create and update, and takes it on Enterprise', async () => {
+      const { agent } = await orgWithMember(t, { tier: 'professional' });
+      const refused = await create(agent, {
+        url: 'http://127.0.0.1:9/',
+        events: ['flag.created', 'subscription.changed'],
+      });
+      expect([refused.status, refused.body.error]).toEqual([
+        400,
+        'events: subscription.changed is delivered on the Enterprise plan only; this plan would never send it',
+      ]);
+      const { id } = (await create(agent, { url: 'http://127.0.0.1:9/', events: ['flag.created'] }).expect(201)).body;
+      await agent
+        .patch(`/api/v1/org/webhooks/${id}`)
+        .send({ events: ['subscription.changed'] })
+        .expect(400);
+      const enterprise = await orgWithMember(t, { tier: 'enterprise' });
+      await create(enterprise.agent, { url: 'http://127.0.0.1:9/', events: ['subscription.changed'] }).expect(201);
+    });
+
     it('updates isActive, events and description only', async () => {
       const { org, agent } = await orgWithMember(t, { tier: 'professional' });
       const { id, createdAt } = (

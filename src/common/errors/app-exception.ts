@@ -61,8 +61,19 @@ export const conflict = (message: string, options?: AppExceptionOptions) =>
   new AppException(HttpStatus.CONFLICT, 'conflict', message, options);
 export const gone = (message: string, options?: AppExceptionOptions) =>
   new AppException(HttpStatus.GONE, 'gone', message, options);
-export const tooManyRequests = (message: string, options?: AppExceptionOptions) =>
-  new AppException(HttpStatus.TOO_MANY_REQUESTS, 'rate_limited', message, options);
+/**
+ * Every 429 says how long to wait, in `Retry-After` and in its sentence: the wait is a required
+ * argument, so no refusal can be built without it.
+ */
+export const tooManyRequests = (message: string, retryAfterSeconds: number, options: AppExceptionOptions = {}) => {
+  const seconds = Math.max(1, Math.ceil(retryAfterSeconds));
+  return new AppException(
+    HttpStatus.TOO_MANY_REQUESTS,
+    'rate_limited',
+    `${message} Try again in ${seconds} ${seconds === 1 ? 'second' : 'seconds'}.`,
+    { ...options, headers: { ...options.headers, 'Retry-After': String(seconds) } },
+  );
+};
 export const serviceUnavailable = (message: string, options?: AppExceptionOptions) =>
   new AppException(HttpStatus.SERVICE_UNAVAILABLE, 'service_unavailable', message, options);
 
