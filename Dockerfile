@@ -7,7 +7,7 @@ COPY package.json package-lock.json ./
 # npm ci needs every workspace's manifest (the CLI package, built alongside but not shipped).
 COPY packages/cli/package.json ./packages/cli/package.json
 RUN npm ci --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ormconfig.ts ./
+COPY nest-cli.json tsconfig.json tsconfig.build.json ormconfig.ts ./
 COPY scripts ./scripts
 COPY migrations ./migrations
 COPY src ./src

@@ -1,4 +1,4 @@
-// Compiles the TypeScript sources when dist/ is missing or older than any source file, and
+// Compiles the TypeScript sources (`nest build`) when dist/ is missing or older than any source file, and
 // records the commit being built for X-Service-Commit.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
@@ -13,12 +13,17 @@ const sources = [
   'package.json',
   'tsconfig.json',
   'tsconfig.build.json',
+  'nest-cli.json',
   'packages/cli/src',
   'packages/cli/package.json',
   'packages/cli/tsconfig.json',
 ];
-// The service, then the command-line client's own package (packages/cli, built to packages/cli/dist).
-const projects = ['tsconfig.build.json', 'packages/cli/tsconfig.json'];
+// The service through the Nest CLI (nest-cli.json: tsc with tsconfig.build.json), then the
+// command-line client's own package (packages/cli, built to packages/cli/dist) with plain tsc.
+const steps = [
+  [join(root, 'node_modules/@nestjs/cli/bin/nest.js'), 'build'],
+  [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'packages/cli/tsconfig.json')],
+];
 
 function newestMtime(path) {
   const stat = statSync(path);
@@ -31,11 +36,7 @@ const sourcesAt = Math.max(...sources.map((entry) => join(root, entry)).filter(e
 if (process.argv.includes('--force') || sourcesAt > builtAt) {
   process.stderr.write('Building…\n');
   try {
-    for (const project of projects) {
-      execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, project)], {
-        stdio: 'inherit',
-      });
-    }
+    for (const args of steps) execFileSync(process.execPath, args, { cwd: root, stdio: 'inherit' });
   } catch (error) {
     // tsc still emits JavaScript on type errors; the test run type-checks through lint and ts-jest,
     // so it may go on with that output. Everything else stops here.
