@@ -1,8 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { APP_GUARD } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { AccessGuard } from './auth/access.guard.js';
+import { AccessModule } from './auth/access.module.js';
 import { ApiKeysModule } from './api-keys/api-keys.module.js';
 import { AppsModule } from './apps/apps.module.js';
 import { AttestationModule } from './attestation/attestation.module.js';
@@ -66,8 +65,8 @@ export class AppModule {
         ComplianceModule,
         RiskAlertsModule,
         OpenApiModule,
+        AccessModule,
       ],
-      providers: [{ provide: APP_GUARD, useClass: AccessGuard }],
     };
   }
 }

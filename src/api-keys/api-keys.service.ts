@@ -20,6 +20,8 @@ export interface NewApiKey {
 export interface AuthenticatedKey {
   key: ApiKey;
   creatorEmail: string | null;
+  /** The plan of the key's organization, for the limits of key-authenticated routes. */
+  serviceTier: string;
 }
 
 /** Writes of `lastUsedAt` are spaced out so a busy key does not write on every request. */
@@ -187,15 +189,16 @@ export class ApiKeysService {
   }
 
   private async lookup(hash: string): Promise<AuthenticatedKey | null> {
-    const rows: (Record<string, unknown> & { creator_email: string | null })[] = await this.dataSource.query(
-      `SELECT k.id, k.organization_id, k.created_by, k.name, k.key_type, k.prefix, k.scopes, k.last_used_at,
-              k.expires_at, k.created_at, u.email AS creator_email
+    const rows: (Record<string, unknown> & { creator_email: string | null; service_tier: string })[] =
+      await this.dataSource.query(
+        `SELECT k.id, k.organization_id, k.created_by, k.name, k.key_type, k.prefix, k.scopes, k.last_used_at,
+              k.expires_at, k.created_at, u.email AS creator_email, o.service_tier
          FROM api_keys k
          JOIN organizations o ON o.id = k.organization_id AND o.is_active
          LEFT JOIN users u ON u.id = k.created_by
         WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())`,
-      [hash],
-    );
+        [hash],
+      );
     const row = rows[0];
     if (!row) return null;
     const key = Object.assign(new ApiKey(), {
@@ -211,7 +214,7 @@ export class ApiKeysService {
       createdAt: row.created_at,
     });
     this.touch(key);
-    return { key, creatorEmail: row.creator_email };
+    return { key, creatorEmail: row.creator_email, serviceTier: row.service_tier };
   }
 
   private touch(key: ApiKey): void {

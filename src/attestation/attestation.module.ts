@@ -1,4 +1,5 @@
 import { Global, Module } from '@nestjs/common';
+import { JwtModule } from '@nestjs/jwt';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { AttestationController, JwksController } from './attestation.controller.js';
 import { AttestationService } from './attestation.service.js';
@@ -9,7 +10,8 @@ import { TokenService } from './token.service.js';
 
 @Global()
 @Module({
-  imports: [RateLimitModule],
+  // Device tokens are signed and verified with per-call keys (the signing-key table), so no module secret.
+  imports: [RateLimitModule, JwtModule.register({})],
   controllers: [AttestationController, JwksController],
   providers: [AttestationService, ChallengeService, SigningKeysService, TokenService, DeviceTokenVerifier],
   exports: [SigningKeysService, TokenService, DeviceTokenVerifier],

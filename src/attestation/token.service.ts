@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { SignJWT } from 'jose';
+import { JwtService } from '@nestjs/jwt';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import type { Tenant } from '../apps/tenant-resolver.js';
@@ -50,6 +50,7 @@ const RESERVED_CLAIMS = new Set(['sub', 'iss', 'aud', 'iat', 'exp', 'nbf', 'jti'
 export class TokenService {
   constructor(
     private readonly keys: SigningKeysService,
+    private readonly jwt: JwtService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Optional() @Inject(TOKEN_CLAIMS_CONTRIBUTOR) private readonly contributor?: TokenClaimsContributor,
   ) {}
@@ -76,15 +77,19 @@ export class TokenService {
         ? { bundle_id: tenant.bundleId, team_id: tenant.teamId, app_name: tenant.appName }
         : {}),
     });
-    const token = await new SignJWT(claims)
-      .setProtectedHeader({ alg: 'RS256', kid: key.kid, typ: 'JWT' })
-      .setSubject(subject.keyId)
-      .setIssuer(jwt.customIssuer ?? this.config.baseUrl)
-      .setAudience(jwt.customAudience ?? tenant.bundleId)
-      .setIssuedAt(issuedAt)
-      .setExpirationTime(issuedAt + lifetime)
-      .setJti(randomUUID())
-      .sign(key.privateKey);
+    // @nestjs/jwt writes the header { alg: RS256, typ: JWT, kid } and the registered claims.
+    const token = await this.jwt.signAsync(
+      { ...claims, iat: issuedAt, exp: issuedAt + lifetime },
+      {
+        algorithm: 'RS256',
+        privateKey: key.privateKey,
+        keyid: key.kid,
+        subject: subject.keyId,
+        issuer: jwt.customIssuer ?? this.config.baseUrl,
+        audience: jwt.customAudience ?? tenant.bundleId,
+        jwtid: randomUUID(),
+      },
+    );
     return {
       token,
       tokenType: 'Bearer',

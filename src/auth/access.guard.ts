@@ -1,17 +1,15 @@
-import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
+import type { PassportStatic } from 'passport';
 import { ACCESS_KEY, SDK_KEY_SCOPE, type AccessRule, type Role } from '../common/access/access.decorator.js';
 import { hasRole, type AuthContext } from '../common/access/auth-context.js';
-import { forbidden, unauthorized } from '../common/errors/app-exception.js';
-import { looksLikeApiKey } from '../api-keys/api-key-secret.js';
-import { ApiKeysService, type AuthenticatedKey } from '../api-keys/api-keys.service.js';
+import { AppException, badRequest, forbidden, unauthorized } from '../common/errors/app-exception.js';
+import type { AuthenticatedKey } from '../api-keys/api-keys.service.js';
 import { TenantResolver, type Tenant } from '../apps/tenant-resolver.js';
-import { AppException, badRequest } from '../common/errors/app-exception.js';
-import { DeviceTokenVerifier, type DeviceToken } from '../attestation/device-token-verifier.js';
+import type { DeviceToken } from '../attestation/device-token-verifier.js';
 import { noteInvalidInputStatus } from '../common/validation/validation.js';
-import { BlockedDevices } from '../devices/blocked-devices.js';
-import { SessionResolver } from './session-resolver.js';
+import { STRATEGY, type Principal } from './strategies/principal.js';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -21,19 +19,29 @@ declare module 'express-serve-static-core' {
   }
 }
 
+/** The application's own Passport instance, holding its strategies (AccessModule). */
+export const PASSPORT = Symbol('PASSPORT');
+
 /**
- * Enforces each route's access declaration and resolves, once, who is calling for which
- * organization (`request.auth`). A route without a declaration is refused.
+ * Enforces each route's `@Access` declaration: it picks the strategies the declaration admits
+ * (cookie session, API key, device token: passport strategies through `@nestjs/passport`), lets
+ * passport authenticate the caller, then decides
+ * whether that caller may use the route (role, scopes, the tenant's app) and sets, once,
+ * `request.auth` (who is calling for which organization) or `request.deviceToken`. A route
+ * without a declaration is refused.
  */
+type Middleware = (request: Request, response: Response, next: (error?: Error) => void) => void;
+
+const SESSION_OR_KEY = [STRATEGY.cookieSession, STRATEGY.apiKey];
+const KEY_ONLY = [STRATEGY.apiKey];
+const DEVICE_TOKEN_OR_KEY = [STRATEGY.deviceToken, STRATEGY.apiKey];
+
 @Injectable()
 export class AccessGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
-    private readonly sessions: SessionResolver,
-    private readonly apiKeys: ApiKeysService,
     private readonly tenants: TenantResolver,
-    private readonly deviceTokens: DeviceTokenVerifier,
-    private readonly blockedDevices: BlockedDevices,
+    @Inject(PASSPORT) private readonly passport: PassportStatic,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -48,50 +56,98 @@ export class AccessGuard implements CanActivate {
     if (rule.tenant) {
       request.tenant = await this.resolveTenant(request);
       if (!rule.session && !rule.apiKey && !rule.deviceToken) return true;
-      if (rule.deviceToken) return this.byDeviceTokenOrKey(request, request.tenant);
+      if (rule.deviceToken) return this.admitDevice(request, request.tenant, await this.principal(context, rule));
     }
-    const auth = (await this.bySession(rule, request)) ?? (await this.byApiKey(rule, request));
-    if (!auth) throw unauthorized('Authentication required', { hint: describeAccepted(rule) });
-    request.auth = auth;
+    const principal = await this.principal(context, rule);
+    if (!principal) throw unauthorized('Authentication required', { hint: describeAccepted(rule) });
+    request.auth = this.admit(rule, request, principal);
     return true;
+  }
+
+  /**
+   * Runs the strategies the rule admits, in order, through passport: the first that recognises
+   * its credential wins, one that finds none passes to the next, and one that finds a bad
+   * credential refuses with its own answer. Null when no strategy recognised a credential.
+   */
+  private principal(context: ExecutionContext, rule: AccessRule): Promise<Principal | null> {
+    const strategies = rule.deviceToken ? DEVICE_TOKEN_OR_KEY : rule.session ? SESSION_OR_KEY : KEY_ONLY;
+    const http = context.switchToHttp();
+    return new Promise((resolve, reject) => {
+      const done = (error: Error | null | undefined, principal?: Principal | false) =>
+        error ? reject(error) : resolve(principal || null);
+      const middleware = this.passport.authenticate(strategies, { session: false }, done) as Middleware;
+      middleware(http.getRequest<Request>(), http.getResponse<Response>(), (error?: Error) => done(error));
+    });
   }
 
   /**
    * SDK routes such as flags: the identity headers alone are not enough; the device also shows
    * its attestation token for that app, or a server shows an API key of the app's organization.
    */
-  private async byDeviceTokenOrKey(request: Request, tenant: Tenant): Promise<boolean> {
-    const token = bearerToken(request);
-    if (!token) {
+  private admitDevice(request: Request, tenant: Tenant, principal: Principal | null): boolean {
+    if (!principal) {
       throw unauthorized('An attestation token or an API key is required', {
         hint: 'Send Authorization: Bearer <token from /api/v1/attestation/validate>',
       });
     }
-    if (looksLikeApiKey(token)) {
-      const found = await this.apiKeys.authenticate(token);
-      if (!found || found.key.organizationId !== tenant.organizationId) {
-        throw unauthorized('The API key is invalid, revoked, expired or of another organization');
-      }
-      if (!found.key.scopes.includes(SDK_KEY_SCOPE)) {
-        throw forbidden(`The API key lacks the scope ${SDK_KEY_SCOPE}`);
-      }
-      const role = await this.personalRoleOrRefuse(found);
-      request.auth = apiKeyContext(found, request, role);
+    if (principal.kind === 'deviceToken') {
+      request.deviceToken = principal.claims;
       return true;
     }
-    const claims = await this.deviceTokens.verify(token);
-    if (!claims || claims.app_id !== tenant.appId) {
-      throw unauthorized('The attestation token is invalid, expired or for another app', {
-        hint: 'Refresh it with POST /api/v1/attestation/refresh',
-      });
+    if (principal.kind !== 'apiKey' || principal.found.key.organizationId !== tenant.organizationId) {
+      throw unauthorized('The API key is invalid, revoked, expired or of another organization');
     }
-    if (await this.blockedDevices.isBlocked(claims.app_id, claims.sub)) {
-      throw unauthorized('The attestation token belongs to a blocked device', {
-        hint: 'An Admin of the app unblocks devices in the dashboard',
-      });
+    if (!principal.found.key.scopes.includes(SDK_KEY_SCOPE)) {
+      throw forbidden(`The API key lacks the scope ${SDK_KEY_SCOPE}`);
     }
-    request.deviceToken = claims;
+    request.auth = apiKeyContext(principal.found, request, principal.role);
     return true;
+  }
+
+  /** Whether the authenticated caller may use a dashboard or server route. */
+  private admit(rule: AccessRule, request: Request, principal: Principal): AuthContext {
+    if (principal.kind === 'session') {
+      const resolved = principal.session;
+      if (rule.session !== 'user') {
+        if (!resolved.organizationId) {
+          throw forbidden('No organization is selected', {
+            hint: 'Switch to an organization with POST /api/v1/auth/switch-org',
+          });
+        }
+        if (!hasRole(resolved.caller.role, rule.session!)) {
+          throw forbidden(`This action needs the ${rule.session} role or higher`);
+        }
+      }
+      return { caller: resolved.caller, organizationId: resolved.organizationId, ipAddress: request.ip ?? null };
+    }
+    if (principal.kind !== 'apiKey') throw unauthorized('Authentication required', { hint: describeAccepted(rule) });
+    return this.admitKey(rule, request, principal.found, principal.role);
+  }
+
+  /**
+   * The key model (docs/security.md): organization keys (`aat_`, `service_`) hold exactly their
+   * scopes; a personal key (`gpat_`) acts as its user, so it needs its scopes and, on every
+   * request, the user's current role in the key's organization to meet the route's role.
+   */
+  private admitKey(rule: AccessRule, request: Request, found: AuthenticatedKey, role: Role | null): AuthContext {
+    if (!rule.apiKey && !rule.personalKey) {
+      throw unauthorized('API keys are not accepted on this endpoint', { hint: 'Use a dashboard session' });
+    }
+    const personal = found.key.keyType === 'gpat';
+    const required = rule.apiKey ?? (personal ? rule.personalKey : undefined);
+    if (!required) {
+      throw unauthorized('Only personal API keys (gpat_) and dashboard sessions are accepted on this endpoint', {
+        hint: 'Sign in with the CLI (attestly login) or use a dashboard session',
+      });
+    }
+    const missing = required.filter((scope) => !found.key.scopes.includes(scope));
+    if (missing.length) throw forbidden(`The API key lacks the scope ${missing.join(', ')}`);
+    if (personal && rule.session && rule.session !== 'user' && !hasRole(role, rule.session)) {
+      throw forbidden(`This action needs the ${rule.session} role or higher`, {
+        hint: "A personal key acts with its user's current role",
+      });
+    }
+    return apiKeyContext(found, request, role);
   }
 
   /** The app an SDK's identity headers name; it must exist and be active with its organization. */
@@ -115,66 +171,6 @@ export class AccessGuard implements CanActivate {
       throw new AppException(403, 'app_inactive', 'The app is deactivated', { hint: 'Activate it in the dashboard' });
     return tenant;
   }
-
-  private async bySession(rule: AccessRule, request: Request): Promise<AuthContext | null> {
-    if (!rule.session) return null;
-    const resolved = await this.sessions.resolve(request);
-    if (!resolved) return null;
-    if (rule.session !== 'user') {
-      if (!resolved.organizationId) {
-        throw forbidden('No organization is selected', {
-          hint: 'Switch to an organization with POST /api/v1/auth/switch-org',
-        });
-      }
-      if (!hasRole(resolved.caller.role, rule.session)) {
-        throw forbidden(`This action needs the ${rule.session} role or higher`);
-      }
-    }
-    return { caller: resolved.caller, organizationId: resolved.organizationId, ipAddress: request.ip ?? null };
-  }
-
-  /**
-   * The key model (docs/security.md): organization keys (`aat_`, `service_`) hold exactly their
-   * scopes; a personal key (`gpat_`) acts as its user, so it needs its scopes and, on every
-   * request, the user's current role in the key's organization to meet the route's role.
-   */
-  private async byApiKey(rule: AccessRule, request: Request): Promise<AuthContext | null> {
-    const token = bearerToken(request);
-    if (!token || !looksLikeApiKey(token)) return null;
-    if (!rule.apiKey && !rule.personalKey) {
-      throw unauthorized('API keys are not accepted on this endpoint', { hint: 'Use a dashboard session' });
-    }
-    const found = await this.apiKeys.authenticate(token);
-    if (!found) throw unauthorized('The API key is invalid, revoked or expired');
-    const personal = found.key.keyType === 'gpat';
-    const required = rule.apiKey ?? (personal ? rule.personalKey : undefined);
-    if (!required) {
-      throw unauthorized('Only personal API keys (gpat_) and dashboard sessions are accepted on this endpoint', {
-        hint: 'Sign in with the CLI (attestly login) or use a dashboard session',
-      });
-    }
-    const missing = required.filter((scope) => !found.key.scopes.includes(scope));
-    if (missing.length) throw forbidden(`The API key lacks the scope ${missing.join(', ')}`);
-    const role = await this.personalRoleOrRefuse(found);
-    if (personal && rule.session && rule.session !== 'user' && !hasRole(role, rule.session)) {
-      throw forbidden(`This action needs the ${rule.session} role or higher`, {
-        hint: "A personal key acts with its user's current role",
-      });
-    }
-    return apiKeyContext(found, request, role);
-  }
-
-  /** A personal key's user must still be an active member of the key's organization. */
-  private async personalRoleOrRefuse(found: AuthenticatedKey): Promise<Role | null> {
-    if (found.key.keyType !== 'gpat') return null;
-    const role = await this.apiKeys.personalRole(found.key);
-    if (!role) {
-      throw unauthorized("The API key's user is no longer an active member of its organization", {
-        hint: 'Sign in again with attestly login',
-      });
-    }
-    return role;
-  }
 }
 
 function apiKeyContext(found: AuthenticatedKey, request: Request, role: Role | null): AuthContext {
@@ -187,20 +183,11 @@ function apiKeyContext(found: AuthenticatedKey, request: Request, role: Role | n
       email: found.creatorEmail,
       userId: found.key.createdBy,
       role,
+      serviceTier: found.serviceTier,
     },
     organizationId: found.key.organizationId,
     ipAddress: request.ip ?? null,
   };
-}
-
-/** The credential of `Authorization: Bearer …`, or of `X-API-Key` (server-to-server analytics). */
-export function bearerToken(request: Request): string | null {
-  const apiKeyHeader = request.headers['x-api-key'];
-  if (typeof apiKeyHeader === 'string' && apiKeyHeader) return apiKeyHeader;
-  const header = request.headers.authorization;
-  if (!header) return null;
-  const match = /^Bearer\s+(\S+)$/i.exec(header);
-  return match ? match[1] : null;
 }
 
 function describeAccepted(rule: AccessRule): string {

@@ -22,6 +22,8 @@ export interface ApiKeyCaller {
   readonly userId: string | null;
   /** For a personal key (`gpat_`): its user's role in the key's organization, read on this request. */
   readonly role: Role | null;
+  /** The plan of the key's organization (its key-route limits depend on it). */
+  readonly serviceTier: string;
 }
 
 export type Caller = SessionCaller | ApiKeyCaller;

@@ -1,0 +1,42 @@
+import { Injectable } from '@nestjs/common';
+import type { Request } from 'express';
+import { looksLikeApiKey } from '../../api-keys/api-key-secret.js';
+import { DeviceTokenVerifier } from '../../attestation/device-token-verifier.js';
+import { unauthorized } from '../../common/errors/app-exception.js';
+import { BlockedDevices } from '../../devices/blocked-devices.js';
+import { bearerToken } from './bearer-token.js';
+import { RequestStrategy, STRATEGY, type Principal } from './principal.js';
+
+/**
+ * A device's attestation token (the RS256 JWT from validate or refresh) for the app the request's
+ * identity headers resolved: verified with `@nestjs/jwt` against the service's signing keys, for
+ * that app, of a device that is not blocked. An API key in its place: the next strategy is tried.
+ */
+@Injectable()
+export class DeviceTokenStrategy extends RequestStrategy {
+  readonly strategyName = STRATEGY.deviceToken;
+
+  constructor(
+    private readonly tokens: DeviceTokenVerifier,
+    private readonly blockedDevices: BlockedDevices,
+  ) {
+    super();
+  }
+
+  async validate(request: Request): Promise<Principal | null> {
+    const token = bearerToken(request);
+    if (!token || looksLikeApiKey(token)) return null;
+    const claims = await this.tokens.verify(token);
+    if (!claims || claims.app_id !== request.tenant?.appId) {
+      throw unauthorized('The attestation token is invalid, expired or for another app', {
+        hint: 'Refresh it with POST /api/v1/attestation/refresh',
+      });
+    }
+    if (await this.blockedDevices.isBlocked(claims.app_id, claims.sub)) {
+      throw unauthorized('The attestation token belongs to a blocked device', {
+        hint: 'An Admin of the app unblocks devices in the dashboard',
+      });
+    }
+    return { kind: 'deviceToken', claims };
+  }
+}
