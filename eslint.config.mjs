@@ -30,7 +30,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['**/*.mjs'],
+    files: ['**/*.mjs', '**/*.cjs'],
     ...tseslint.configs.disableTypeChecked,
     languageOptions: {
       parserOptions: { projectService: false, project: null },
@@ -42,6 +42,8 @@ export default tseslint.config(
         setTimeout: 'readonly',
         fetch: 'readonly',
         performance: 'readonly',
+        require: 'readonly',
+        module: 'writable',
       },
     },
     rules: { ...tseslint.configs.disableTypeChecked.rules, 'no-console': 'off' },

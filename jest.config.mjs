@@ -5,7 +5,11 @@ const shared = {
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   transform: {
     '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json' }],
+    '/node_modules/@nestjs/throttler/.+\\.js$': '<rootDir>/test/harness/esm-require-bridge.cjs',
   },
+  // @nestjs/throttler is CommonJS that requires ES modules: see test/harness/esm-require-bridge.cjs.
+  transformIgnorePatterns: ['/node_modules/(?!@nestjs/throttler/)'],
+  setupFiles: ['<rootDir>/test/harness/esm-require-setup.mjs'],
 };
 
 export default {

@@ -1,10 +1,7 @@
 import { Body, Controller, Get, HttpCode, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { Access, Public } from '../common/access/access.decorator.js';
-import { tierDefinition } from '../common/tiers.js';
-import type { Tenant } from '../apps/tenant-resolver.js';
-import { RateLimitService } from '../rate-limit/rate-limit.service.js';
-import type { PerIpLimitName } from '../rate-limit/per-ip-limits.js';
+import { RateLimit } from '../rate-limit/rate-limit.guard.js';
 import { RefreshAttestationDto, ValidateAttestationDto } from './attestation.dto.js';
 import { AttestationService } from './attestation.service.js';
 import { ChallengeService } from './challenge.service.js';
@@ -17,51 +14,26 @@ export class AttestationController {
   constructor(
     private readonly attestation: AttestationService,
     private readonly challenges: ChallengeService,
-    private readonly rateLimit: RateLimitService,
   ) {}
 
   @Get('challenge')
-  async challenge(@Req() request: Request, @Res({ passthrough: true }) response: Response) {
-    const tenant = await this.limit(request, response, 'challenge', 'challenge');
-    return this.challenges.issue(tenant.appId);
+  @RateLimit('ip-challenge', 'challenge')
+  async challenge(@Req() request: Request) {
+    return this.challenges.issue(request.tenant!.appId);
   }
 
   @Post('validate')
+  @RateLimit('ip-validate', 'attest')
   @HttpCode(200)
-  async validate(
-    @Req() request: Request,
-    @Res({ passthrough: true }) response: Response,
-    @Body() body: ValidateAttestationDto,
-  ) {
-    return this.attestation.validate(await this.limit(request, response, 'validate', 'attest'), body);
+  async validate(@Req() request: Request, @Body() body: ValidateAttestationDto) {
+    return this.attestation.validate(request.tenant!, body);
   }
 
   @Post('refresh')
+  @RateLimit('ip-validate', 'attest')
   @HttpCode(200)
-  async refresh(
-    @Req() request: Request,
-    @Res({ passthrough: true }) response: Response,
-    @Body() body: RefreshAttestationDto,
-  ) {
-    return this.attestation.refresh(await this.limit(request, response, 'validate', 'attest'), body);
-  }
-
-  /** Per-IP protection first, then the organization's bucket for its plan. */
-  private async limit(
-    request: Request,
-    response: Response,
-    perIp: PerIpLimitName | null,
-    bucket: 'attest' | 'challenge',
-  ): Promise<Tenant> {
-    const tenant = request.tenant!;
-    if (perIp) await this.rateLimit.enforcePerIp(response, perIp, request.ip);
-    await this.rateLimit.enforce(
-      response,
-      bucket,
-      tenant.organizationId,
-      tierDefinition(tenant.serviceTier).rates[bucket],
-    );
-    return tenant;
+  async refresh(@Req() request: Request, @Body() body: RefreshAttestationDto) {
+    return this.attestation.refresh(request.tenant!, body);
   }
 }
 

@@ -17,16 +17,14 @@ import {
   TokenDto,
 } from './auth.dto.js';
 import { AuthService, FORGOT_PASSWORD_MESSAGE, REGISTER_MESSAGE } from './auth.service.js';
-import { RateLimitService } from '../rate-limit/rate-limit.service.js';
 import { SESSION_COOKIE, destroySession, regenerateSession, saveSession } from './session/session-setup.js';
-import { RateLimit } from '../rate-limit/route-rate-limit.guard.js';
+import { RateLimit } from '../rate-limit/rate-limit.guard.js';
 
 /** Dashboard authentication: cookie sessions, sign-up, password and e-mail flows, organizations. */
 @Controller('api/v1/auth')
 export class AuthController {
   constructor(
     private readonly auth: AuthService,
-    private readonly rateLimit: RateLimitService,
     @InjectDataSource() private readonly dataSource: DataSource,
   ) {}
 
@@ -68,29 +66,20 @@ export class AuthController {
   }
 
   @Post('forgot-password')
-  @RateLimit('forgot-password-email')
+  @RateLimit('ip-password-reset', 'forgot-password-email')
   @Public()
   @HttpCode(200)
-  async forgotPassword(
-    @Req() request: Request,
-    @Res({ passthrough: true }) response: Response,
-    @Body() body: ForgotPasswordDto,
-  ) {
-    await this.rateLimit.enforcePerIp(response, 'passwordReset', request.ip);
+  forgotPassword(@Body() body: ForgotPasswordDto) {
     this.auth.forgotPassword(body.email);
     return { message: FORGOT_PASSWORD_MESSAGE };
   }
 
   @Post('reset-password')
+  @RateLimit('ip-password-reset')
   @Public()
   @HttpCode(200)
   @InvalidInputStatus(400)
-  async resetPassword(
-    @Req() request: Request,
-    @Res({ passthrough: true }) response: Response,
-    @Body() body: ResetPasswordDto,
-  ) {
-    await this.rateLimit.enforcePerIp(response, 'passwordReset', request.ip);
+  async resetPassword(@Body() body: ResetPasswordDto) {
     await this.auth.resetPassword(body.token, body.password, body.confirm_password);
     return { message: 'Your password has been changed. Sign in with the new password.' };
   }

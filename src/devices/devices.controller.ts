@@ -1,9 +1,7 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
-import type { Response } from 'express';
+import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { Access } from '../common/access/access.decorator.js';
 import { OrgAuth, type OrgAuthContext } from '../common/access/auth-context.js';
-import { tierDefinition } from '../common/tiers.js';
-import { RateLimitService } from '../rate-limit/rate-limit.service.js';
+import { RateLimit } from '../rate-limit/rate-limit.guard.js';
 import { DeviceAnalyticsService } from './device-analytics.service.js';
 import { BlockDeviceDto, DeviceDetailsQuery, ListDevicesQuery, ListEventsQuery } from './devices.dto.js';
 import { DevicesService } from './devices.service.js';
@@ -44,36 +42,17 @@ export class DevicesController {
  */
 @Controller('api/v1/analytics')
 @Access({ session: 'viewer', apiKey: ['org:read'] })
+@RateLimit('apikey')
 export class AnalyticsController {
-  constructor(
-    private readonly analytics: DeviceAnalyticsService,
-    private readonly rateLimit: RateLimitService,
-  ) {}
+  constructor(private readonly analytics: DeviceAnalyticsService) {}
 
   @Get('devices/:keyId')
-  async device(
-    @OrgAuth() auth: OrgAuthContext,
-    @Res({ passthrough: true }) response: Response,
-    @Param('keyId') keyId: string,
-    @Query() query: DeviceDetailsQuery,
-  ) {
-    await this.limitApiKey(auth, response);
+  async device(@OrgAuth() auth: OrgAuthContext, @Param('keyId') keyId: string, @Query() query: DeviceDetailsQuery) {
     return this.analytics.deviceDetails(auth, keyId, query);
   }
 
   @Get('events')
-  async events(
-    @OrgAuth() auth: OrgAuthContext,
-    @Res({ passthrough: true }) response: Response,
-    @Query() query: ListEventsQuery,
-  ) {
-    await this.limitApiKey(auth, response);
+  async events(@OrgAuth() auth: OrgAuthContext, @Query() query: ListEventsQuery) {
     return this.analytics.events(auth, query);
-  }
-
-  private async limitApiKey(auth: OrgAuthContext, response: Response): Promise<void> {
-    if (auth.caller.kind !== 'apiKey') return;
-    const limit = tierDefinition(await this.analytics.serviceTier(auth.organizationId)).rates.apikey;
-    await this.rateLimit.enforce(response, 'apikey', auth.organizationId, limit);
   }
 }

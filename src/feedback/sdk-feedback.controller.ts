@@ -14,7 +14,7 @@ import {
   toVoteResponse,
 } from './feedback.dto.js';
 import { FeedbackService } from './feedback.service.js';
-import { RateLimit } from '../rate-limit/route-rate-limit.guard.js';
+import { RateLimit } from '../rate-limit/rate-limit.guard.js';
 
 /**
  * The SDK's feedback surface: the identity headers name the app, and end users act under the

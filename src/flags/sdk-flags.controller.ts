@@ -6,7 +6,7 @@ import { tierDefinition } from '../common/tiers.js';
 import { UuidParam } from '../common/validation/uuid-param.js';
 import type { Tenant } from '../apps/tenant-resolver.js';
 import { Metrics } from '../metrics/metrics.js';
-import { RateLimitService } from '../rate-limit/rate-limit.service.js';
+import { RateLimit } from '../rate-limit/rate-limit.guard.js';
 import { evaluateFlag, evaluateFlagSet } from './evaluation/evaluate-flag.js';
 import { ENVIRONMENTS, isEnvironment, type Environment, type EvaluationContext } from './evaluation/flag-types.js';
 import { FlagStore } from './flag-store.js';
@@ -26,7 +26,6 @@ export class SdkFlagsController implements BeforeApplicationShutdown {
 
   constructor(
     private readonly store: FlagStore,
-    private readonly rateLimit: RateLimitService,
     metrics: Metrics,
   ) {
     metrics.gauge(
@@ -37,15 +36,11 @@ export class SdkFlagsController implements BeforeApplicationShutdown {
   }
 
   @Get()
-  async flags(
-    @Req() request: Request,
-    @Res({ passthrough: true }) response: Response,
-    @Query('environment') environment?: string,
-  ) {
+  @RateLimit('flags')
+  async flags(@Req() request: Request, @Query('environment') environment?: string) {
     // Checked by hand rather than through a query DTO: this is the hottest route.
     const checked = environmentOf(environment);
-    const tenant = await this.limit(request, response);
-    return { flags: await this.evaluate(tenant, request, checked) };
+    return { flags: await this.evaluate(request.tenant!, request, checked) };
   }
 
   /** Server-sent events: a snapshot on connect, then a new one after every change. */
@@ -101,30 +96,15 @@ export class SdkFlagsController implements BeforeApplicationShutdown {
   }
 
   @Post(':flagId/evaluate')
+  @RateLimit('flags')
   @HttpCode(200)
-  async evaluateOne(
-    @Req() request: Request,
-    @Res({ passthrough: true }) response: Response,
-    @UuidParam('flagId') flagId: string,
-    @Body() body: EvaluateFlagDto,
-  ) {
-    const tenant = await this.limit(request, response);
+  async evaluateOne(@Req() request: Request, @UuidParam('flagId') flagId: string, @Body() body: EvaluateFlagDto) {
+    const tenant = request.tenant!;
     const { definitions } = await this.store.get(tenant.appId);
     const flag = definitions.find((candidate) => candidate.id === flagId);
     if (!flag) throw notFound('Flag');
     const { environment, ...context } = body;
     return evaluateFlag(flag, environment ?? 'production', context);
-  }
-
-  private async limit(request: Request, response: Response): Promise<Tenant> {
-    const tenant = request.tenant!;
-    await this.rateLimit.enforce(
-      response,
-      'flags',
-      tenant.organizationId,
-      tierDefinition(tenant.serviceTier).rates.flags,
-    );
-    return tenant;
   }
 
   private async evaluate(tenant: Tenant, request: Request, environment: string) {

@@ -1,11 +1,17 @@
-import { Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { Global, Inject, Module, type ExecutionContext, type OnApplicationShutdown } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { ThrottlerModule, type ThrottlerOptions } from '@nestjs/throttler';
+import type { Request } from 'express';
 import { createLogger } from '../common/logging/logger.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
+import { LIMIT_NAMES, LIMITS, limitOf, limitSubject, type Limit, type LimitName } from './limits.js';
+import { RATE_LIMITS_KEY, RateLimitGuard, SpentRateLimitInterceptor } from './rate-limit.guard.js';
 import { createRateLimitStore } from './rate-limit-store-factory.js';
 import { RATE_LIMIT_STORE, RateLimitService } from './rate-limit.service.js';
 import type { RateLimitStore } from './sliding-window.js';
 
+/** The store, the service over it and the guard's helpers: what the throttler module is built on. */
 @Module({
   providers: [
     {
@@ -19,13 +25,60 @@ import type { RateLimitStore } from './sliding-window.js';
     },
     RateLimitService,
   ],
-  exports: [RateLimitService],
+  exports: [RATE_LIMIT_STORE, RateLimitService],
 })
-export class RateLimitModule implements OnApplicationShutdown {
+class RateLimitStoreModule implements OnApplicationShutdown {
   constructor(@Inject(RATE_LIMIT_STORE) private readonly store: RateLimitStore) {}
 
   /** Quits Redis (or stops the in-process sweep) so shutdown is not held up by an open socket. */
   async onApplicationShutdown(): Promise<void> {
     await this.store.close();
   }
+}
+
+/**
+ * Every limit of the service through @nestjs/throttler: one named throttler per limit (limits.ts),
+ * each applying only where a route declares it with `@RateLimit`, all counted in RateLimitService,
+ * the one sliding-window `ThrottlerStorage`.
+ */
+@Global()
+@Module({
+  imports: [
+    RateLimitStoreModule,
+    ThrottlerModule.forRootAsync({
+      imports: [RateLimitStoreModule],
+      inject: [RateLimitService, Reflector],
+      useFactory: (storage: RateLimitService, reflector: Reflector) => ({
+        storage,
+        throttlers: LIMIT_NAMES.map((name) => throttlerOf(name, LIMITS[name], reflector)),
+      }),
+    }),
+  ],
+  providers: [RateLimitGuard, SpentRateLimitInterceptor],
+  exports: [RateLimitStoreModule, ThrottlerModule, RateLimitGuard, SpentRateLimitInterceptor],
+})
+export class RateLimitModule {}
+
+function throttlerOf(name: LimitName, limit: Limit, reflector: Reflector): ThrottlerOptions {
+  const requestOf = (context: ExecutionContext) => context.switchToHttp().getRequest<Request>();
+  return {
+    name,
+    ttl: limit.windowMs,
+    limit: typeof limit.limit === 'number' ? limit.limit : (context) => limitOf(limit, requestOf(context)),
+    skipIf: (context) => !declaredLimits(reflector, context).has(name),
+    getTracker: (request) => limitSubject(limit, request) ?? '',
+    generateKey: (_context, subject) => `${name}:${subject}`,
+  };
+}
+
+/** The limits a route declares, read once per handler. */
+const declared = new WeakMap<object, ReadonlySet<string>>();
+function declaredLimits(reflector: Reflector, context: ExecutionContext): ReadonlySet<string> {
+  const handler = context.getHandler();
+  let names = declared.get(handler);
+  if (!names) {
+    names = new Set(reflector.getAllAndMerge<LimitName[]>(RATE_LIMITS_KEY, [handler, context.getClass()]));
+    declared.set(handler, names);
+  }
+  return names;
 }

@@ -1,27 +1,24 @@
 import { describe, expect, it } from '@jest/globals';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { ThrottlerStorage } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
 import { pino } from 'pino';
 import { AllExceptionsFilter } from '../common/errors/all-exceptions.filter.js';
-import { AppException } from '../common/errors/app-exception.js';
 import type { AppConfig } from '../config/app-config.js';
 import { AppConfigModule } from '../config/config.module.js';
 import { MemoryRateLimitStore } from './memory-rate-limit-store.js';
-import { PER_IP_LIMITS } from './per-ip-limits.js';
 import { RateLimitModule } from './rate-limit.module.js';
-import { RATE_LIMIT_STORE, RateLimitService, type RateLimitDecision } from './rate-limit.service.js';
+import {
+  RATE_LIMIT_STORE,
+  RateLimitService,
+  rateLimitExceeded,
+  rateLimitHeaders,
+  type RateLimitDecision,
+} from './rate-limit.service.js';
 import type { RateLimitStore } from './sliding-window.js';
 
 const T0 = 1_700_000_000_500;
-
-class HeaderRecorder {
-  readonly headers: Record<string, string> = {};
-  setHeader(name: string, value: string | number | readonly string[]): this {
-    this.headers[name] = String(value);
-    return this;
-  }
-}
 
 function serviceAt(start: number) {
   const clock = { now: start };
@@ -29,85 +26,55 @@ function serviceAt(start: number) {
   return { service: new RateLimitService(store, () => clock.now), clock, store };
 }
 
-function caught(action: () => void): AppException {
-  try {
-    action();
-  } catch (error) {
-    if (error instanceof AppException) return error;
-    throw error;
-  }
-  throw new Error('expected an AppException');
+function refused(retryAfterMs: number): RateLimitDecision {
+  return { allowed: false, limit: 5, remaining: 0, resetAt: T0 + retryAfterMs, retryAfterMs, windowMs: 60_000 };
 }
 
 describe('RateLimitService', () => {
-  it('counts per bucket and subject over a 60 s window', async () => {
+  it('counts per key over the window it is given, as @nestjs/throttler storage records', async () => {
     const { service } = serviceAt(T0);
-    expect(await service.consume('attest', 'org-1', 2)).toMatchObject({
-      allowed: true,
-      remaining: 1,
-      windowMs: 60_000,
+    expect(await service.increment('attest:org-1', 60_000, 2)).toMatchObject({
+      totalHits: 1,
+      isBlocked: false,
+      decision: { allowed: true, remaining: 1, windowMs: 60_000 },
     });
-    expect(await service.consume('attest', 'org-1', 2)).toMatchObject({ allowed: true, remaining: 0 });
-    expect(await service.consume('attest', 'org-1', 2)).toMatchObject({ allowed: false, bucket: 'attest' });
-    expect((await service.consume('flags', 'org-1', 2)).allowed).toBe(true);
-    expect((await service.consume('attest', 'org-2', 2)).allowed).toBe(true);
+    expect(await service.increment('attest:org-1', 60_000, 2)).toMatchObject({ totalHits: 2, isBlocked: false });
+    const third = await service.increment('attest:org-1', 60_000, 2);
+    expect(third).toMatchObject({ isBlocked: true, decision: { allowed: false, remaining: 0 } });
+    expect(third.timeToBlockExpire).toBe(60);
+    expect((await service.increment('flags:org-1', 60_000, 2)).isBlocked).toBe(false);
+    expect((await service.increment('attest:org-2', 60_000, 2)).isBlocked).toBe(false);
   });
 
-  it('sets X-RateLimit-Limit, -Remaining and -Reset (Unix seconds, rounded up) on allowed requests', async () => {
+  it('peeks without counting', async () => {
     const { service } = serviceAt(T0);
-    const response = new HeaderRecorder();
-    await service.enforce(response, 'challenge', 'org-1', 60);
-    expect(response.headers).toEqual({
+    await service.increment('login-failures-ip:203.0.113.7', 900_000, 1);
+    expect((await service.peek('login-failures-ip:203.0.113.7', 900_000, 1)).isBlocked).toBe(true);
+    expect((await service.peek('login-failures-ip:203.0.113.8', 900_000, 1)).isBlocked).toBe(false);
+    expect((await service.peek('login-failures-ip:203.0.113.8', 900_000, 1)).isBlocked).toBe(false);
+  });
+
+  it('writes X-RateLimit-Limit, -Remaining and -Reset (Unix seconds, rounded up)', async () => {
+    const { service } = serviceAt(T0);
+    const { decision } = await service.increment('challenge:org-1', 60_000, 60);
+    expect(rateLimitHeaders(decision)).toEqual({
       'X-RateLimit-Limit': '60',
       'X-RateLimit-Remaining': '59',
-      // T0 + 60 s is 1_700_000_060.5 s: rounded up, so a client waiting until then is never early.
-      'X-RateLimit-Reset': '1700000061',
+      'X-RateLimit-Reset': String(Math.ceil((T0 + 60_000) / 1000)),
     });
-  });
-
-  it('refuses with a 429 whose message says how long to wait, and Retry-After in seconds', async () => {
-    const { service, clock } = serviceAt(T0);
-    await service.consume('attest', 'org-1', 1);
-    clock.now = T0 + 48_000;
-    const response = new HeaderRecorder();
-    const decision = await service.consume('attest', 'org-1', 1);
-    const error = caught(() => service.apply(response, decision));
-
-    expect(error.getStatus()).toBe(429);
-    expect(error.code).toBe('rate_limited');
-    expect(error.message).toBe('Rate limit exceeded: too many requests this minute. Try again in 12 seconds.');
-    expect(error.details.headers).toEqual({
-      'Retry-After': '12',
-      'X-RateLimit-Limit': '1',
-      'X-RateLimit-Remaining': '0',
-      'X-RateLimit-Reset': '1700000061',
-    });
-    expect(response.headers['X-RateLimit-Remaining']).toBe('0');
   });
 
   it('rounds the wait up and never below one second', () => {
-    const { service } = serviceAt(T0);
-    const refused = (retryAfterMs: number): RateLimitDecision => ({
-      allowed: false,
-      limit: 5,
-      remaining: 0,
-      resetAt: T0 + retryAfterMs,
-      retryAfterMs,
-      bucket: 'attest',
-      windowMs: 60_000,
-    });
-    const eleven = caught(() => service.apply(new HeaderRecorder(), refused(11_001)));
-    expect(eleven.details.headers?.['Retry-After']).toBe('12');
-    const short = caught(() => service.apply(new HeaderRecorder(), refused(0)));
+    expect(rateLimitExceeded(refused(11_001)).details.headers?.['Retry-After']).toBe('12');
+    const short = rateLimitExceeded(refused(0));
     expect(short.details.headers?.['Retry-After']).toBe('1');
     expect(short.message).toBe('Rate limit exceeded: too many requests this minute. Try again in 1 second.');
   });
 
   it('reaches the client as the error envelope with Retry-After', async () => {
     const { service } = serviceAt(T0);
-    await service.consume('apikey', 'org-1', 1);
-    const decision = await service.consume('apikey', 'org-1', 1);
-    const error = caught(() => service.apply(new HeaderRecorder(), decision));
+    await service.increment('apikey:org-1', 60_000, 1);
+    const error = rateLimitExceeded((await service.increment('apikey:org-1', 60_000, 1)).decision);
 
     const written: { status?: number; body?: Record<string, unknown>; headers: Record<string, string> } = {
       headers: {},
@@ -144,22 +111,11 @@ describe('RateLimitService', () => {
     expect(written.headers['Retry-After']).toBe('60');
   });
 
-  it('applies the per-IP table, by address, before any tenant limit', async () => {
+  it('refuses keys that are not `limit:subject`', async () => {
     const { service } = serviceAt(T0);
-    const login = PER_IP_LIMITS.login.limit;
-    for (let i = 0; i < login; i++) await service.enforcePerIp(new HeaderRecorder(), 'login', '203.0.113.7');
-    await expect(service.enforcePerIp(new HeaderRecorder(), 'login', '203.0.113.7')).rejects.toMatchObject({
-      code: 'rate_limited',
-    });
-    // Another address, and the same address on another endpoint, have their own budgets.
-    await expect(service.enforcePerIp(new HeaderRecorder(), 'login', '203.0.113.8')).resolves.toBeDefined();
-    await expect(service.enforcePerIp(new HeaderRecorder(), 'challenge', '203.0.113.7')).resolves.toBeDefined();
-  });
-
-  it('rejects bucket names that could collide with another bucket’s keys', async () => {
-    const { service } = serviceAt(T0);
-    await expect(service.consume('attest:org', '1', 5)).rejects.toThrow(RangeError);
-    await expect(service.consume('attest', '', 5)).rejects.toThrow(RangeError);
+    await expect(service.increment('attest', 60_000, 5)).rejects.toThrow(RangeError);
+    await expect(service.increment('attest:', 60_000, 5)).rejects.toThrow(RangeError);
+    await expect(service.peek('Attest:org', 60_000, 5)).rejects.toThrow(RangeError);
   });
 
   it('reports degraded only when its store does', () => {
@@ -175,16 +131,17 @@ describe('RateLimitService', () => {
 });
 
 describe('RateLimitModule', () => {
-  it('provides the service from APP_CONFIG and closes its store on shutdown', async () => {
+  it('provides the service as the throttler storage from APP_CONFIG and closes its store on shutdown', async () => {
     const config = { redisUrl: null, logLevel: 'silent' } as unknown as AppConfig;
     @Module({ imports: [AppConfigModule.forRoot(config), RateLimitModule] })
     class TestRoot {}
 
     const app = await NestFactory.createApplicationContext(TestRoot, { logger: false });
     const service = app.get(RateLimitService);
+    expect(app.get(ThrottlerStorage)).toBe(service);
     const store = app.get<MemoryRateLimitStore>(RATE_LIMIT_STORE);
     expect(store).toBeInstanceOf(MemoryRateLimitStore);
-    expect((await service.consume('flags', 'org-1', 3)).remaining).toBe(2);
+    expect((await service.increment('flags:org-1', 60_000, 3)).decision.remaining).toBe(2);
     expect(store.size).toBe(1);
     await app.close();
     expect(store.size).toBe(0);

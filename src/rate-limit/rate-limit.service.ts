@@ -1,32 +1,24 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
+import type { ThrottlerStorage } from '@nestjs/throttler';
 import { type AppException, tooManyRequests } from '../common/errors/app-exception.js';
-import { ipSubject, PER_IP_LIMITS, type PerIpLimitName } from './per-ip-limits.js';
 import type { RateLimitResult, RateLimitStore } from './sliding-window.js';
 
 export const RATE_LIMIT_STORE = Symbol('RATE_LIMIT_STORE');
 /** Optional provider replacing `Date.now`, for tests. */
 export const RATE_LIMIT_CLOCK = Symbol('RATE_LIMIT_CLOCK');
-/** The interface document's limits are per minute. */
-export const RATE_LIMIT_WINDOW_MS = 60_000;
 
 export interface RateLimitDecision extends RateLimitResult {
-  readonly bucket: string;
   readonly windowMs: number;
 }
 
-/** The part of an Express `Response` the headers need, so guards, controllers and tests can pass theirs. */
-export interface RateLimitHeaderTarget {
-  setHeader(name: string, value: string): unknown;
+type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
+
+/** What the throttler guard is told: @nestjs/throttler's record, with the sliding window's own figures. */
+export interface SlidingWindowRecord extends ThrottlerStorageRecord {
+  readonly decision: RateLimitDecision;
 }
 
-const BUCKET_NAME = /^[a-z0-9][a-z0-9_-]*$/;
-
-/** The store key `bucket:subject`; a colon-free bucket keeps two buckets' keys from colliding. */
-function keyOf(bucket: string, subject: string): string {
-  if (!BUCKET_NAME.test(bucket)) throw new RangeError(`invalid rate limit bucket name: ${bucket}`);
-  if (subject.length === 0) throw new RangeError('rate limit subject must not be empty');
-  return `${bucket}:${subject}`;
-}
+const KEY = /^[a-z0-9][a-z0-9_-]*:.+$/;
 
 /** Seconds a refused client must wait: rounded up so it never retries early, and at least 1. */
 export function retryAfterSeconds(decision: RateLimitDecision): number {
@@ -52,9 +44,13 @@ export function rateLimitExceeded(decision: RateLimitDecision): AppException {
   });
 }
 
-/** The one entry point for every bucket: tenant buckets and per-IP protection alike. */
+/**
+ * The one `ThrottlerStorage` of the service: @nestjs/throttler's guard counts every limit here, on
+ * a true sliding window (sliding-window.ts) kept in Redis across instances or in process, failing
+ * open when Redis is away. Keys are `limit:subject`.
+ */
 @Injectable()
-export class RateLimitService {
+export class RateLimitService implements ThrottlerStorage {
   /** The time source of the windows; replaceable so tests can move time. */
   clock: () => number;
 
@@ -65,55 +61,14 @@ export class RateLimitService {
     this.clock = clock ?? Date.now;
   }
 
-  /** Counts one request of `subject` (an organization id, a client address) against `bucket`. */
-  async consume(
-    bucket: string,
-    subject: string,
-    limit: number,
-    windowMs: number = RATE_LIMIT_WINDOW_MS,
-  ): Promise<RateLimitDecision> {
-    const result = await this.store.hit(keyOf(bucket, subject), limit, windowMs, this.clock());
-    return { ...result, bucket, windowMs };
+  /** Counts one request under `key` unless the window is full (`ttl` is the window in ms). */
+  async increment(key: string, ttl: number, limit: number): Promise<SlidingWindowRecord> {
+    return record(await this.store.hit(checked(key), limit, ttl, this.clock()), ttl);
   }
 
-  /** What `consume` would answer, spending nothing (budgets spent only by some outcomes). */
-  async peek(
-    bucket: string,
-    subject: string,
-    limit: number,
-    windowMs: number = RATE_LIMIT_WINDOW_MS,
-  ): Promise<RateLimitDecision> {
-    const result = await this.store.peek(keyOf(bucket, subject), limit, windowMs, this.clock());
-    return { ...result, bucket, windowMs };
-  }
-
-  /** Writes the rate-limit headers and throws the 429 when the decision is a refusal. */
-  apply(response: RateLimitHeaderTarget, decision: RateLimitDecision): void {
-    for (const [name, value] of Object.entries(rateLimitHeaders(decision))) response.setHeader(name, value);
-    if (!decision.allowed) throw rateLimitExceeded(decision);
-  }
-
-  /** `consume` then `apply`: what a guard or controller calls before doing the work. */
-  async enforce(
-    response: RateLimitHeaderTarget,
-    bucket: string,
-    subject: string,
-    limit: number,
-    windowMs?: number,
-  ): Promise<RateLimitDecision> {
-    const decision = await this.consume(bucket, subject, limit, windowMs);
-    this.apply(response, decision);
-    return decision;
-  }
-
-  /** Per-IP protection for login, password reset, challenge and validate. */
-  enforcePerIp(
-    response: RateLimitHeaderTarget,
-    name: PerIpLimitName,
-    ip: string | undefined,
-  ): Promise<RateLimitDecision> {
-    const { bucket, limit } = PER_IP_LIMITS[name];
-    return this.enforce(response, bucket, ipSubject(ip), limit);
+  /** What `increment` would answer, counting nothing (budgets spent only by some outcomes). */
+  async peek(key: string, ttl: number, limit: number): Promise<SlidingWindowRecord> {
+    return record(await this.store.peek(checked(key), limit, ttl, this.clock()), ttl);
   }
 
   /** True while the shared backend is unreachable and requests pass unchecked. */
@@ -121,4 +76,20 @@ export class RateLimitService {
     const store = this.store as RateLimitStore & { isDegraded?: () => boolean };
     return store.isDegraded?.() ?? false;
   }
+}
+
+function checked(key: string): string {
+  if (!KEY.test(key)) throw new RangeError(`invalid rate limit key: ${key}`);
+  return key;
+}
+
+function record(result: RateLimitResult, windowMs: number): SlidingWindowRecord {
+  const now = Date.now();
+  return {
+    totalHits: result.limit - result.remaining + (result.allowed ? 0 : 1),
+    timeToExpire: Math.max(0, Math.ceil((result.resetAt - now) / 1000)),
+    isBlocked: !result.allowed,
+    timeToBlockExpire: Math.ceil(result.retryAfterMs / 1000),
+    decision: { ...result, windowMs },
+  };
 }

@@ -11,7 +11,7 @@ import {
   toSdkTicketWithMessages,
 } from './support.dto.js';
 import { SupportService } from './support.service.js';
-import { RateLimit } from '../rate-limit/route-rate-limit.guard.js';
+import { RateLimit } from '../rate-limit/rate-limit.guard.js';
 
 /** The SDK's support surface (camelCase): the identity headers name the app. */
 @Controller('api/v1/support/tickets')

@@ -1,6 +1,14 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { PASSWORD, createOrg, createUser, orgWithMember, randomClientIp, signIn } from '../factories/identity.js';
+import {
+  PASSWORD,
+  createOrg,
+  createUser,
+  orgWithMember,
+  randomClientIp,
+  signIn,
+  uniqueEmail,
+} from '../factories/identity.js';
 import { startTestApp, type HttpClient, type TestApp } from '../harness/test-app.js';
 
 const SESSIONS = '/api/v1/auth/cli/sessions';
@@ -283,24 +291,39 @@ describe('device-login page (/device)', () => {
     await agent.get('/api/v1/auth/me').expect(401);
   });
 
-  it('limits sign-in attempts per client address like the login API', async () => {
+  it('limits failed sign-ins per client address like the login API, answering with the page', async () => {
     const sessionId = await newCliSession();
     const ip = randomClientIp();
-    let last = 0;
-    for (let i = 0; i < 11; i++) {
-      const response = await t
+    const attempt = () =>
+      t
         .http()
         .post('/device/login')
         .set('X-Forwarded-For', ip)
         .type('form')
-        .send({ session_id: sessionId, email: 'nobody@example.com', password: 'wrong-password' });
-      last = response.status;
-      if (last === 429) {
-        expect(response.headers['retry-after']).toMatch(/^\d+$/);
-        expect(response.text).toMatch(/Rate limit exceeded/);
-        break;
-      }
-    }
-    expect(last).toBe(429);
+        .send({ session_id: sessionId, email: uniqueEmail(), password: 'wrong-password' });
+    for (let i = 0; i < 30; i++) expect((await attempt()).status).toBe(401);
+    const refused = await attempt();
+    expect(refused.status).toBe(429);
+    expect(refused.headers['content-type']).toMatch(/^text\/html/);
+    expect(refused.headers['retry-after']).toMatch(/^\d+$/);
+    expect(refused.text).toMatch(/Rate limit exceeded/);
+  });
+
+  it('throttles an account after ten wrong passwords with the wrong-password page, and spends nothing on success', async () => {
+    const sessionId = await newCliSession();
+    const user = await createUser(t, { org: await createOrg(t) });
+    const attempt = (password: string) =>
+      t
+        .http()
+        .post('/device/login')
+        .set('X-Forwarded-For', randomClientIp())
+        .type('form')
+        .send({ session_id: sessionId, email: user.email, password });
+    // Successful sign-ins spend nothing: many in a row leave the account's budget whole.
+    for (let i = 0; i < 12; i++) expect((await attempt(PASSWORD)).status).toBe(303);
+    for (let i = 0; i < 10; i++) expect((await attempt('wrong-password')).status).toBe(401);
+    const throttled = await attempt(PASSWORD);
+    expect(throttled.status).toBe(401);
+    expect(throttled.text).toMatch(/Invalid e-mail or password/);
   });
 });

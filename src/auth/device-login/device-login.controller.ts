@@ -1,4 +1,16 @@
-import { Controller, Get, Inject, Post, Query, Req, Res } from '@nestjs/common';
+import {
+  Catch,
+  Controller,
+  Get,
+  Inject,
+  Post,
+  Query,
+  Req,
+  Res,
+  UseFilters,
+  type ArgumentsHost,
+  type ExceptionFilter,
+} from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { Public } from '../../common/access/access.decorator.js';
 import type { OrgAuthContext } from '../../common/access/auth-context.js';
@@ -6,7 +18,7 @@ import { randomSecret } from '../../common/crypto.js';
 import { AppException } from '../../common/errors/app-exception.js';
 import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
-import { RateLimitService } from '../../rate-limit/rate-limit.service.js';
+import { RateLimit } from '../../rate-limit/rate-limit.guard.js';
 import { AuthService } from '../auth.service.js';
 import { CliSessionsService } from '../cli-login/cli-sessions.service.js';
 import { SessionResolver, type ResolvedSession } from '../session-resolver.js';
@@ -15,6 +27,25 @@ import { DeviceLoginService, cliSessionIdOf } from './device-login.service.js';
 import { contentSecurityPolicy, renderDevicePage, type DevicePage } from './device-pages.js';
 
 const RUN_LOGIN_AGAIN = 'Run the login command again to get a new link.';
+
+/**
+ * A sign-in the rate limits refuse (before the handler runs) is answered as the sign-in page
+ * answers a refusal: the page with the message, the refusal's status and its headers.
+ */
+@Catch(AppException)
+class SignInRefusalPage implements ExceptionFilter {
+  catch(error: AppException, host: ArgumentsHost): void {
+    const request = host.switchToHttp().getRequest<Request>();
+    const response = host.switchToHttp().getResponse<Response>();
+    for (const [name, value] of Object.entries(error.details.headers ?? {})) response.setHeader(name, value);
+    renderPage(response, error.getStatus(), {
+      kind: 'signIn',
+      sessionId: cliSessionIdOf(field(request, 'session_id')) ?? '',
+      email: field(request, 'email')?.trim() ?? '',
+      error: error.message,
+    });
+  }
+}
 
 /**
  * The page a CLI session's `verification_url` opens: sign in if needed, review the request,
@@ -32,7 +63,6 @@ export class DeviceLoginController {
     private readonly auth: AuthService,
     private readonly cliSessions: CliSessionsService,
     private readonly sessions: SessionResolver,
-    private readonly rateLimit: RateLimitService,
     private readonly deviceLogin: DeviceLoginService,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
@@ -46,7 +76,10 @@ export class DeviceLoginController {
     await this.review(request, response, sessionId, await this.sessions.resolve(request));
   }
 
+  /** Under the same limits as POST /api/v1/auth/login: failed sign-ins per account and per address. */
   @Post('login')
+  @RateLimit('login-failures-account', 'login-failures-ip')
+  @UseFilters(SignInRefusalPage)
   async login(@Req() request: Request, @Res() response: Response) {
     const sessionId = cliSessionIdOf(field(request, 'session_id'));
     if (!sessionId) return this.invalidLink(response);
@@ -62,7 +95,6 @@ export class DeviceLoginController {
       });
     }
     try {
-      await this.rateLimit.enforcePerIp(response, 'login', request.ip);
       const user = await this.auth.login(email, password);
       const organizationId = await this.auth.defaultOrganization(user.id);
       // As POST /api/v1/auth/login: a new session id at sign-in defeats session fixation.
@@ -285,21 +317,25 @@ export class DeviceLoginController {
   }
 
   private render(response: Response, status: number, page: DevicePage): void {
-    const nonce = randomSecret(16);
-    response
-      .status(status)
-      .set({
-        'Content-Type': 'text/html; charset=utf-8',
-        'Content-Security-Policy': contentSecurityPolicy(nonce),
-        'Cache-Control': 'no-store',
-        // Not no-referrer: with it, browsers send `Origin: null` on the forms' posts, which the
-        // Origin checks refuse. The URL's session id still never leaves the site.
-        'Referrer-Policy': 'same-origin',
-        'X-Content-Type-Options': 'nosniff',
-        'X-Frame-Options': 'DENY',
-      })
-      .send(renderDevicePage(page, nonce));
+    renderPage(response, status, page);
   }
+}
+
+function renderPage(response: Response, status: number, page: DevicePage): void {
+  const nonce = randomSecret(16);
+  response
+    .status(status)
+    .set({
+      'Content-Type': 'text/html; charset=utf-8',
+      'Content-Security-Policy': contentSecurityPolicy(nonce),
+      'Cache-Control': 'no-store',
+      // Not no-referrer: with it, browsers send `Origin: null` on the forms' posts, which the
+      // Origin checks refuse. The URL's session id still never leaves the site.
+      'Referrer-Policy': 'same-origin',
+      'X-Content-Type-Options': 'nosniff',
+      'X-Frame-Options': 'DENY',
+    })
+    .send(renderDevicePage(page, nonce));
 }
 
 function pageOf(sessionId: string): string {

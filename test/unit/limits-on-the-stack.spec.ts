@@ -1,0 +1,33 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { describe, expect, it } from '@jest/globals';
+
+const root = new URL('../..', import.meta.url).pathname;
+
+function files(dir: string, suffix: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return files(path, suffix);
+    return entry.name.endsWith(suffix) ? [path] : [];
+  });
+}
+
+/**
+ * Limits are declared on routes (`@RateLimit`, enforced by @nestjs/throttler's guard) and callers
+ * are authenticated by passport strategies: no controller calls the limiter or checks a key or a
+ * device token by hand, so the access matrix and the limits table stay the whole truth. (The
+ * device-login pages read the cookie session themselves, to answer with pages rather than 401s.)
+ */
+describe('the access and limit stack', () => {
+  const controllers = files(join(root, 'src'), '.controller.ts');
+
+  it('finds the controllers', () => {
+    expect(controllers.length).toBeGreaterThan(20);
+  });
+
+  it.each(controllers.map((path) => [relative(root, path), path]))('%s calls no limiter by hand', (_name, path) => {
+    const source = readFileSync(path, 'utf8');
+    expect(source).not.toMatch(/RateLimitService|RATE_LIMIT_STORE|\.increment\(|\.peek\(/);
+    expect(source).not.toMatch(/\.authenticate\(|DeviceTokenVerifier/);
+  });
+});
