@@ -21,13 +21,17 @@ function files(dir: string, suffix: string): string[] {
 describe('the access and limit stack', () => {
   const controllers = files(join(root, 'src'), '.controller.ts');
 
-  it('finds the controllers', () => {
+  it('no controller calls a limiter or checks a key or a device token by hand', () => {
     expect(controllers.length).toBeGreaterThan(20);
-  });
-
-  it.each(controllers.map((path) => [relative(root, path), path]))('%s calls no limiter by hand', (_name, path) => {
-    const source = readFileSync(path, 'utf8');
-    expect(source).not.toMatch(/RateLimitService|RATE_LIMIT_STORE|\.increment\(|\.peek\(/);
-    expect(source).not.toMatch(/\.authenticate\(|DeviceTokenVerifier/);
+    const offenders = controllers
+      .filter((path) => {
+        const source = readFileSync(path, 'utf8');
+        return (
+          /RateLimitService|RATE_LIMIT_STORE|\.increment\(|\.peek\(/.test(source) ||
+          /\.authenticate\(|DeviceTokenVerifier/.test(source)
+        );
+      })
+      .map((path) => relative(root, path));
+    expect(offenders).toEqual([]);
   });
 });
