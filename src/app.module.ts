@@ -9,6 +9,7 @@ import { FlagsModule } from './flags/flags.module.js';
 import { UsageModule } from './usage/usage.module.js';
 import { AuditModule } from './audit/audit.module.js';
 import { AuthModule } from './auth/auth.module.js';
+import { SsoModule } from './auth/sso/sso.module.js';
 import { ClaimsModule } from './claims/claims.module.js';
 import { BillingModule } from './billing/billing.module.js';
 import { DevicesModule } from './devices/devices.module.js';
@@ -49,6 +50,7 @@ export class AppModule {
         RateLimitModule,
         ApiKeysModule,
         AuthModule,
+        SsoModule,
         AppsModule,
         ClaimsModule,
         UsageModule,

@@ -26,6 +26,7 @@ import { Membership } from './membership.entity.js';
 import { MIN_PASSWORD_LENGTH, hashPassword, verifyPassword } from './passwords.js';
 import { User } from './user.entity.js';
 import { BackgroundTasks } from '../common/scheduling/background-tasks.js';
+import { assertPasswordSignInAllowed } from './sso/sso-enforcement.js';
 
 export const REGISTER_MESSAGE =
   'Check your inbox: if the address can be registered, a confirmation link is on its way.';
@@ -96,6 +97,7 @@ export class AuthService {
     if (user.status !== 'active') {
       throw new AppException(HttpStatus.FORBIDDEN, 'account_disabled', 'This account is disabled');
     }
+    await assertPasswordSignInAllowed(this.dataSource.manager, user.id);
     await this.dataSource.query(`UPDATE users SET last_login_at = now() WHERE id = $1`, [user.id]);
     return user;
   }

@@ -1,4 +1,6 @@
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { lookup } from 'node:dns/promises';
+import { isIP, type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
 /**
@@ -111,4 +113,35 @@ export async function assertPublicUrl(url: string, options: SsrfGuardOptions): P
     throw new UnsafeUrlError('non_public_address');
   }
   return addresses[0];
+}
+
+/**
+ * For code that connects itself (webhook delivery, OpenID discovery and token calls): the URL
+ * when its scheme is allowed and, for an address literal (connected to without a lookup), the
+ * address is public. Host names are judged at connection time by `guardedLookup`.
+ */
+export function checkedOutboundUrl(raw: string, allowPrivateNetworks: boolean): URL {
+  const url = parseOutboundUrl(raw, allowPrivateNetworks);
+  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+  if (isIP(host) && !allowPrivateNetworks && !isPublicAddress(host)) throw new UnsafeUrlError('non_public_address');
+  return url;
+}
+
+/**
+ * A `lookup` for http(s).request that resolves like the system resolver but fails when any
+ * address of the host is not public, so the rule applies to the address actually connected to
+ * and DNS rebinding between a check and the connection cannot slip through.
+ */
+export function guardedLookup(allowPrivateNetworks: boolean): LookupFunction {
+  return (hostname, options, callback) => {
+    dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
+      if (error) return callback(new UnsafeUrlError('unresolvable_host', allowPrivateNetworks), '', 0);
+      if (!addresses.length) return callback(new UnsafeUrlError('unresolvable_host', allowPrivateNetworks), '', 0);
+      if (!allowPrivateNetworks && !addresses.every(({ address }) => isPublicAddress(address))) {
+        return callback(new UnsafeUrlError('non_public_address'), '', 0);
+      }
+      if (options.all) return callback(null, addresses);
+      return callback(null, addresses[0].address, addresses[0].family);
+    });
+  };
 }

@@ -11,6 +11,8 @@ export interface AppConfig {
   readonly dataDir: string;
   readonly redisUrl: string | null;
   readonly sessionSecret: string | null;
+  /** Master secret for SSO client secrets at rest (SSO_SECRET_KEY); null: generated once and kept in the database. */
+  readonly ssoSecretKey: string | null;
   readonly smtpUrl: string | null;
   readonly mailDir: string;
   readonly appAttestRootCaPath: string;
@@ -86,6 +88,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
   if (sessionSecret !== undefined && sessionSecret.length < 32) {
     throw new ConfigError('SESSION_SECRET', 'must be at least 32 characters');
   }
+  const ssoSecretKey = optional(env, 'SSO_SECRET_KEY');
+  if (ssoSecretKey !== undefined && ssoSecretKey.length < 32) {
+    throw new ConfigError('SSO_SECRET_KEY', 'must be at least 32 characters');
+  }
   return {
     port,
     baseUrl: baseUrl.replace(/\/+$/, ''),
@@ -93,6 +99,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     dataDir,
     redisUrl: readUrl(env, 'REDIS_URL', ['redis:', 'rediss:']),
     sessionSecret: sessionSecret ?? null,
+    ssoSecretKey: ssoSecretKey ?? null,
     smtpUrl: readUrl(env, 'SMTP_URL', ['smtp:', 'smtps:']),
     mailDir: resolve(optional(env, 'MAIL_DIR') ?? resolve(dataDir, 'mail')),
     appAttestRootCaPath: readPemPath(env),

@@ -59,6 +59,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly ssoSignIns = new Counter({
+    name: 'attestly_sso_sign_ins_total',
+    help: 'Single sign-on attempts, by outcome (success, or the reason the sign-in was refused)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
   private readonly rateLimited = new Counter({
     name: 'attestly_rate_limit_rejections_total',
     help: 'Requests refused with 429, by route template',
@@ -143,6 +150,11 @@ export class Metrics {
 
   attestationOutcome(type: AttestationCall, result: AttestationResult, code: string): void {
     this.attestations.inc({ type, result, code });
+  }
+
+  /** For SSO sign-in: one call per start refused or callback handled. */
+  ssoSignIn(outcome: string): void {
+    this.ssoSignIns.inc({ outcome });
   }
 
   /** For the webhook dispatcher: one call per recorded delivery attempt. */

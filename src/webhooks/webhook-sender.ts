@@ -1,9 +1,7 @@
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
-import { isIP, type LookupFunction } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { UnsafeUrlError, isPublicAddress, parseOutboundUrl } from '../common/ssrf-guard.js';
+import { UnsafeUrlError, checkedOutboundUrl, guardedLookup } from '../common/ssrf-guard.js';
 
 /** The documented part of a delivery's response kept per attempt. */
 export const RECORDED_BODY_CHARACTERS = 1000;
@@ -37,8 +35,7 @@ const agents = {
 
 /**
  * POSTs one webhook. The SSRF rule is applied to the address actually connected to: host names
- * resolve through a lookup that refuses non-public addresses, and address literals are checked
- * before connecting, so DNS rebinding between a check and the connection cannot slip through.
+ * resolve through `guardedLookup`, and address literals are checked before connecting.
  * Redirects are not followed (a 3xx is a failed attempt). Never throws.
  */
 export async function postWebhook(request: WebhookRequest): Promise<WebhookResponse> {
@@ -46,7 +43,7 @@ export async function postWebhook(request: WebhookRequest): Promise<WebhookRespo
   const elapsed = () => Math.round(performance.now() - started);
   let url: URL;
   try {
-    url = checkedUrl(request.url, request.allowPrivateNetworks);
+    url = checkedOutboundUrl(request.url, request.allowPrivateNetworks);
   } catch (error) {
     return { statusCode: null, responseBody: null, error: describeError(error), latencyMs: elapsed() };
   }
@@ -105,29 +102,6 @@ export async function postWebhook(request: WebhookRequest): Promise<WebhookRespo
     outgoing.on('error', (error) => finish({ statusCode: null, responseBody: null, error: describeError(error) }));
     outgoing.end(request.body);
   });
-}
-
-function checkedUrl(raw: string, allowPrivateNetworks: boolean): URL {
-  const url = parseOutboundUrl(raw, allowPrivateNetworks);
-  // An address literal is connected to without a lookup: judge it here.
-  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
-  if (isIP(host) && !allowPrivateNetworks && !isPublicAddress(host)) throw new UnsafeUrlError('non_public_address');
-  return url;
-}
-
-/** Resolves like the system resolver, but fails when any address of the host is not public. */
-function guardedLookup(allowPrivateNetworks: boolean): LookupFunction {
-  return (hostname, options, callback) => {
-    dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
-      if (error) return callback(new UnsafeUrlError('unresolvable_host', allowPrivateNetworks), '', 0);
-      if (!addresses.length) return callback(new UnsafeUrlError('unresolvable_host', allowPrivateNetworks), '', 0);
-      if (!allowPrivateNetworks && !addresses.every(({ address }) => isPublicAddress(address))) {
-        return callback(new UnsafeUrlError('non_public_address'), '', 0);
-      }
-      if (options.all) return callback(null, addresses);
-      return callback(null, addresses[0].address, addresses[0].family);
-    });
-  };
 }
 
 const NETWORK_ERRORS: Record<string, string> = {

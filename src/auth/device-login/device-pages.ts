@@ -14,6 +14,8 @@ export type DevicePage =
       readonly kind: 'signIn';
       readonly sessionId: string;
       readonly email?: string;
+      /** The address last tried with "Sign in with SSO". */
+      readonly ssoEmail?: string;
       readonly error?: string;
     }
   | {
@@ -81,6 +83,11 @@ ${page.error ? `<p class="error" role="alert">${escapeHtml(page.error)}</p>` : '
   <label>E-mail <input type="email" name="email" autocomplete="username" required value="${escapeHtml(page.email ?? '')}"></label>
   <label>Password <input type="password" name="password" autocomplete="current-password" required></label>
   <button type="submit">Sign in</button>
+</form>
+<form method="post" action="/device/sso" class="sso">
+  ${hidden('session_id', page.sessionId)}
+  <label>Work e-mail for single sign-on <input type="email" name="sso_email" autocomplete="username" required value="${escapeHtml(page.ssoEmail ?? '')}"></label>
+  <button type="submit">Sign in with SSO</button>
 </form>`;
 }
 
@@ -184,4 +191,5 @@ dd{margin:0}
 .success{color:#17682e}
 .warning{background:#fff6db;padding:.5rem .75rem;border-radius:.35rem}
 .signout{margin-top:1.5rem}
+.sso{margin-top:1.5rem;padding-top:1rem;border-top:1px solid #e2e5ea}
 `;

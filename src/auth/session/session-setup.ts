@@ -18,7 +18,12 @@ declare module 'express-session' {
 }
 
 /** Routes that create a session for a caller who has none yet. */
-const SESSION_CREATING_PATHS = new Set(['/api/v1/auth/login', '/api/v1/auth/verify-email', '/device/login']);
+const SESSION_CREATING_PATHS = new Set([
+  '/api/v1/auth/login',
+  '/api/v1/auth/verify-email',
+  '/device/login',
+  '/api/v1/auth/sso/callback',
+]);
 
 /**
  * Cookie sessions for the dashboard. The session middleware only runs for requests that carry

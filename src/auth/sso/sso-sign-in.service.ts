@@ -1,0 +1,428 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import * as oidc from 'openid-client';
+import { DataSource, type EntityManager } from 'typeorm';
+import type { SessionCaller } from '../../common/access/auth-context.js';
+import { randomSecret, safeEqual, sha256Hex } from '../../common/crypto.js';
+import { tierDefinition } from '../../common/tiers.js';
+import type { AppConfig } from '../../config/app-config.js';
+import { APP_CONFIG } from '../../config/config.module.js';
+import { AuditService } from '../../audit/audit.service.js';
+import { Metrics } from '../../metrics/metrics.js';
+import { OrganizationsService } from '../../organizations/organizations.service.js';
+import { hashPassword } from '../passwords.js';
+import { ProviderProblem, discoverProvider } from './oidc-client.js';
+import { SsoConnectionsService, type UsableSsoConnection } from './sso-connections.service.js';
+
+/** Start to callback: long enough for a password and a second factor at the provider. */
+export const SSO_ATTEMPT_TTL_SECONDS = 10 * 60;
+/** Provider metadata is re-fetched this often, and whenever the connection changes. */
+const PROVIDER_CACHE_MS = 10 * 60 * 1000;
+const PROVIDER_CACHE_SIZE = 500;
+
+export type SsoOutcome =
+  | 'success'
+  | 'not_configured'
+  | 'provider_unavailable'
+  | 'invalid_state'
+  | 'provider_error'
+  | 'code_rejected'
+  | 'token_invalid'
+  | 'email_missing'
+  | 'email_unverified'
+  | 'domain_not_allowed'
+  | 'no_seat'
+  | 'account_unavailable';
+
+/** Why a sign-in ended without a session: the page shows `title` and `message`, metrics count `outcome`. */
+export class SsoSignInFailure extends Error {
+  override readonly name = 'SsoSignInFailure';
+
+  constructor(
+    readonly outcome: Exclude<SsoOutcome, 'success'>,
+    readonly status: number,
+    readonly title: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface SsoSignedIn {
+  readonly userId: string;
+  readonly organizationId: string;
+  /** The CLI sign-in request to return to, when the sign-in started on the device-login page. */
+  readonly cliSessionId: string | null;
+}
+
+interface Attempt {
+  organization_id: string;
+  nonce: string;
+  code_verifier: string;
+  cli_session_id: string | null;
+  expired: boolean;
+}
+
+const START_AGAIN = 'Start the sign-in again from the beginning.';
+
+/**
+ * OpenID Connect sign-in: authorization code with PKCE (S256), `state` bound to the browser by a
+ * cookie and to a single-use attempt row, and `nonce` checked in the ID token. A verified e-mail
+ * of an allowed domain signs in its account, creating it and its membership (default role, one
+ * seat) when needed; every refusal leaves nothing behind.
+ */
+@Injectable()
+export class SsoSignInService {
+  private readonly logger = new Logger('SsoSignIn');
+  private readonly providers = new Map<string, { fingerprint: string; config: oidc.Configuration; until: number }>();
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly connections: SsoConnectionsService,
+    private readonly organizations: OrganizationsService,
+    private readonly audit: AuditService,
+    private readonly metrics: Metrics,
+  ) {}
+
+  /** The provider's authorization URL for a new attempt, and the `state` the browser must bring back. */
+  async start(
+    slug: string,
+    options: { loginHint?: string; cliSessionId?: string },
+  ): Promise<{ redirectTo: string; state: string }> {
+    try {
+      const connection = await this.connections.usable({ slug });
+      if (!connection) {
+        throw new SsoSignInFailure(
+          'not_configured',
+          404,
+          'Single sign-on is not available',
+          'This organization has no single sign-on connection. Sign in with your e-mail address and password, or ask an administrator.',
+        );
+      }
+      const provider = await this.provider(connection);
+      const state = oidc.randomState();
+      const nonce = oidc.randomNonce();
+      const verifier = oidc.randomPKCECodeVerifier();
+      await this.dataSource.query(`DELETE FROM sso_login_attempts WHERE expires_at <= now()`);
+      await this.dataSource.query(
+        `INSERT INTO sso_login_attempts (state_hash, organization_id, nonce, code_verifier, cli_session_id, expires_at)
+         VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6))`,
+        [
+          sha256Hex(state),
+          connection.organizationId,
+          nonce,
+          verifier,
+          options.cliSessionId ?? null,
+          SSO_ATTEMPT_TTL_SECONDS,
+        ],
+      );
+      const url = oidc.buildAuthorizationUrl(provider, {
+        redirect_uri: this.connections.redirectUri,
+        response_type: 'code',
+        scope: 'openid email profile',
+        state,
+        nonce,
+        code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: 'S256',
+        ...(options.loginHint ? { login_hint: options.loginHint } : {}),
+      });
+      return { redirectTo: url.href, state };
+    } catch (error) {
+      throw this.counted(error);
+    }
+  }
+
+  /**
+   * Handles the provider's redirect. `query` is the callback's raw query string, `browserState`
+   * the state cookie set at start. The attempt is used up before anything else is checked, so a
+   * callback can be tried once only.
+   */
+  async complete(query: string, browserState: string | undefined, ipAddress: string | null): Promise<SsoSignedIn> {
+    try {
+      const signedIn = await this.completeOrThrow(query, browserState, ipAddress);
+      this.metrics.ssoSignIn('success');
+      return signedIn;
+    } catch (error) {
+      throw this.counted(error);
+    }
+  }
+
+  private async completeOrThrow(
+    query: string,
+    browserState: string | undefined,
+    ipAddress: string | null,
+  ): Promise<SsoSignedIn> {
+    const params = new URLSearchParams(query);
+    const state = params.get('state');
+    if (!state || !browserState || !safeEqual(state, browserState)) {
+      throw invalidState('the state parameter is missing or does not match this browser');
+    }
+    const attempts: Attempt[] = await this.dataSource.query(
+      `DELETE FROM sso_login_attempts WHERE state_hash = $1
+       RETURNING organization_id, nonce, code_verifier, cli_session_id, expires_at <= now() AS expired`,
+      [sha256Hex(state)],
+    );
+    const attempt = attempts[0];
+    if (!attempt) throw invalidState('no sign-in attempt has this state (unknown, or already used)');
+    if (attempt.expired) throw invalidState('the sign-in attempt expired');
+    const connection = await this.connections.usable({ organizationId: attempt.organization_id });
+    if (!connection) {
+      throw new SsoSignInFailure(
+        'not_configured',
+        404,
+        'Single sign-on is not available',
+        "The organization's single sign-on connection was removed while you were signing in.",
+      );
+    }
+    const provider = await this.provider(connection);
+    const callbackUrl = new URL(this.connections.redirectUri);
+    callbackUrl.search = params.toString();
+    const claims = await this.verifiedClaims(provider, callbackUrl, attempt, state);
+    const email = typeof claims.email === 'string' ? claims.email.trim() : '';
+    if (!email || email.length > 254 || !/^[^\s@]+@[^\s@]+$/.test(email)) {
+      throw new SsoSignInFailure(
+        'email_missing',
+        403,
+        'No e-mail address',
+        'Your identity provider did not send an e-mail address. Ask your administrator to release the "email" claim to this application.',
+      );
+    }
+    if (claims.email_verified !== true && claims.email_verified !== 'true') {
+      throw new SsoSignInFailure(
+        'email_unverified',
+        403,
+        'E-mail address not verified',
+        `Your identity provider has not verified ${email}. Verify the address with your provider, then sign in again.`,
+      );
+    }
+    const domain = email.slice(email.lastIndexOf('@') + 1).toLowerCase();
+    if (!connection.allowedDomains.includes(domain)) {
+      throw new SsoSignInFailure(
+        'domain_not_allowed',
+        403,
+        'E-mail domain not allowed',
+        `Addresses at ${domain} may not sign in to this organization. Ask an administrator to add the domain to the single sign-on settings.`,
+      );
+    }
+    const userId = await this.provision(connection, email, ipAddress);
+    return { userId, organizationId: connection.organizationId, cliSessionId: attempt.cli_session_id };
+  }
+
+  /** Exchanges the code (PKCE verifier, state, nonce, issuer all checked) and returns the user's claims. */
+  private async verifiedClaims(
+    provider: oidc.Configuration,
+    callbackUrl: URL,
+    attempt: Attempt,
+    state: string,
+  ): Promise<Record<string, unknown>> {
+    try {
+      const tokens = await oidc.authorizationCodeGrant(provider, callbackUrl, {
+        pkceCodeVerifier: attempt.code_verifier,
+        expectedState: state,
+        expectedNonce: attempt.nonce,
+        idTokenExpected: true,
+      });
+      const idToken = tokens.claims();
+      if (!idToken) throw new SsoSignInFailure('token_invalid', 502, 'Sign-in failed', 'No ID token was returned.');
+      if (typeof idToken.email === 'string') return idToken;
+      if (!provider.serverMetadata().userinfo_endpoint) return idToken;
+      const userInfo = await oidc.fetchUserInfo(provider, tokens.access_token, idToken.sub);
+      return { ...userInfo, ...idToken, email: userInfo.email, email_verified: userInfo.email_verified };
+    } catch (error) {
+      if (error instanceof SsoSignInFailure) throw error;
+      if (error instanceof oidc.AuthorizationResponseError) {
+        throw new SsoSignInFailure(
+          'provider_error',
+          401,
+          'Sign-in not completed',
+          `Your identity provider did not complete the sign-in (${error.error}). ${START_AGAIN}`,
+        );
+      }
+      if (error instanceof oidc.ResponseBodyError) {
+        throw new SsoSignInFailure(
+          'code_rejected',
+          401,
+          'Sign-in code refused',
+          `Your identity provider refused the sign-in code (${error.error}): it expired or was already used. ${START_AGAIN}`,
+        );
+      }
+      if (error instanceof oidc.ClientError) {
+        this.logger.warn({ reason: error.message, code: error.code }, 'SSO callback rejected');
+        throw new SsoSignInFailure(
+          'token_invalid',
+          401,
+          'Sign-in could not be verified',
+          `The answer from your identity provider could not be verified. ${START_AGAIN}`,
+        );
+      }
+      throw providerUnavailable(error);
+    }
+  }
+
+  /**
+   * Signs in the account of a verified address: an existing one, or a new one; a membership with
+   * the connection's default role (or a pending invite's role) when there is none, if a seat is
+   * free. Under the organization's row lock, like every team write, so seats are decided one at
+   * a time; a refusal rolls everything back.
+   */
+  private async provision(connection: UsableSsoConnection, email: string, ipAddress: string | null): Promise<string> {
+    const unusablePassword = await hashPassword(randomSecret(32), this.config.bcryptRounds);
+    return this.dataSource.transaction(async (manager) => {
+      const [organization]: { service_tier: string }[] = await manager.query(
+        `SELECT service_tier FROM organizations WHERE id = $1 FOR UPDATE`,
+        [connection.organizationId],
+      );
+      const [found]: { id: string; status: string; verified: boolean; is_super_admin: boolean }[] = await manager.query(
+        `SELECT id, status, email_verified_at IS NOT NULL AS verified, is_super_admin
+             FROM users WHERE lower(email) = lower($1) FOR UPDATE`,
+        [email],
+      );
+      if (found && (found.status !== 'active' || found.is_super_admin)) {
+        throw new SsoSignInFailure(
+          'account_unavailable',
+          403,
+          'Account not available',
+          found.is_super_admin
+            ? 'Service administrators sign in with their password, not through an organization.'
+            : 'This account is disabled or suspended.',
+        );
+      }
+      let userId = found?.id ?? null;
+      const member =
+        userId !== null &&
+        (
+          await manager.query<unknown[]>(`SELECT 1 FROM memberships WHERE organization_id = $1 AND user_id = $2`, [
+            connection.organizationId,
+            userId,
+          ])
+        ).length > 0;
+      if (!member) {
+        const [invite]: { id: string; role: string }[] = await manager.query(
+          `SELECT id, role FROM invites
+            WHERE organization_id = $1 AND lower(email) = lower($2) AND status = 'pending' AND expires_at > now()
+            ORDER BY created_at DESC LIMIT 1`,
+          [connection.organizationId, email],
+        );
+        // A pending invite already holds this person's seat.
+        if (!invite) await this.assertSeatFree(manager, connection.organizationId, organization.service_tier);
+        if (userId === null) {
+          const [created]: { id: string }[] = await manager.query(
+            `INSERT INTO users (email, password_hash, status, email_verified_at) VALUES ($1, $2, 'active', now()) RETURNING id`,
+            [email, unusablePassword],
+          );
+          userId = created.id;
+        }
+        const role = (invite?.role ?? connection.defaultRole) as 'viewer' | 'member' | 'admin' | 'owner';
+        await this.organizations.addMember(manager, connection.organizationId, userId, role);
+        if (invite) {
+          await manager.query(
+            `UPDATE invites SET status = 'accepted', accepted_by = $2, accepted_at = now(), updated_at = now() WHERE id = $1`,
+            [invite.id, userId],
+          );
+        }
+        await this.audit.record(
+          this.context(userId, email, connection.organizationId, ipAddress),
+          {
+            organizationId: connection.organizationId,
+            action: 'member.joined',
+            resourceType: 'user',
+            resourceId: userId,
+            metadata: { email, role, method: 'sso', inviteId: invite?.id ?? null },
+          },
+          manager,
+        );
+      }
+      if (found && !found.verified) {
+        // The identity provider vouches for the address now. A password set by whoever registered
+        // it unconfirmed must not keep working: it is replaced by one nobody knows.
+        await manager.query(
+          `UPDATE users SET email_verified_at = now(), password_hash = $2, updated_at = now() WHERE id = $1`,
+          [userId, unusablePassword],
+        );
+      }
+      await manager.query(`UPDATE users SET last_login_at = now() WHERE id = $1`, [userId]);
+      await this.audit.record(
+        this.context(userId, email, connection.organizationId, ipAddress),
+        {
+          organizationId: connection.organizationId,
+          action: 'user.login',
+          resourceType: 'user',
+          resourceId: userId,
+          metadata: { method: 'sso', issuer: connection.issuer },
+        },
+        manager,
+      );
+      return userId;
+    });
+  }
+
+  private async assertSeatFree(manager: EntityManager, organizationId: string, serviceTier: string): Promise<void> {
+    const limit = tierDefinition(serviceTier).limits.maxSeats;
+    const [row]: { used: string }[] = await manager.query(
+      `SELECT (SELECT count(*) FROM memberships WHERE organization_id = $1)
+            + (SELECT count(*) FROM invites WHERE organization_id = $1 AND status = 'pending' AND expires_at > now()) AS used`,
+      [organizationId],
+    );
+    if (Number(row.used) >= limit) {
+      throw new SsoSignInFailure(
+        'no_seat',
+        403,
+        'No seat available',
+        `All ${limit} seats of this organization's plan are taken, so your account could not be added. Ask an administrator to free a seat or upgrade the plan, then sign in again.`,
+      );
+    }
+  }
+
+  private context(userId: string, email: string, organizationId: string, ipAddress: string | null) {
+    const caller: SessionCaller = { kind: 'session', userId, email, isSuperAdmin: false, role: null };
+    return { caller, organizationId, ipAddress };
+  }
+
+  /** The provider's configuration, discovered once per connection version and kept a while. */
+  private async provider(connection: UsableSsoConnection): Promise<oidc.Configuration> {
+    const fingerprint = `${connection.issuer}\n${connection.clientId}\n${connection.updatedAt.getTime()}`;
+    const cached = this.providers.get(connection.organizationId);
+    if (cached && cached.fingerprint === fingerprint && cached.until > Date.now()) return cached.config;
+    let config: oidc.Configuration;
+    try {
+      config = await discoverProvider(connection, this.config.webhookAllowPrivateNetworks);
+    } catch (error) {
+      throw providerUnavailable(error);
+    }
+    this.providers.delete(connection.organizationId);
+    if (this.providers.size >= PROVIDER_CACHE_SIZE) this.providers.delete(this.providers.keys().next().value!);
+    this.providers.set(connection.organizationId, { fingerprint, config, until: Date.now() + PROVIDER_CACHE_MS });
+    return config;
+  }
+
+  private counted(error: unknown): unknown {
+    if (error instanceof SsoSignInFailure) {
+      this.metrics.ssoSignIn(error.outcome);
+      if (error.outcome === 'provider_unavailable')
+        this.logger.warn({ reason: error.cause }, 'SSO provider unavailable');
+    }
+    return error;
+  }
+}
+
+function invalidState(reason: string): SsoSignInFailure {
+  return new SsoSignInFailure(
+    'invalid_state',
+    400,
+    'Sign-in link invalid or expired',
+    `This sign-in cannot be completed: ${reason}. ${START_AGAIN}`,
+  );
+}
+
+function providerUnavailable(error: unknown): SsoSignInFailure {
+  const failure = new SsoSignInFailure(
+    'provider_unavailable',
+    502,
+    'Identity provider unavailable',
+    'Your identity provider could not be reached or answered unexpectedly. Try again in a moment, or ask an administrator to check the single sign-on settings.',
+  );
+  (failure as { cause?: unknown }).cause =
+    error instanceof ProviderProblem || error instanceof Error ? error.message : String(error);
+  return failure;
+}

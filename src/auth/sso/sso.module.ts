@@ -1,0 +1,18 @@
+import { Module } from '@nestjs/common';
+import { SsoConnectionsController } from './sso-connections.controller.js';
+import { SsoConnectionsService } from './sso-connections.service.js';
+import { SsoDeviceLoginController } from './sso-device-login.controller.js';
+import { SsoSecrets } from './sso-secrets.js';
+import { SsoSignInController } from './sso-sign-in.controller.js';
+import { SsoSignInService } from './sso-sign-in.service.js';
+
+/**
+ * Enterprise single sign-on with OpenID Connect: the organization's connection, sign-in through
+ * it, and the device-login page's way in. Password sign-in's enforcement check lives beside it
+ * (`sso-enforcement.ts`) and is called by the auth service.
+ */
+@Module({
+  controllers: [SsoConnectionsController, SsoSignInController, SsoDeviceLoginController],
+  providers: [SsoConnectionsService, SsoSignInService, SsoSecrets],
+})
+export class SsoModule {}
