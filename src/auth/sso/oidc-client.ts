@@ -1,5 +1,5 @@
 import * as oidc from 'openid-client';
-import { UnsafeUrlError } from '../../common/ssrf-guard.js';
+import { UnsafeUrlError, checkedOutboundUrl } from '../../common/ssrf-guard.js';
 import { ResponseTooLargeError, guardedFetch } from './guarded-fetch.js';
 
 /** What the service needs to talk to one organization's identity provider. */
@@ -34,6 +34,12 @@ export async function discoverProvider(
     throw new ProviderProblem('issuer must be an absolute URL such as https://idp.example.com');
   }
   if (issuer.search || issuer.hash) throw new ProviderProblem('issuer must not carry a query or a fragment');
+  try {
+    checkedOutboundUrl(issuer.href, allowPrivateNetworks);
+  } catch (error) {
+    if (error instanceof UnsafeUrlError) throw new ProviderProblem(`the issuer's address is refused: ${error.message}`);
+    throw error;
+  }
   const fetch = guardedFetch(allowPrivateNetworks);
   let discovered: oidc.Configuration;
   try {

@@ -7,6 +7,7 @@ import { tierDefinition } from '../../common/tiers.js';
 import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
 import { AuditService } from '../../audit/audit.service.js';
+import { queryRows } from '../../database/sql.js';
 import { isUniqueViolation } from '../auth.service.js';
 import { ProviderProblem, discoverProvider } from './oidc-client.js';
 import { SsoSecrets } from './sso-secrets.js';
@@ -170,7 +171,8 @@ export class SsoConnectionsService {
   async remove(auth: OrgAuthContext): Promise<void> {
     await this.assertPlan(this.dataSource.manager, auth.organizationId);
     await this.dataSource.transaction(async (manager) => {
-      const deleted: { issuer: string }[] = await manager.query(
+      const deleted = await queryRows<{ issuer: string }>(
+        manager,
         `DELETE FROM sso_connections WHERE organization_id = $1 RETURNING issuer`,
         [auth.organizationId],
       );

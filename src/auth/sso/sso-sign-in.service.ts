@@ -8,6 +8,7 @@ import { tierDefinition } from '../../common/tiers.js';
 import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
 import { AuditService } from '../../audit/audit.service.js';
+import { queryRows } from '../../database/sql.js';
 import { Metrics } from '../../metrics/metrics.js';
 import { OrganizationsService } from '../../organizations/organizations.service.js';
 import { hashPassword } from '../passwords.js';
@@ -158,7 +159,8 @@ export class SsoSignInService {
     if (!state || !browserState || !safeEqual(state, browserState)) {
       throw invalidState('the state parameter is missing or does not match this browser');
     }
-    const attempts: Attempt[] = await this.dataSource.query(
+    const attempts = await queryRows<Attempt>(
+      this.dataSource,
       `DELETE FROM sso_login_attempts WHERE state_hash = $1
        RETURNING organization_id, nonce, code_verifier, cli_session_id, expires_at <= now() AS expired`,
       [sha256Hex(state)],
