@@ -525,8 +525,11 @@ describe('single sign-on with OpenID Connect', () => {
         form: { session_id: created.session_id, sso_email: email },
         origin: baseUrl,
       });
-      expect(posted.status).toBe(303);
-      const start = await browser.request(TestBrowser.location(posted, baseUrl));
+      expect(posted.status).toBe(200);
+      const continuePage = await posted.text();
+      const startPath = /<a id="continue" href="([^"]+)">/.exec(continuePage)![1].replaceAll('&amp;', '&');
+      expect(continuePage).toContain(`<meta http-equiv="refresh" content="0;url=`);
+      const start = await browser.request(`${baseUrl}${startPath}`);
       const callbackUrl = await authorizeAtProvider(browser, TestBrowser.location(start, baseUrl), 'cli-user');
       const callback = await browser.request(callbackUrl);
       expect(callback.status).toBe(303);

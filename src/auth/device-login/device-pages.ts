@@ -43,6 +43,18 @@ export type DevicePage =
       readonly tone: 'success' | 'error' | 'info';
       readonly title: string;
       readonly message: string;
+    }
+  | {
+      /**
+       * A same-origin step the browser follows by itself (and by the link without it). A form's
+       * post cannot redirect to an identity provider: the page's `form-action 'self'` covers the
+       * whole redirect chain of a submission, but not a navigation.
+       */
+      readonly kind: 'continue';
+      readonly title: string;
+      readonly message: string;
+      /** A path of this service. */
+      readonly path: string;
     };
 
 const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
@@ -72,6 +84,14 @@ export function renderDevicePage(page: DevicePage, nonce: string): string {
       return layout('Choose an organization', nonce, chooseOrganization(page));
     case 'message':
       return layout(page.title, nonce, `<p class="${page.tone}" role="status">${escapeHtml(page.message)}</p>`);
+    case 'continue':
+      return layout(
+        page.title,
+        nonce,
+        `<p role="status">${escapeHtml(page.message)}</p>
+<p><a id="continue" href="${escapeHtml(page.path)}">Continue</a></p>`,
+        `<meta http-equiv="refresh" content="0;url=${escapeHtml(page.path)}">`,
+      );
   }
 }
 
@@ -153,11 +173,11 @@ function formatUtc(date: Date): string {
   return `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 }
 
-function layout(title: string, nonce: string, body: string): string {
+function layout(title: string, nonce: string, body: string, head = ''): string {
   return `<!doctype html>
 <html lang="en">
 <head>
-<meta charset="utf-8">
+<meta charset="utf-8">${head ? `\n${head}` : ''}
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)} · Attestly</title>
 <style nonce="${escapeHtml(nonce)}">${STYLE}</style>

@@ -11,7 +11,8 @@ const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,253}$/;
 
 /**
  * "Sign in with SSO" on the device-login page: finds the organization by the address's domain and
- * starts its sign-in, which comes back to the same approval card (`/device?session_id=…`).
+ * sends the browser on to its sign-in (by navigation: see the `continue` page), which comes back
+ * to the same approval card (`/device?session_id=…`).
  */
 @Controller('device')
 @Public()
@@ -65,6 +66,11 @@ export class SsoDeviceLoginController {
       });
     }
     const query = new URLSearchParams({ org: slug, login_hint: email, cli_session_id: sessionId });
-    response.redirect(303, `/api/v1/auth/sso/start?${query.toString()}`);
+    sendPage(response, 200, {
+      kind: 'continue',
+      title: 'Continuing to single sign-on',
+      message: "Taking you to your organization's identity provider.",
+      path: `/api/v1/auth/sso/start?${query.toString()}`,
+    });
   }
 }
