@@ -31,6 +31,29 @@ const dateTime: SchemaObject = { type: 'string', format: 'date-time' };
 
 /** Response schemas written by hand, added to `components.schemas`. */
 export const RESPONSE_SCHEMAS: Record<string, SchemaObject> = {
+  SsoConnection: {
+    type: 'object',
+    required: ['issuer', 'clientId', 'clientSecretSet', 'allowedDomains', 'defaultRole', 'enforce', 'redirectUri'],
+    properties: {
+      issuer: { type: 'string', format: 'uri' },
+      clientId: { type: 'string' },
+      clientSecretSet: { type: 'boolean', const: true, description: 'The client secret is write-only.' },
+      allowedDomains: { type: 'array', items: { type: 'string' } },
+      defaultRole: { type: 'string', enum: ['viewer', 'member', 'admin'] },
+      enforce: { type: 'boolean', description: 'Password sign-in refused to members other than Owners.' },
+      redirectUri: { type: 'string', format: 'uri', description: 'Register this at the provider.' },
+      createdAt: dateTime,
+      updatedAt: dateTime,
+    },
+  },
+  SsoDiscovery: {
+    type: 'object',
+    required: ['sso', 'startUrl'],
+    properties: {
+      sso: { type: 'boolean' },
+      startUrl: { type: ['string', 'null'], format: 'uri', description: 'Open in the browser to sign in.' },
+    },
+  },
   AttestationChallenge: {
     type: 'object',
     required: ['challenge', 'expiresAt'],
@@ -194,6 +217,16 @@ const PAGE_ANSWERS: Record<string, ResponseObject> = {
   '4XX': html('The page again with what went wrong (invalid link, signed out, expired form, cross-site post).'),
 };
 
+const query = (name: string, description: string): ParameterObject => ({
+  name,
+  in: 'query',
+  required: false,
+  description,
+  schema: { type: 'string', maxLength: 2048 },
+});
+
+const SSO_PAGE = html('A page saying why the sign-in did not happen and what to do; nothing was created.');
+
 export const ROUTE_DOCS: Record<string, RouteDoc> = {
   'GET /api/v1/attestation/challenge': {
     summary: 'Issue a single-use attestation challenge',
@@ -315,5 +348,47 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     summary: 'Sign out on the device-login page',
     requestBody: deviceForm({ session_id: SESSION_ID, csrf_token: CSRF }, ['session_id', 'csrf_token']),
     responses: PAGE_ANSWERS,
+  },
+  'GET /api/v1/org/sso': {
+    summary: "The organization's OpenID Connect connection (docs/sso.md)",
+    responses: { '200': json(ref('SsoConnection'), 'The connection; the client secret is never shown.') },
+  },
+  'PUT /api/v1/org/sso': {
+    summary: 'Create or replace the OpenID Connect connection after checking discovery',
+    responses: { '200': json(ref('SsoConnection'), 'Saved.') },
+  },
+  'POST /api/v1/auth/sso/discover': {
+    summary: 'Where an e-mail address signs in with SSO',
+    responses: { '200': json(ref('SsoDiscovery'), 'The same shape whether or not the domain has SSO.') },
+  },
+  'GET /api/v1/auth/sso/start': {
+    summary: "Start single sign-on at the organization's identity provider",
+    responses: {
+      '303': { description: "To the provider's authorization endpoint; sets the `attestly.sso_state` cookie." },
+      '4XX': SSO_PAGE,
+      '5XX': SSO_PAGE,
+    },
+  },
+  'GET /api/v1/auth/sso/callback': {
+    summary: 'The identity provider sends the browser back here',
+    parameters: [
+      query('code', 'Authorization code.'),
+      query('state', 'Must match the browser’s `attestly.sso_state` cookie.'),
+      query('iss', 'The issuer (RFC 9207), checked when present.'),
+      query('error', 'An error the provider answered instead of a code.'),
+    ],
+    responses: {
+      '303': { description: 'Signed in (new session): to the dashboard, or back to the device-login page.' },
+      '4XX': SSO_PAGE,
+      '5XX': SSO_PAGE,
+    },
+  },
+  'POST /device/sso': {
+    summary: 'Sign in with SSO from the device-login page',
+    requestBody: deviceForm({ session_id: SESSION_ID, sso_email: 'Work e-mail address.' }, ['session_id']),
+    responses: {
+      '200': html('Continues (by navigation) to the organization’s SSO start, which returns to the review page.'),
+      '4XX': PAGE_ANSWERS['4XX'],
+    },
   },
 };

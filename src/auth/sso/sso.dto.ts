@@ -19,7 +19,7 @@ export type SsoRole = (typeof SSO_ROLES)[number];
 
 export const MAX_ALLOWED_DOMAINS = 20;
 /** A DNS name of at least two labels, lower case (the transform lowers it). */
-const DOMAIN = /^(?=.{4,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,61}[a-z0-9]$/;
+const DOMAIN = /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,61}[a-z0-9]$/;
 
 const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
 /** Domains compare lower case; one listed twice counts once. */
@@ -53,6 +53,7 @@ export class PutSsoConnectionDto {
   @ArrayMinSize(1)
   @ArrayMaxSize(MAX_ALLOWED_DOMAINS)
   @IsString({ each: true })
+  @MaxLength(253, { each: true })
   @Matches(DOMAIN, { each: true, message: 'each value in allowedDomains must be a domain name such as example.com' })
   allowedDomains!: string[];
 
