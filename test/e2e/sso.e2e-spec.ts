@@ -317,6 +317,37 @@ describe('single sign-on with OpenID Connect', () => {
       expect(actions[0].metadata).toMatchObject({ email, role: 'admin', method: 'sso' });
     });
 
+    it('does not hand an account of another organization to this provider: it joins by invite instead', async () => {
+      const { org, domain } = await ssoOrg();
+      const elsewhere = await createOrg(t, { tier: 'free' });
+      const existing = await createUser(t, { org: elsewhere, role: 'owner', email: `taken@${domain}` });
+      idp.setAccount('taken', { email: existing.email, email_verified: true });
+      const browser = new TestBrowser();
+      const { callbackUrl } = await throughProvider(browser, org, 'taken');
+      const response = await browser.request(callbackUrl);
+      expect(response.status).toBe(403);
+      expect(await response.text()).toContain('already belongs to another organization');
+      expect((await me(browser)).status).toBe(401);
+      expect(
+        await t.sql(`SELECT 1 FROM memberships WHERE organization_id = $1 AND user_id = $2`, [org.id, existing.id]),
+      ).toEqual([]);
+    });
+
+    it('refuses a sign-in attempt that has expired', async () => {
+      const { org, domain } = await ssoOrg();
+      const email = `slow@${domain}`;
+      idp.setAccount('slow', { email, email_verified: true });
+      const browser = new TestBrowser();
+      const { callbackUrl } = await throughProvider(browser, org, 'slow');
+      await t.sql(`UPDATE sso_login_attempts SET expires_at = now() - interval '1 second' WHERE organization_id = $1`, [
+        org.id,
+      ]);
+      const response = await browser.request(callbackUrl);
+      expect(response.status).toBe(400);
+      expect(await response.text()).toContain('the sign-in attempt expired');
+      expect(await userCount(email)).toBe(0);
+    });
+
     it('refuses a callback whose state is not this browser’s: nothing is created', async () => {
       const { org, domain } = await ssoOrg();
       const email = `mallory-target@${domain}`;

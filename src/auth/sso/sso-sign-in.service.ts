@@ -299,6 +299,23 @@ export class SsoSignInService {
             userId,
           ])
         ).length > 0;
+      if (!member && userId !== null) {
+        // An account that already works in another organization is not handed to this
+        // organization's provider: its administrators could otherwise reach those organizations
+        // by asserting the address. The person joins by invite, accepted with their password.
+        const [elsewhere]: { n: string }[] = await manager.query(
+          `SELECT count(*) AS n FROM memberships WHERE user_id = $1 AND organization_id <> $2`,
+          [userId, connection.organizationId],
+        );
+        if (Number(elsewhere.n) > 0) {
+          throw new SsoSignInFailure(
+            'account_unavailable',
+            403,
+            'Account already in use',
+            'An account with this address already belongs to another organization, so single sign-on cannot add it here. Ask an administrator to invite you, accept the invite signed in with your password, then use single sign-on.',
+          );
+        }
+      }
       if (!member) {
         const [invite]: { id: string; role: string }[] = await manager.query(
           `SELECT id, role FROM invites
