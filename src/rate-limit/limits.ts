@@ -91,6 +91,8 @@ export const LIMITS = {
     refusal: 'rate_limited',
     headers: false,
   },
+  /** SSO discovery and starts (each start stores an attempt) from one client address. */
+  'sso-ip': { limit: 30, windowMs: MINUTE, by: 'ip', refusal: 'rate_limited', headers: false },
   /**
    * SDK feedback writes (tickets, messages, feature requests, votes) from one client address:
    * generous, since many devices share a carrier's address, but a script inventing voter ids stops.

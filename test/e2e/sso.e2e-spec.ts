@@ -256,6 +256,19 @@ describe('single sign-on with OpenID Connect', () => {
     });
   });
 
+  it('limits discovery and starts per client address', async () => {
+    const browser = new TestBrowser();
+    for (let i = 0; i < 30; i++) {
+      const response = await browser.request(`${baseUrl}/api/v1/auth/sso/discover`, {
+        json: { email: `n${i}@unconnected.test` },
+      });
+      expect(response.status).toBe(200);
+    }
+    const refused = await browser.request(`${baseUrl}/api/v1/auth/sso/start?org=any-org`);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
+  });
+
   describe('sign-in', () => {
     it('signs an existing member in: a new session, the dashboard, user.login with method sso', async () => {
       const { org, domain } = await ssoOrg();

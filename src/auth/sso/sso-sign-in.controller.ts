@@ -1,6 +1,7 @@
 import { Body, Controller, Get, HttpCode, Inject, Post, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { Public } from '../../common/access/access.decorator.js';
+import { RateLimit } from '../../rate-limit/rate-limit.guard.js';
 import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
 import { cliSessionIdOf } from '../device-login/device-login.service.js';
@@ -37,6 +38,7 @@ export class SsoSignInController {
    * has an account.
    */
   @Post('discover')
+  @RateLimit('sso-ip')
   @Public()
   @HttpCode(200)
   async discover(@Body() body: SsoDiscoverDto) {
@@ -48,6 +50,7 @@ export class SsoSignInController {
   }
 
   @Get('start')
+  @RateLimit('sso-ip')
   @Public()
   async start(
     @Res() response: Response,

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { RateLimitModule } from '../../rate-limit/rate-limit.module.js';
 import { SsoConnectionsController } from './sso-connections.controller.js';
 import { SsoConnectionsService } from './sso-connections.service.js';
 import { SsoDeviceLoginController } from './sso-device-login.controller.js';
@@ -12,6 +13,7 @@ import { SsoSignInService } from './sso-sign-in.service.js';
  * (`sso-enforcement.ts`) and is called by the auth service.
  */
 @Module({
+  imports: [RateLimitModule],
   controllers: [SsoConnectionsController, SsoSignInController, SsoDeviceLoginController],
   providers: [SsoConnectionsService, SsoSignInService, SsoSecrets],
 })
