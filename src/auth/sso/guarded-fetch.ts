@@ -28,7 +28,7 @@ export class ResponseTooLargeError extends Error {
  * admits private addresses and plain http exactly as it does for webhooks.
  */
 export function guardedFetch(allowPrivateNetworks: boolean) {
-  return (url: string, options: OutboundFetchOptions): Promise<Response> => {
+  return async (url: string, options: OutboundFetchOptions): Promise<Response> => {
     const target = checkedOutboundUrl(url, allowPrivateNetworks);
     const body = requestBody(options.body);
     const client = target.protocol === 'https:' ? https : http;
