@@ -250,7 +250,7 @@ export class SsoSignInService {
         );
       }
       if (error instanceof oidc.ClientError) {
-        this.logger.warn({ reason: error.message, code: error.code }, 'SSO callback rejected');
+        this.logger.warn(`SSO callback rejected: ${error.code ?? 'client error'}: ${error.message}`);
         throw new SsoSignInFailure(
           'token_invalid',
           401,
@@ -419,7 +419,7 @@ export class SsoSignInService {
     if (error instanceof SsoSignInFailure) {
       this.metrics.ssoSignIn(error.outcome);
       if (error.outcome === 'provider_unavailable')
-        this.logger.warn({ reason: error.cause }, 'SSO provider unavailable');
+        this.logger.warn(`SSO provider unavailable: ${String(error.cause)}`);
     }
     return error;
   }
