@@ -14,6 +14,7 @@ import {
   riskThresholdsOf,
 } from './app.entity.js';
 import type { CreateAppDto, UpdateAppDto } from './apps.dto.js';
+import { announceRevocation } from '../devices/blocked-devices.js';
 import { TenantResolver } from './tenant-resolver.js';
 
 @Injectable()
@@ -86,7 +87,10 @@ export class AppsService {
       if (input.isActive === false && app.isPrimary) throw primaryCannotBeDeactivated();
       if (input.appName !== undefined) app.appName = input.appName;
       if (input.description !== undefined) app.description = input.description;
-      if (input.isActive !== undefined) app.isActive = input.isActive;
+      if (input.isActive !== undefined && input.isActive !== app.isActive) {
+        app.isActive = input.isActive;
+        await announceRevocation(manager, { kind: 'app', appId: app.id, state: app.isActive ? 'active' : 'inactive' });
+      }
       if (input.analyticsEnabled !== undefined) app.analyticsEnabled = input.analyticsEnabled;
       if (input.webhookEnabled !== undefined) app.webhookEnabled = input.webhookEnabled;
       if (input.jwtConfiguration) app.jwtConfiguration = { ...jwtConfigurationOf(app), ...input.jwtConfiguration };
@@ -111,6 +115,7 @@ export class AppsService {
         });
       }
       await manager.delete(App, { id });
+      await announceRevocation(manager, { kind: 'app', appId: id, state: 'deleted' });
       if (app.isPrimary) await manager.update(App, { id: successor.id }, { isPrimary: true });
       return { app, action: 'app.deleted', metadata: { bundleId: app.bundleId, teamId: app.teamId } };
     });
@@ -122,6 +127,7 @@ export class AppsService {
       if (!active && app.isPrimary) throw primaryCannotBeDeactivated();
       app.isActive = active;
       await manager.save(app);
+      await announceRevocation(manager, { kind: 'app', appId: app.id, state: active ? 'active' : 'inactive' });
       return { app, action: active ? 'app.activated' : 'app.deactivated' };
     });
   }

@@ -226,7 +226,7 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     responses: {
       '200': {
         description:
-          'An event stream: `event: snapshot` with `data` as in GET /api/v1/flags on connect and after every change, and a `: heartbeat` comment every 15 s.',
+          'An event stream: `event: snapshot` with `data` as in GET /api/v1/flags on connect and after every change, and a `: heartbeat` comment every 15 s. When the device is blocked or the app deactivated or deleted, `event: revoked` with `data` `{"reason": "device_blocked" | "app_inactive" | "app_deleted"}`, then the end of the stream.',
         content: { 'text/event-stream': { schema: { type: 'string' } } },
       },
     },
