@@ -45,6 +45,19 @@ interface DeviceRow {
   first_seen_at: Date;
 }
 
+/** A device's risk signals after a failure was counted. */
+interface FailedDeviceRow {
+  client_device_id: string;
+  environment: 'development' | 'production';
+  jailbreak_detected: boolean;
+  failure_count: number;
+  counter_anomalies: number;
+  is_blocked: boolean;
+  device_model: string | null;
+  os_version: string | null;
+  attestations_this_hour: number;
+}
+
 /** What the admission transaction learnt before a refusal rolled it back. */
 interface AttemptFacts {
   scored: DeviceFacts | null;
@@ -336,7 +349,8 @@ export class AttestationService {
 
   /**
    * A failure event; attributed to the device (and counted in its risk) when the key is known.
-   * `scored`: the device as scored before a refusal that came after scoring, for the webhooks.
+   * The event, its webhooks and the risk alerts carry the score of this attempt: `scored` when the
+   * refusal came after scoring, else the device's signals with this failure counted.
    */
   private async recordFailure(
     tenant: Tenant,
@@ -346,27 +360,56 @@ export class AttestationService {
     deviceId: string | null = null,
     scored: DeviceFacts | null = null,
   ): Promise<void> {
-    await this.dataSource.query(
-      `INSERT INTO device_events (organization_id, app_id, device_id, key_id, event_type, result, error_code)
-       VALUES ($1, $2, $3, $4, $5, 'failure', $6)`,
-      [tenant.organizationId, tenant.appId, deviceId, keyId, eventType, code],
-    );
+    let facts = scored;
     if (deviceId) {
-      await this.dataSource.query(
+      const [device] = await queryRows<FailedDeviceRow>(
+        this.dataSource.manager,
         `UPDATE devices SET failure_count = failure_count + 1,
                 counter_anomalies = counter_anomalies + CASE WHEN $2 = 'counter_not_increasing' THEN 1 ELSE 0 END
-          WHERE id = $1`,
+          WHERE id = $1
+        RETURNING client_device_id, environment, jailbreak_detected, failure_count, counter_anomalies, is_blocked,
+                  device_model, os_version,
+                  CASE WHEN velocity_window_start >= now() - interval '1 hour' THEN velocity_count ELSE 0 END
+                    AS attestations_this_hour`,
         [deviceId, code],
       );
+      if (device && !facts) {
+        const risk = scoreRisk({
+          jailbreakDetected: device.jailbreak_detected,
+          environment: device.environment,
+          failureCount: device.failure_count,
+          counterAnomalies: device.counter_anomalies,
+          attestationsThisHour: device.attestations_this_hour,
+          blocked: device.is_blocked,
+        });
+        facts = {
+          keyId,
+          clientDeviceId: device.client_device_id,
+          riskScore: risk.score,
+          jailbreakDetected: device.jailbreak_detected,
+          deviceModel: device.device_model,
+          osVersion: device.os_version,
+        };
+      }
     }
+    await this.dataSource.query(
+      `INSERT INTO device_events (organization_id, app_id, device_id, key_id, event_type, result, error_code, risk_score)
+       VALUES ($1, $2, $3, $4, $5, 'failure', $6, $7)`,
+      [tenant.organizationId, tenant.appId, deviceId, keyId, eventType, code, facts?.riskScore ?? null],
+    );
     this.riskAlerts.onDeviceEvent(tenant, {
       keyId,
       result: 'failure',
-      riskScore: scored?.riskScore ?? null,
+      riskScore: facts?.riskScore ?? null,
       isNewDevice: false,
       errorCode: code,
     });
-    await this.webhooks.attestationFailed(this.dataSource.manager, tenant, { keyId, errorCode: code, scored });
+    await this.webhooks.attestationFailed(this.dataSource.manager, tenant, {
+      keyId,
+      errorCode: code,
+      scored,
+      counted: facts,
+    });
   }
 }
 
