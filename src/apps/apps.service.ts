@@ -15,6 +15,7 @@ import {
 } from './app.entity.js';
 import type { CreateAppDto, UpdateAppDto } from './apps.dto.js';
 import { announceRevocation } from '../devices/blocked-devices.js';
+import { generateSubjectSecret } from '../attestation/subject-signature.js';
 import { TenantResolver } from './tenant-resolver.js';
 
 @Injectable()
@@ -66,6 +67,8 @@ export class AppsService {
         riskThresholds: { ...DEFAULT_RISK_THRESHOLDS, ...input.riskThresholds },
         analyticsEnabled: true,
         webhookEnabled: true,
+        requireSignedSubject: false,
+        subjectSigningSecret: null,
       });
       try {
         await manager.save(app);
@@ -95,6 +98,14 @@ export class AppsService {
       if (input.webhookEnabled !== undefined) app.webhookEnabled = input.webhookEnabled;
       if (input.jwtConfiguration) app.jwtConfiguration = { ...jwtConfigurationOf(app), ...input.jwtConfiguration };
       if (input.riskThresholds) app.riskThresholds = { ...riskThresholdsOf(app), ...input.riskThresholds };
+      if (input.requireSignedSubject !== undefined) {
+        if (input.requireSignedSubject && !app.subjectSigningSecret) {
+          throw new AppException(400, 'subject_secret_missing', 'Generate a subject signing secret first', {
+            hint: `POST /api/v1/apps/${app.id}/subject-signing-secret, then sign subject ids on your backend`,
+          });
+        }
+        app.requireSignedSubject = input.requireSignedSubject;
+      }
       await manager.save(app);
       return { app, action: 'app.updated', metadata: { fields: Object.keys(input) } };
     });
@@ -130,6 +141,21 @@ export class AppsService {
       await announceRevocation(manager, { kind: 'app', appId: app.id, state: active ? 'active' : 'inactive' });
       return { app, action: active ? 'app.activated' : 'app.deactivated' };
     });
+  }
+
+  /**
+   * A new subject signing secret, replacing the previous one at once (signatures made with it stop
+   * verifying). The caller sees it this once.
+   */
+  async rotateSubjectSecret(auth: OrgAuthContext, id: string): Promise<{ app: App; secret: string }> {
+    const secret = generateSubjectSecret();
+    const app = await this.change(auth, async (manager) => {
+      const app = await this.lock(manager, auth, id);
+      app.subjectSigningSecret = secret;
+      await manager.save(app);
+      return { app, action: 'app.subject_secret_rotated' };
+    });
+    return { app, secret };
   }
 
   async setPrimary(auth: OrgAuthContext, id: string): Promise<App> {

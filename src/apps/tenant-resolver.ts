@@ -17,6 +17,9 @@ export interface Tenant {
   organizationActive: boolean;
   jwtConfiguration: JwtConfiguration;
   riskThresholds: RiskThresholds;
+  /** Accept `subjectId` only signed with `subjectSigningSecret` (docs/security.md, Subject binding). */
+  requireSignedSubject: boolean;
+  subjectSigningSecret: string | null;
 }
 
 interface Entry {
@@ -82,9 +85,11 @@ export class TenantResolver {
       org_active: boolean;
       jwt_configuration: Partial<JwtConfiguration>;
       risk_thresholds: Partial<RiskThresholds>;
+      require_signed_subject: boolean;
+      subject_signing_secret: string | null;
     }[] = await this.dataSource.query(
       `SELECT a.id, a.app_name, a.organization_id, o.service_tier, o.current_period_end, a.is_active, o.is_active AS org_active,
-              a.jwt_configuration, a.risk_thresholds
+              a.jwt_configuration, a.risk_thresholds, a.require_signed_subject, a.subject_signing_secret
          FROM apps a JOIN organizations o ON o.id = a.organization_id
         WHERE a.bundle_id = $1 AND a.team_id = $2`,
       [bundleId, teamId],
@@ -103,6 +108,8 @@ export class TenantResolver {
       organizationActive: row.org_active,
       jwtConfiguration: jwtConfigurationOf({ jwtConfiguration: row.jwt_configuration }),
       riskThresholds: riskThresholdsOf({ riskThresholds: row.risk_thresholds }),
+      requireSignedSubject: row.require_signed_subject,
+      subjectSigningSecret: row.subject_signing_secret,
     };
   }
 }
