@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createContext, loadFabricator, scenarios } from './scenarios.mjs';
 import { measureWebhookDelivery } from './webhook-delivery.mjs';
+import { HEALTH_P99_LIMIT_MS, measureAdversarialHealth } from './adversarial.mjs';
 
 // `npm run bench -- soak [...]`: the bounded soak run instead of the scenarios (bench/soak.mjs).
 if (process.argv[2] === 'soak') {
@@ -117,6 +118,26 @@ try {
       console.log(
         `${'forgot-password: existing vs unknown'.padEnd(44)} median ${timing.existingMs} ms vs ${timing.unknownMs} ms over ${timing.samples} each  ratio ${timing.ratio}`,
       );
+    }
+  }
+  if (!only || 'adversarial'.includes(only)) {
+    const attacked = await measureAdversarialHealth(server.baseUrl, smoke ? 3 : duration);
+    results.push({
+      scenario: `GET /health while adversarial bodies are posted (p99 limit ${HEALTH_P99_LIMIT_MS} ms)`,
+      requestsPerSecond: null,
+      p50Ms: attacked.p50Ms,
+      p99Ms: attacked.p99Ms,
+      non2xx: 0,
+      errors: attacked.serverErrors,
+      ratio: attacked.ratio,
+    });
+    if (!asJson) {
+      console.log(
+        `${'/health under adversarial bodies'.padEnd(44)} p50 ${attacked.p50Ms} ms  p99 ${attacked.p99Ms} ms over ${attacked.samples} probes (${attacked.quietP99Ms} ms without attackers), ${attacked.attacks} attacks  p99/limit ${attacked.ratio} (${HEALTH_P99_LIMIT_MS} ms)  ${attacked.verdict}${attacked.serverErrors ? `  5xx ${attacked.serverErrors}` : ''}`,
+      );
+      for (const [answer, { count, medianMs }] of Object.entries(attacked.answers)) {
+        console.log(`  ${answer} × ${count}, median ${medianMs} ms`);
+      }
     }
   }
 } finally {

@@ -11,6 +11,7 @@ import { ExpiredCredentialsIndexes1763727310000 } from './1763727310000-expired-
 import { CliSessionUserCode1763727320000 } from './1763727320000-cli-session-user-code.js';
 import { BlockedDevicesIndex1763727330000 } from './1763727330000-blocked-devices-index.js';
 import { SsoConnections1795565924704 } from './1795565924704-sso-connections.js';
+import { SubjectBinding1795568839690 } from './1795568839690-subject-binding.js';
 
 /** Every migration, in order. Migrations are never edited after they land. */
 export const migrations = [
@@ -27,4 +28,5 @@ export const migrations = [
   CliSessionUserCode1763727320000,
   BlockedDevicesIndex1763727330000,
   SsoConnections1795565924704,
+  SubjectBinding1795568839690,
 ];

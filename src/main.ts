@@ -3,6 +3,7 @@ import { createLogger } from './common/logging/logger.js';
 import { provisionDatabase } from './database/database-runtime.js';
 import { runMigrations } from './database/migrate.js';
 import { createApp } from './app.js';
+import { connectionDraining } from './common/http/connection-draining.js';
 
 function readConfig(): AppConfig {
   try {
@@ -24,6 +25,7 @@ async function main(): Promise<void> {
   if (applied.length) logger.info({ applied }, 'migrations applied');
 
   const app = await createApp({ ...config, databaseUrl: database.url }, logger);
+  const connections = connectionDraining(app.getHttpServer());
   await app.listen(config.port, process.env.HOST ?? '0.0.0.0');
   logger.info({ port: config.port, baseUrl: config.baseUrl, commit: config.serviceCommit }, 'listening');
 
@@ -32,6 +34,8 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down: finishing in-flight requests');
+    // Keep-alive clients are told to go (Connection: close) rather than served until they go quiet.
+    connections.drain();
     try {
       await app.close();
       await database.stop();

@@ -68,6 +68,14 @@ export class App {
   @Column('boolean', { name: 'webhook_enabled' })
   webhookEnabled!: boolean;
 
+  /** Accept `subjectId` at validate and refresh only when signed with the subject signing secret. */
+  @Column('boolean', { name: 'require_signed_subject', default: false })
+  requireSignedSubject!: boolean;
+
+  /** The HMAC key of subject signatures: kept so it can verify, shown once when generated. */
+  @Column('text', { name: 'subject_signing_secret', nullable: true })
+  subjectSigningSecret!: string | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt!: Date;
 
@@ -96,6 +104,8 @@ export function toAppResponse(app: App) {
     riskThresholds: riskThresholdsOf(app),
     analyticsEnabled: app.analyticsEnabled,
     webhookEnabled: app.webhookEnabled,
+    requireSignedSubject: app.requireSignedSubject,
+    hasSubjectSigningSecret: app.subjectSigningSecret !== null,
     createdAt: app.createdAt,
     updatedAt: app.updatedAt,
   };

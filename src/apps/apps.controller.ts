@@ -74,6 +74,15 @@ export class AppsController {
     return toAppResponse(await this.apps.setActive(auth, id, false));
   }
 
+  /** The secret is in this answer only; generating another one replaces it. */
+  @Post(':appID/subject-signing-secret')
+  @Access({ session: 'admin' })
+  @HttpCode(200)
+  async rotateSubjectSecret(@OrgAuth() auth: OrgAuthContext, @UuidParam('appID') id: string) {
+    const { app, secret } = await this.apps.rotateSubjectSecret(auth, id);
+    return { subjectSigningSecret: secret, app: toAppResponse(app) };
+  }
+
   @Post(':appID/set-primary')
   @Access({ session: 'admin' })
   @HttpCode(200)

@@ -115,6 +115,11 @@ export class UpdateAppDto {
   @IsOmittable()
   @IsBoolean()
   webhookEnabled?: boolean;
+
+  /** Needs a subject signing secret (POST /api/v1/apps/:appID/subject-signing-secret) first. */
+  @IsOmittable()
+  @IsBoolean()
+  requireSignedSubject?: boolean;
 }
 
 export class CreateAppDto {

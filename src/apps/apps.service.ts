@@ -14,6 +14,8 @@ import {
   riskThresholdsOf,
 } from './app.entity.js';
 import type { CreateAppDto, UpdateAppDto } from './apps.dto.js';
+import { announceRevocation } from '../devices/blocked-devices.js';
+import { generateSubjectSecret } from '../attestation/subject-signature.js';
 import { TenantResolver } from './tenant-resolver.js';
 
 @Injectable()
@@ -65,6 +67,8 @@ export class AppsService {
         riskThresholds: { ...DEFAULT_RISK_THRESHOLDS, ...input.riskThresholds },
         analyticsEnabled: true,
         webhookEnabled: true,
+        requireSignedSubject: false,
+        subjectSigningSecret: null,
       });
       try {
         await manager.save(app);
@@ -86,11 +90,22 @@ export class AppsService {
       if (input.isActive === false && app.isPrimary) throw primaryCannotBeDeactivated();
       if (input.appName !== undefined) app.appName = input.appName;
       if (input.description !== undefined) app.description = input.description;
-      if (input.isActive !== undefined) app.isActive = input.isActive;
+      if (input.isActive !== undefined && input.isActive !== app.isActive) {
+        app.isActive = input.isActive;
+        await announceRevocation(manager, { kind: 'app', appId: app.id, state: app.isActive ? 'active' : 'inactive' });
+      }
       if (input.analyticsEnabled !== undefined) app.analyticsEnabled = input.analyticsEnabled;
       if (input.webhookEnabled !== undefined) app.webhookEnabled = input.webhookEnabled;
       if (input.jwtConfiguration) app.jwtConfiguration = { ...jwtConfigurationOf(app), ...input.jwtConfiguration };
       if (input.riskThresholds) app.riskThresholds = { ...riskThresholdsOf(app), ...input.riskThresholds };
+      if (input.requireSignedSubject !== undefined) {
+        if (input.requireSignedSubject && !app.subjectSigningSecret) {
+          throw new AppException(400, 'subject_secret_missing', 'Generate a subject signing secret first', {
+            hint: `POST /api/v1/apps/${app.id}/subject-signing-secret, then sign subject ids on your backend`,
+          });
+        }
+        app.requireSignedSubject = input.requireSignedSubject;
+      }
       await manager.save(app);
       return { app, action: 'app.updated', metadata: { fields: Object.keys(input) } };
     });
@@ -111,6 +126,7 @@ export class AppsService {
         });
       }
       await manager.delete(App, { id });
+      await announceRevocation(manager, { kind: 'app', appId: id, state: 'deleted' });
       if (app.isPrimary) await manager.update(App, { id: successor.id }, { isPrimary: true });
       return { app, action: 'app.deleted', metadata: { bundleId: app.bundleId, teamId: app.teamId } };
     });
@@ -122,8 +138,24 @@ export class AppsService {
       if (!active && app.isPrimary) throw primaryCannotBeDeactivated();
       app.isActive = active;
       await manager.save(app);
+      await announceRevocation(manager, { kind: 'app', appId: app.id, state: active ? 'active' : 'inactive' });
       return { app, action: active ? 'app.activated' : 'app.deactivated' };
     });
+  }
+
+  /**
+   * A new subject signing secret, replacing the previous one at once (signatures made with it stop
+   * verifying). The caller sees it this once.
+   */
+  async rotateSubjectSecret(auth: OrgAuthContext, id: string): Promise<{ app: App; secret: string }> {
+    const secret = generateSubjectSecret();
+    const app = await this.change(auth, async (manager) => {
+      const app = await this.lock(manager, auth, id);
+      app.subjectSigningSecret = secret;
+      await manager.save(app);
+      return { app, action: 'app.subject_secret_rotated' };
+    });
+    return { app, secret };
   }
 
   async setPrimary(auth: OrgAuthContext, id: string): Promise<App> {

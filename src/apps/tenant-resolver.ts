@@ -17,6 +17,9 @@ export interface Tenant {
   organizationActive: boolean;
   jwtConfiguration: JwtConfiguration;
   riskThresholds: RiskThresholds;
+  /** Accept `subjectId` only signed with `subjectSigningSecret` (docs/security.md, Subject binding). */
+  requireSignedSubject: boolean;
+  subjectSigningSecret: string | null;
 }
 
 interface Entry {
@@ -30,11 +33,15 @@ const MAX_ENTRIES = 50_000;
 
 /**
  * Resolves `X-Bundle-ID` + `X-Team-ID` to the app and its organization. Changes made through
- * this instance are seen at once (`forget`); other instances see them within 30 seconds.
+ * this instance are seen at once (`forget`); deactivations and deletions reach the other
+ * instances through the token revocation notifications (`forgetApp`), other changes within 30
+ * seconds.
  */
 @Injectable()
 export class TenantResolver {
   private readonly cache = new Map<string, Entry>();
+  /** Moves on every forget: a lookup that started before it must not cache what it read. */
+  private generation = 0;
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
@@ -42,18 +49,28 @@ export class TenantResolver {
     const key = `${bundleId}\n${teamId}`;
     const cached = this.cache.get(key);
     if (cached && cached.expiresAt > Date.now()) return cached.tenant;
+    const generation = this.generation;
     const tenant = await this.load(bundleId, teamId);
+    if (generation !== this.generation) return tenant;
     if (this.cache.size >= MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
     this.cache.set(key, { tenant, expiresAt: Date.now() + TTL_MS });
     return tenant;
   }
 
   forget(bundleId: string, teamId: string): void {
+    this.generation++;
     this.cache.delete(`${bundleId}\n${teamId}`);
+  }
+
+  /** Drops the cached app with this id, whatever identity headers it was looked up by. */
+  forgetApp(appId: string): void {
+    this.generation++;
+    for (const [key, entry] of this.cache) if (entry.tenant?.appId === appId) this.cache.delete(key);
   }
 
   /** Drops every cached app of an organization (its tier or state changed). */
   forgetAll(): void {
+    this.generation++;
     this.cache.clear();
   }
 
@@ -68,9 +85,11 @@ export class TenantResolver {
       org_active: boolean;
       jwt_configuration: Partial<JwtConfiguration>;
       risk_thresholds: Partial<RiskThresholds>;
+      require_signed_subject: boolean;
+      subject_signing_secret: string | null;
     }[] = await this.dataSource.query(
       `SELECT a.id, a.app_name, a.organization_id, o.service_tier, o.current_period_end, a.is_active, o.is_active AS org_active,
-              a.jwt_configuration, a.risk_thresholds
+              a.jwt_configuration, a.risk_thresholds, a.require_signed_subject, a.subject_signing_secret
          FROM apps a JOIN organizations o ON o.id = a.organization_id
         WHERE a.bundle_id = $1 AND a.team_id = $2`,
       [bundleId, teamId],
@@ -89,6 +108,8 @@ export class TenantResolver {
       organizationActive: row.org_active,
       jwtConfiguration: jwtConfigurationOf({ jwtConfiguration: row.jwt_configuration }),
       riskThresholds: riskThresholdsOf({ riskThresholds: row.risk_thresholds }),
+      requireSignedSubject: row.require_signed_subject,
+      subjectSigningSecret: row.subject_signing_secret,
     };
   }
 }

@@ -1,4 +1,15 @@
-import { IsBase64, IsBoolean, IsOptional, IsString, Length, Matches, MaxLength } from 'class-validator';
+import {
+  IsBase64,
+  IsBoolean,
+  IsInt,
+  IsOptional,
+  IsString,
+  Length,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+} from 'class-validator';
 
 class DeviceProfileFields {
   @IsOptional()
@@ -29,6 +40,19 @@ class DeviceProfileFields {
   @IsString()
   @MaxLength(200)
   subjectId?: string;
+
+  /** HMAC-SHA256 by the tenant's backend over the canonical subject string (docs/security.md). */
+  @IsOptional()
+  @IsString()
+  @MaxLength(100)
+  subjectSignature?: string;
+
+  /** Epoch seconds after which `subjectSignature` is no longer accepted. */
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(99_999_999_999)
+  subjectExpiresAt?: number;
 }
 
 export class ValidateAttestationDto extends DeviceProfileFields {

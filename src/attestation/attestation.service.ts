@@ -22,6 +22,7 @@ import {
 } from './app-attest/app-attest.js';
 import type { RefreshAttestationDto, ValidateAttestationDto } from './attestation.dto.js';
 import { ChallengeService } from './challenge.service.js';
+import { checkSubjectSignature } from './subject-signature.js';
 import { TokenService, type MintedToken, type TokenSubject } from './token.service.js';
 
 interface DeviceRow {
@@ -32,6 +33,7 @@ interface DeviceRow {
   environment: 'development' | 'production';
   client_device_id: string;
   subject_id: string | null;
+  subject_verified: boolean;
   device_model: string | null;
   os_version: string | null;
   app_version: string | null;
@@ -45,6 +47,19 @@ interface DeviceRow {
   first_seen_at: Date;
 }
 
+/** A device's risk signals after a failure was counted. */
+interface FailedDeviceRow {
+  client_device_id: string;
+  environment: 'development' | 'production';
+  jailbreak_detected: boolean;
+  failure_count: number;
+  counter_anomalies: number;
+  is_blocked: boolean;
+  device_model: string | null;
+  os_version: string | null;
+  attestations_this_hour: number;
+}
+
 /** What the admission transaction learnt before a refusal rolled it back. */
 interface AttemptFacts {
   scored: DeviceFacts | null;
@@ -56,7 +71,7 @@ const CHALLENGE_REFUSALS: ReadonlySet<string> = new Set(['challenge_invalid', 'c
 /** Malformed input rather than a failed check: 400 instead of 401. */
 const MALFORMED: ReadonlySet<AppAttestErrorCode> = new Set(['invalid_cbor', 'invalid_format', 'invalid_assertion']);
 
-const DEVICE_COLUMNS = `id, public_key_pem, sign_counter, environment, client_device_id, subject_id, device_model,
+const DEVICE_COLUMNS = `id, public_key_pem, sign_counter, environment, client_device_id, subject_id, subject_verified, device_model,
   os_version, app_version, country, jailbreak_detected, attestation_count, failure_count, counter_anomalies,
   velocity_count, is_blocked, first_seen_at`;
 
@@ -86,6 +101,7 @@ export class AttestationService {
    * whatever the outcome, before the admission transaction.
    */
   async validate(tenant: Tenant, input: ValidateAttestationDto): Promise<MintedToken> {
+    const subjectVerified = this.checkSubject(tenant, input);
     const result = verifyAttestation({
       attestationObject: Buffer.from(input.attestationObject, 'base64'),
       keyId: input.keyId,
@@ -116,12 +132,14 @@ export class AttestationService {
         result.publicKeyPem,
         result.environment,
         result.receipt,
+        subjectVerified,
       );
       return this.admit(manager, tenant, device, input.keyId, 'attestation', device.inserted, seen);
     });
   }
 
   async refresh(tenant: Tenant, input: RefreshAttestationDto): Promise<MintedToken> {
+    const subjectVerified = this.checkSubject(tenant, input);
     const known = await this.findDevice(this.dataSource.manager, tenant.appId, input.keyId);
     if (!known || known.is_blocked) {
       throw new AppException(401, 'reattest_required', 'This key is unknown or revoked: attest the device again', {
@@ -148,8 +166,16 @@ export class AttestationService {
     await this.challenges.consume(tenant.appId, input.challenge);
     return this.withFailureEvents(tenant, input.keyId, 'assertion', async (manager, seen) => {
       // The counter only moves forward: of two concurrent refreshes with one counter, one wins.
-      const device = await this.touchDevice(manager, known.id, input, false, result.counter);
+      const device = await this.touchDevice(manager, known.id, input, false, subjectVerified, result.counter);
       if (!device) throw attestationFailure('counter_not_increasing', 'The assertion counter did not increase');
+      if (input.subjectId !== undefined && input.subjectId !== known.subject_id) {
+        // Who uses the device changed: an event in the device's history, committed with the admission.
+        await manager.query(
+          `INSERT INTO device_events (organization_id, app_id, device_id, key_id, event_type, result)
+           VALUES ($1, $2, $3, $4, 'subject_changed', 'success')`,
+          [tenant.organizationId, tenant.appId, known.id, input.keyId],
+        );
+      }
       return this.admit(manager, tenant, device, input.keyId, 'assertion', false, seen);
     });
   }
@@ -243,12 +269,14 @@ export class AttestationService {
     publicKeyPem: string,
     environment: 'development' | 'production',
     receipt: Buffer,
+    subjectVerified: boolean,
   ): Promise<DeviceRow> {
     const rows: DeviceRow[] = await manager.query(
       `INSERT INTO devices (organization_id, app_id, key_id, public_key_pem, sign_counter, environment, receipt,
                            client_device_id, subject_id, device_model, os_version, app_version, country,
-                           jailbreak_detected, attestation_count, velocity_count)
-       VALUES ($1, $2, $3, $4, 0, $5, $6, COALESCE($7, ''), $8, $9, $10, $11, upper($12), COALESCE($13, false), 1, 1)
+                           jailbreak_detected, attestation_count, velocity_count, subject_verified)
+       VALUES ($1, $2, $3, $4, 0, $5, $6, COALESCE($7, ''), $8, $9, $10, $11, upper($12), COALESCE($13, false), 1, 1,
+               $8::text IS NOT NULL AND $14::boolean)
        ON CONFLICT (app_id, key_id) DO UPDATE SET
          public_key_pem = EXCLUDED.public_key_pem, sign_counter = 0, environment = EXCLUDED.environment,
          receipt = EXCLUDED.receipt
@@ -267,11 +295,12 @@ export class AttestationService {
         input.appVersion ?? null,
         input.country ?? null,
         input.jailbreakDetected ?? null,
+        subjectVerified,
       ],
     );
     const device = rows[0];
     if (device.inserted) return device;
-    const touched = await this.touchDevice(manager, device.id, input, true);
+    const touched = await this.touchDevice(manager, device.id, input, true, subjectVerified);
     return { ...touched!, inserted: false };
   }
 
@@ -285,6 +314,7 @@ export class AttestationService {
     id: string,
     input: ValidateAttestationDto | RefreshAttestationDto,
     attested: boolean,
+    subjectVerified: boolean,
     advanceCounterTo: number | null = null,
   ): Promise<DeviceRow | null> {
     const rows = await queryRows<DeviceRow>(
@@ -293,6 +323,7 @@ export class AttestationService {
          device_model = COALESCE($2, device_model), os_version = COALESCE($3, os_version),
          app_version = COALESCE($4, app_version), country = COALESCE(upper($5), country),
          subject_id = COALESCE($6, subject_id), client_device_id = COALESCE($7, client_device_id),
+         subject_verified = CASE WHEN $6::text IS NULL THEN subject_verified ELSE $11::boolean END,
          jailbreak_detected = COALESCE($8, jailbreak_detected),
          attestation_count = attestation_count + CASE WHEN $9 THEN 1 ELSE 0 END,
          velocity_count = CASE WHEN velocity_window_start < now() - interval '1 hour' THEN 1 ELSE velocity_count + 1 END,
@@ -312,9 +343,49 @@ export class AttestationService {
         'jailbreakDetected' in input ? (input.jailbreakDetected ?? null) : null,
         attested,
         advanceCounterTo,
+        subjectVerified,
       ],
     );
     return rows[0] ?? null;
+  }
+
+  /**
+   * Subject binding (docs/security.md): whether `subjectId` comes signed by the tenant's backend.
+   * An app that requires it refuses an unsigned or badly signed subject with 401; any app checks a
+   * signature it is sent. Pure input checking, before verification: the challenge stays unused.
+   */
+  private checkSubject(tenant: Tenant, input: ValidateAttestationDto | RefreshAttestationDto): boolean {
+    const signed = input.subjectSignature !== undefined || input.subjectExpiresAt !== undefined;
+    if (input.subjectId === undefined) {
+      if (signed) throw badRequest('subjectId: is required with subjectSignature and subjectExpiresAt');
+      return false;
+    }
+    if (!tenant.requireSignedSubject && !signed) return false;
+    const refuse = (message: string) =>
+      new AppException(401, 'subject_signature_invalid', message, {
+        hint: 'Sign the subject on your backend: HMAC-SHA256 of "attestly-subject-v1\\n<appId>\\n<subjectId>\\n<expiresAt>" with the app\'s subject signing secret, base64url',
+      });
+    if (!tenant.subjectSigningSecret) throw refuse('This app has no subject signing secret');
+    const check = checkSubjectSignature({
+      secret: tenant.subjectSigningSecret,
+      appId: tenant.appId,
+      subjectId: input.subjectId,
+      signature: input.subjectSignature,
+      expiresAt: input.subjectExpiresAt,
+      now: Math.floor(Date.now() / 1000),
+    });
+    switch (check) {
+      case 'valid':
+        return true;
+      case 'missing':
+        throw refuse('This app accepts subjectId only with subjectSignature and subjectExpiresAt from your backend');
+      case 'expired':
+        throw refuse('The subject signature has expired');
+      case 'too_long':
+        throw refuse('The subject signature is valid for more than 30 days');
+      case 'invalid':
+        throw refuse('The subject signature does not match this app, subject and expiry');
+    }
   }
 
   private async findDevice(manager: EntityManager, appId: string, keyId: string): Promise<DeviceRow | null> {
@@ -336,7 +407,8 @@ export class AttestationService {
 
   /**
    * A failure event; attributed to the device (and counted in its risk) when the key is known.
-   * `scored`: the device as scored before a refusal that came after scoring, for the webhooks.
+   * The event, its webhooks and the risk alerts carry the score of this attempt: `scored` when the
+   * refusal came after scoring, else the device's signals with this failure counted.
    */
   private async recordFailure(
     tenant: Tenant,
@@ -346,27 +418,56 @@ export class AttestationService {
     deviceId: string | null = null,
     scored: DeviceFacts | null = null,
   ): Promise<void> {
-    await this.dataSource.query(
-      `INSERT INTO device_events (organization_id, app_id, device_id, key_id, event_type, result, error_code)
-       VALUES ($1, $2, $3, $4, $5, 'failure', $6)`,
-      [tenant.organizationId, tenant.appId, deviceId, keyId, eventType, code],
-    );
+    let facts = scored;
     if (deviceId) {
-      await this.dataSource.query(
+      const [device] = await queryRows<FailedDeviceRow>(
+        this.dataSource.manager,
         `UPDATE devices SET failure_count = failure_count + 1,
                 counter_anomalies = counter_anomalies + CASE WHEN $2 = 'counter_not_increasing' THEN 1 ELSE 0 END
-          WHERE id = $1`,
+          WHERE id = $1
+        RETURNING client_device_id, environment, jailbreak_detected, failure_count, counter_anomalies, is_blocked,
+                  device_model, os_version,
+                  CASE WHEN velocity_window_start >= now() - interval '1 hour' THEN velocity_count ELSE 0 END
+                    AS attestations_this_hour`,
         [deviceId, code],
       );
+      if (device && !facts) {
+        const risk = scoreRisk({
+          jailbreakDetected: device.jailbreak_detected,
+          environment: device.environment,
+          failureCount: device.failure_count,
+          counterAnomalies: device.counter_anomalies,
+          attestationsThisHour: device.attestations_this_hour,
+          blocked: device.is_blocked,
+        });
+        facts = {
+          keyId,
+          clientDeviceId: device.client_device_id,
+          riskScore: risk.score,
+          jailbreakDetected: device.jailbreak_detected,
+          deviceModel: device.device_model,
+          osVersion: device.os_version,
+        };
+      }
     }
+    await this.dataSource.query(
+      `INSERT INTO device_events (organization_id, app_id, device_id, key_id, event_type, result, error_code, risk_score)
+       VALUES ($1, $2, $3, $4, $5, 'failure', $6, $7)`,
+      [tenant.organizationId, tenant.appId, deviceId, keyId, eventType, code, facts?.riskScore ?? null],
+    );
     this.riskAlerts.onDeviceEvent(tenant, {
       keyId,
       result: 'failure',
-      riskScore: scored?.riskScore ?? null,
+      riskScore: facts?.riskScore ?? null,
       isNewDevice: false,
       errorCode: code,
     });
-    await this.webhooks.attestationFailed(this.dataSource.manager, tenant, { keyId, errorCode: code, scored });
+    await this.webhooks.attestationFailed(this.dataSource.manager, tenant, {
+      keyId,
+      errorCode: code,
+      scored,
+      counted: facts,
+    });
   }
 }
 
@@ -409,6 +510,7 @@ function subjectOf(tenant: Tenant, keyId: string, device: DeviceRow, riskScore: 
     jailbreakDetected: device.jailbreak_detected,
     firstSeenAt: device.first_seen_at,
     failureCount: device.failure_count,
-    subjectId: device.subject_id,
+    // With subject binding on, a subject the tenant's backend did not sign says nothing.
+    subjectId: tenant.requireSignedSubject && !device.subject_verified ? null : device.subject_id,
   };
 }

@@ -8,6 +8,8 @@ import { AppException } from '../common/errors/app-exception.js';
 import { queryRows } from '../database/sql.js';
 
 export const CHALLENGE_TTL_MS = 5 * 60 * 1000;
+/** How long past its expiry a challenge is remembered, to answer `challenge_expired`. */
+export const CHALLENGE_TOMBSTONE_MS = 24 * 60 * 60 * 1000;
 
 /** Single-use challenges bound to one app, valid five minutes; only their hashes are stored. */
 @Injectable()
@@ -24,28 +26,42 @@ export class ChallengeService {
     return { challenge, expiresAt: expiresAt.toISOString() };
   }
 
-  /** Uses the challenge up: deleting it is what makes a second use, even a concurrent one, fail. */
+  /**
+   * Uses the challenge up: deleting it is what makes a second use, even a concurrent one, fail.
+   * An expired challenge is not deleted: it stays a tombstone that answers `challenge_expired` to
+   * every use until the purge forgets it, a day after its expiry.
+   */
   async consume(appId: string, challenge: string, manager: EntityManager = this.dataSource.manager): Promise<void> {
-    const rows = await queryRows<{ expires_at: Date }>(
+    const [outcome] = await queryRows<{ used: boolean; expired: boolean }>(
       manager,
-      `DELETE FROM attestation_challenges WHERE challenge_hash = $1 AND app_id = $2 RETURNING expires_at`,
+      `WITH used AS (
+         DELETE FROM attestation_challenges
+          WHERE challenge_hash = $1 AND app_id = $2 AND expires_at > now() RETURNING 1)
+       SELECT EXISTS (SELECT 1 FROM used) AS used,
+              EXISTS (SELECT 1 FROM attestation_challenges
+                       WHERE challenge_hash = $1 AND app_id = $2 AND expires_at <= now()) AS expired`,
       [sha256Hex(challenge), appId],
     );
-    if (!rows.length) {
-      throw new AppException(400, 'challenge_invalid', 'The challenge is unknown, already used, or for another app', {
-        hint: 'Request a new challenge with GET /api/v1/attestation/challenge',
-      });
-    }
-    if (rows[0].expires_at.getTime() <= Date.now()) {
+    if (outcome.used) return;
+    if (outcome.expired) {
       throw new AppException(400, 'challenge_expired', 'The challenge is older than 5 minutes', {
         hint: 'Request a new challenge with GET /api/v1/attestation/challenge',
       });
     }
+    throw new AppException(400, 'challenge_invalid', 'The challenge is unknown, already used, or for another app', {
+      hint: 'Request a new challenge with GET /api/v1/attestation/challenge',
+    });
   }
 
-  /** Expired challenges are useless; deleting them is idempotent, so instances may overlap. */
+  /**
+   * Forgets challenges a day past their expiry (until then they answer `challenge_expired`);
+   * deleting is idempotent, so instances may overlap.
+   */
   @Interval(60_000)
   async purgeExpired(): Promise<void> {
-    await this.dataSource.query(`DELETE FROM attestation_challenges WHERE expires_at < now() - interval '1 minute'`);
+    await this.dataSource.query(
+      `DELETE FROM attestation_challenges WHERE expires_at < now() - make_interval(secs => $1)`,
+      [CHALLENGE_TOMBSTONE_MS / 1000],
+    );
   }
 }

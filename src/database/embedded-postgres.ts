@@ -1,10 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { closeSync, existsSync, openSync } from 'node:fs';
-import { chmod, chown, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { chown, mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { arch, platform, userInfo } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 
@@ -46,19 +47,16 @@ export class EmbeddedPostgres {
 
   async start(): Promise<void> {
     const bin = await loadBinaries();
-    const dataDir = join(this.options.dir, 'pgdata');
     const owner = await serverUser();
     await mkdir(this.options.dir, { recursive: true });
-    if (owner) {
-      await chown(this.options.dir, owner.uid, owner.gid);
-      await allowTraversal(dirname(this.options.dir));
-    }
+    const home = owner ? await clusterHome(this.options.dir, owner, this.options.log) : this.options.dir;
+    const dataDir = join(home, 'pgdata');
     if (!existsSync(join(dataDir, 'PG_VERSION'))) await this.initialise(bin, dataDir, owner);
     await stopOrphan(bin, dataDir, owner);
 
     this.portValue = await this.choosePort();
     const logFd = openSync(join(this.options.dir, 'postgres.log'), 'a');
-    const flags = ['-D', dataDir, '-p', String(this.portValue), '-h', '127.0.0.1', '-k', this.options.dir];
+    const flags = ['-D', dataDir, '-p', String(this.portValue), '-h', '127.0.0.1', '-k', home];
     if (this.options.ephemeral) {
       flags.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off');
     }
@@ -118,13 +116,59 @@ export class EmbeddedPostgres {
   }
 }
 
+/** Where clusters live when the `postgres` user cannot reach their directory under DATA_DIR. */
+export const RELOCATED_CLUSTERS_DIR = '/var/lib/attestly/postgres';
+
+/** The file under `dir` that records where its cluster was put instead. */
+export const CLUSTER_LOCATION_FILE = 'cluster-location';
+
 /**
- * As root the server runs as the `postgres` user, which must be able to pass through DATA_DIR to
- * reach its own directory; a DATA_DIR made private (0700) by another tool would lock it out.
+ * As root the server runs as the `postgres` user, which must own its cluster and be able to reach
+ * it. When it can pass through every directory above `dir`, the cluster stays in `dir`; when it
+ * cannot (DATA_DIR under /root, or inside any 0700 directory), the cluster goes to a directory of
+ * its own under RELOCATED_CLUSTERS_DIR, named after `dir`, and `dir/cluster-location` records
+ * the path, so every later start finds it. The permissions of the user's directories are never
+ * changed.
  */
-async function allowTraversal(directory: string): Promise<void> {
-  const { mode } = await stat(directory);
-  if ((mode & 0o001) === 0) await chmod(directory, (mode & 0o7777) | 0o011);
+async function clusterHome(dir: string, owner: Owner, log?: (line: string) => void): Promise<string> {
+  const recorded = (await readFile(join(dir, CLUSTER_LOCATION_FILE), 'utf8').catch(() => '')).trim();
+  if (recorded) {
+    await mkdir(recorded, { recursive: true, mode: 0o700 });
+    await chown(recorded, owner.uid, owner.gid);
+    return recorded;
+  }
+  await chown(dir, owner.uid, owner.gid);
+  if (await reachableBy(owner, dir)) return dir;
+  const relocated = join(
+    RELOCATED_CLUSTERS_DIR,
+    createHash('sha256')
+      .update(await realpath(dir))
+      .digest('hex')
+      .slice(0, 24),
+  );
+  await mkdir(RELOCATED_CLUSTERS_DIR, { recursive: true, mode: 0o755 });
+  await mkdir(relocated, { recursive: true, mode: 0o700 });
+  await chown(relocated, owner.uid, owner.gid);
+  if (!(await reachableBy(owner, relocated))) {
+    throw new Error(
+      `the postgres user can reach neither ${dir} nor ${relocated}; make one reachable or set DATABASE_URL`,
+    );
+  }
+  await writeFile(join(dir, CLUSTER_LOCATION_FILE), `${relocated}\n`);
+  log?.(
+    `the postgres user cannot reach ${dir}: the embedded cluster lives in ${relocated} (recorded in ${join(dir, CLUSTER_LOCATION_FILE)})`,
+  );
+  return relocated;
+}
+
+/** Whether `owner` can enter and write `dir`, as the server it will run would. */
+async function reachableBy(owner: Owner, dir: string): Promise<boolean> {
+  try {
+    await run('test', ['-x', dir, '-a', '-w', dir], { uid: owner.uid, gid: owner.gid });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 interface Owner {

@@ -1,45 +1,140 @@
-import { Injectable } from '@nestjs/common';
+import { EventEmitter } from 'node:events';
+import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { TenantResolver } from '../apps/tenant-resolver.js';
+import { createLogger } from '../common/logging/logger.js';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { PgListener } from '../database/pg-listener.js';
 
-/** How stale another instance's block may be on this one. */
+/** How stale another instance's block may be on this one if its notification was lost. */
 export const BLOCKED_DEVICES_REFRESH_MS = 5_000;
 
+/** The longest a device token lives (the largest `overrideExpirationTime`, 30 days). */
+export const MAX_TOKEN_LIFETIME_MS = 2_592_000 * 1000;
+
+export const TOKEN_REVOCATIONS_CHANNEL = 'token_revocations';
+
 /**
- * The deny set of device tokens: the keys of blocked devices, by app. Device tokens live up to 30
- * days, so blocking a device must reach the tokens it already holds: the SDK routes that take a
- * token ask here on every request (one set lookup). A block made on this instance applies at
- * once; one made on another instance within BLOCKED_DEVICES_REFRESH_MS, when the set is reread
- * (one indexed query, in the background, while the previous set keeps serving). Unblocking
- * removes the entry the same way, so an entry lasts exactly as long as the block.
+ * What makes existing device tokens stop (or start again) working, announced to every instance
+ * with `pg_notify` in the transaction of the change: a device blocked or unblocked in some apps,
+ * an app deactivated, reactivated or deleted (deleting an organization deletes each of its apps).
+ */
+export type Revocation =
+  | { kind: 'device'; appIds: string[]; keyId: string; blocked: boolean }
+  | { kind: 'app'; appId: string; state: 'active' | 'inactive' | 'deleted' };
+
+interface Queryable {
+  query(sql: string, parameters?: unknown[]): Promise<unknown>;
+}
+
+/** Announces a revocation; call it inside the transaction of the change, so it fires on commit. */
+export async function announceRevocation(manager: Queryable, revocation: Revocation): Promise<void> {
+  await manager.query(`SELECT pg_notify($1, $2)`, [TOKEN_REVOCATIONS_CHANNEL, JSON.stringify(revocation)]);
+}
+
+/** Every app of organizations about to be deleted, announced as deleted (one message per app). */
+export async function announceOrganizationsDeleted(manager: Queryable, organizationIds: string[]): Promise<void> {
+  await manager.query(
+    `SELECT pg_notify($1, json_build_object('kind', 'app', 'appId', id, 'state', 'deleted')::text)
+       FROM apps WHERE organization_id = ANY($2::uuid[])`,
+    [TOKEN_REVOCATIONS_CHANNEL, organizationIds],
+  );
+}
+
+export interface TokenRefusal {
+  message: string;
+  hint: string;
+}
+
+/**
+ * The deny set of device tokens. Device tokens live up to 30 days, so blocking a device,
+ * deactivating or deleting its app, or deleting its organization must reach the tokens already
+ * out: the SDK routes that take a token (GET /flags, the stream, evaluate) ask here on every
+ * request (set lookups, no query). Changes arrive through PostgreSQL LISTEN/NOTIFY on every
+ * instance, the changing one included, within milliseconds of the commit; each one also drops
+ * the app from the tenant cache and is passed on to `onRevocation` listeners (open event streams
+ * close). A deleted app stays denied for the longest token lifetime; blocks and deactivations
+ * last as long as they do in the database, which is reread every BLOCKED_DEVICES_REFRESH_MS in
+ * the background in case a notification was lost.
  */
 @Injectable()
-export class BlockedDevices {
+export class BlockedDevices implements OnModuleInit, OnModuleDestroy {
   private blocked = new Set<string>();
+  private inactiveApps = new Set<string>();
+  /** Deleted app → when its last token has expired (ms). */
+  private readonly deletedApps = new Map<string, number>();
   private loadedAt = 0;
   private loading: Promise<void> | null = null;
+  /** Revocations that arrived while a reload was reading: applied again on top of its result. */
+  private arrivedDuringLoad: Revocation[] | null = null;
+  private readonly revocations = new EventEmitter();
+  private readonly listener: PgListener;
 
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(APP_CONFIG) config: AppConfig,
+    private readonly tenants: TenantResolver,
+  ) {
+    this.revocations.setMaxListeners(0);
+    this.listener = new PgListener({
+      url: (dataSource.options as { url?: string }).url,
+      channel: TOKEN_REVOCATIONS_CHANNEL,
+      logger: createLogger(config).child({ component: 'token-revocations' }),
+      onMessage: (payload) => this.receive(payload),
+      onReconnect: () => {
+        this.tenants.forgetAll();
+        void this.reload();
+      },
+    });
+  }
 
-  async isBlocked(appId: string, keyId: string): Promise<boolean> {
+  async onModuleInit(): Promise<void> {
+    await this.listener.start();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.listener.close();
+  }
+
+  /** Why a verified token of `keyId` for `appId` is refused now, or null when it is not. */
+  async refusalFor(appId: string, keyId: string): Promise<TokenRefusal | null> {
     if (this.loadedAt === 0) await this.reload();
     else if (Date.now() - this.loadedAt > BLOCKED_DEVICES_REFRESH_MS) void this.reload();
-    return this.blocked.has(entry(appId, keyId));
+    const deletedUntil = this.deletedApps.get(appId);
+    if (deletedUntil !== undefined) {
+      if (deletedUntil > Date.now()) {
+        return { message: 'The attestation token belongs to a deleted app', hint: 'The app is no longer registered' };
+      }
+      this.deletedApps.delete(appId);
+    }
+    if (this.inactiveApps.has(appId)) {
+      return { message: 'The attestation token belongs to a deactivated app', hint: 'Activate it in the dashboard' };
+    }
+    if (this.blocked.has(entry(appId, keyId))) {
+      return {
+        message: 'The attestation token belongs to a blocked device',
+        hint: 'An Admin of the app unblocks devices in the dashboard',
+      };
+    }
+    return null;
   }
 
-  /** What a committed block or unblock on this instance changed. */
+  /** What a committed block or unblock on this instance changed, before its notification is back. */
   note(appId: string, keyId: string, blocked: boolean): void {
-    if (blocked) this.blocked.add(entry(appId, keyId));
-    else this.blocked.delete(entry(appId, keyId));
+    this.apply({ kind: 'device', appIds: [appId], keyId, blocked });
   }
 
-  /** Rereads the set; a failure keeps the previous one (and is retried after the interval). */
+  /** Calls `listener` with each revocation, from any instance, once committed. */
+  onRevocation(listener: (revocation: Revocation) => void): () => void {
+    this.revocations.on('revocation', listener);
+    return () => this.revocations.off('revocation', listener);
+  }
+
+  /** Rereads blocks and deactivations; a failure keeps the previous sets (retried after the interval). */
   reload(): Promise<void> {
-    this.loading ??= this.dataSource
-      .query(`SELECT app_id, key_id FROM devices WHERE is_blocked`)
-      .then((rows: { app_id: string; key_id: string }[]) => {
-        this.blocked = new Set(rows.map((row) => entry(row.app_id, row.key_id)));
-      })
+    this.loading ??= this.read()
       .catch(() => undefined)
       .finally(() => {
         this.loadedAt = Date.now();
@@ -47,8 +142,84 @@ export class BlockedDevices {
       });
     return this.loading;
   }
+
+  private async read(): Promise<void> {
+    this.arrivedDuringLoad = [];
+    try {
+      const [devices, apps] = await Promise.all([
+        this.dataSource.query<{ app_id: string; key_id: string }[]>(
+          `SELECT app_id, key_id FROM devices WHERE is_blocked`,
+        ),
+        this.dataSource.query<{ id: string }[]>(
+          `SELECT a.id FROM apps a JOIN organizations o ON o.id = a.organization_id
+            WHERE NOT a.is_active OR NOT o.is_active`,
+        ),
+      ]);
+      this.blocked = new Set(devices.map((row) => entry(row.app_id, row.key_id)));
+      this.inactiveApps = new Set(apps.map((row) => row.id));
+      for (const revocation of this.arrivedDuringLoad) this.apply(revocation);
+    } finally {
+      this.arrivedDuringLoad = null;
+    }
+  }
+
+  private receive(payload: string): void {
+    const revocation = parseRevocation(payload);
+    if (!revocation) return;
+    this.arrivedDuringLoad?.push(revocation);
+    this.apply(revocation);
+    if (revocation.kind === 'app') this.tenants.forgetApp(revocation.appId);
+    this.revocations.emit('revocation', revocation);
+  }
+
+  private apply(revocation: Revocation): void {
+    switch (revocation.kind) {
+      case 'device':
+        for (const appId of revocation.appIds) {
+          if (revocation.blocked) this.blocked.add(entry(appId, revocation.keyId));
+          else this.blocked.delete(entry(appId, revocation.keyId));
+        }
+        return;
+      case 'app':
+        if (revocation.state === 'deleted') {
+          this.deletedApps.set(revocation.appId, Date.now() + MAX_TOKEN_LIFETIME_MS);
+          this.inactiveApps.delete(revocation.appId);
+        } else if (revocation.state === 'inactive') this.inactiveApps.add(revocation.appId);
+        else this.inactiveApps.delete(revocation.appId);
+        return;
+    }
+  }
 }
 
 function entry(appId: string, keyId: string): string {
   return `${appId}\u0000${keyId}`;
+}
+
+/** Only what this service announces; anything else on the channel is ignored. */
+export function parseRevocation(payload: string): Revocation | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(payload);
+  } catch {
+    return null;
+  }
+  if (typeof value !== 'object' || value === null) return null;
+  const candidate = value as Record<string, unknown>;
+  if (
+    candidate.kind === 'device' &&
+    Array.isArray(candidate.appIds) &&
+    candidate.appIds.every((id) => typeof id === 'string') &&
+    typeof candidate.keyId === 'string' &&
+    typeof candidate.blocked === 'boolean'
+  ) {
+    return { kind: 'device', appIds: candidate.appIds, keyId: candidate.keyId, blocked: candidate.blocked };
+  }
+  if (
+    candidate.kind === 'app' &&
+    typeof candidate.appId === 'string' &&
+    (candidate.state === 'active' || candidate.state === 'inactive' || candidate.state === 'deleted')
+  ) {
+    return { kind: 'app', appId: candidate.appId, state: candidate.state };
+  }
+  return null;
 }

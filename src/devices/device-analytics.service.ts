@@ -31,7 +31,7 @@ interface EventRow {
   id: string;
   app_id: string;
   key_id: string;
-  event_type: 'attestation' | 'assertion';
+  event_type: 'attestation' | 'assertion' | 'subject_changed';
   result: 'success' | 'failure';
   error_code: string | null;
   risk_score: number | null;

@@ -7,7 +7,7 @@ export const EVENTS_DEFAULT_PER_PAGE = 50;
 export const MAX_PAGE_SIZE = 100;
 const MAX_PAGE = 1_000_000;
 
-export const DEVICE_EVENT_TYPES = ['attestation', 'assertion'] as const;
+export const DEVICE_EVENT_TYPES = ['attestation', 'assertion', 'subject_changed'] as const;
 export const DEVICE_EVENT_RESULTS = ['success', 'failure'] as const;
 
 const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);

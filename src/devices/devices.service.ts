@@ -6,7 +6,7 @@ import { notFound } from '../common/errors/app-exception.js';
 import { AuditService } from '../audit/audit.service.js';
 import type { ListDevicesQuery } from './devices.dto.js';
 import { scoreRisk } from './risk-score.js';
-import { BlockedDevices } from './blocked-devices.js';
+import { announceRevocation, BlockedDevices } from './blocked-devices.js';
 
 /** The columns of a device list item, as `toDeviceItem` reads them. */
 export const DEVICE_ITEM_COLUMNS = `key_id, app_id, client_device_id, device_model, os_version, app_version, country,
@@ -140,6 +140,7 @@ export class DevicesService {
         },
         manager,
       );
+      await announceRevocation(manager, { kind: 'device', appIds: updated.map((row) => row.app_id), keyId, blocked });
       return { keyId, isBlocked: blocked, blockedReason: blocked ? reason : null, devices: updated.map(toDeviceItem) };
     });
     // Committed: the tokens the device holds stop (or start) working here at once.

@@ -1,10 +1,10 @@
 import { EventEmitter } from 'node:events';
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import pg from 'pg';
 import { DataSource } from 'typeorm';
 import type { Logger } from 'pino';
 import { createLogger } from '../common/logging/logger.js';
+import { PgListener } from '../database/pg-listener.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { compileFlag, type CompiledFlag } from './evaluation/compile-flag.js';
@@ -30,25 +30,33 @@ export interface AppFlagSet {
 export class FlagStore implements OnModuleInit, OnModuleDestroy {
   private readonly sets = new Map<string, Promise<AppFlagSet>>();
   private readonly changes = new EventEmitter();
-  private listener: pg.Client | null = null;
-  private closing = false;
-  private readonly logger: Logger;
+  private readonly listener: PgListener;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.changes.setMaxListeners(0);
-    this.logger = createLogger(config).child({ component: 'flag-store' });
+    const logger: Logger = createLogger(config).child({ component: 'flag-store' });
+    this.listener = new PgListener({
+      url: (dataSource.options as { url?: string }).url,
+      channel: FLAG_CHANGES_CHANNEL,
+      logger,
+      onMessage: (appId) => this.invalidate(appId),
+      // While disconnected, notifications may have been missed: everything cached is dropped.
+      onReconnect: () => {
+        this.sets.clear();
+        this.changes.emit('change', '*');
+      },
+    });
   }
 
   async onModuleInit(): Promise<void> {
-    await this.listen();
+    await this.listener.start();
   }
 
   async onModuleDestroy(): Promise<void> {
-    this.closing = true;
-    await this.listener?.end().catch(() => undefined);
+    await this.listener.close();
   }
 
   get(appId: string): Promise<AppFlagSet> {
@@ -113,38 +121,5 @@ export class FlagStore implements OnModuleInit, OnModuleDestroy {
       environments: row.environments,
     }));
     return { definitions, flags: definitions.map(compileFlag), overrides: byFlag };
-  }
-
-  private async listen(): Promise<void> {
-    const options = this.dataSource.options as { url?: string };
-    const client = new pg.Client({ connectionString: options.url });
-    client.on('notification', (message) => {
-      if (message.payload) this.invalidate(message.payload);
-    });
-    client.on('error', (error) => {
-      this.logger.warn({ err: error }, 'flag change listener lost its connection; reconnecting');
-      void this.reconnect();
-    });
-    await client.connect();
-    await client.query(`LISTEN ${FLAG_CHANGES_CHANNEL}`);
-    this.listener = client;
-  }
-
-  /** While disconnected, notifications may be missed: everything cached is dropped on return. */
-  private async reconnect(): Promise<void> {
-    const old = this.listener;
-    this.listener = null;
-    await old?.end().catch(() => undefined);
-    for (let attempt = 0; !this.closing; attempt++) {
-      await new Promise((resolve) => setTimeout(resolve, Math.min(5000, 100 * 2 ** attempt)));
-      try {
-        await this.listen();
-        this.sets.clear();
-        this.changes.emit('change', '*');
-        return;
-      } catch {
-        // the database is still away; try again
-      }
-    }
   }
 }

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { DevicesModule } from '../devices/devices.module.js';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { FeatureFlag, FlagOverride } from './flag.entity.js';
 import { FlagStore } from './flag-store.js';
@@ -8,7 +9,7 @@ import { FlagsService } from './flags.service.js';
 import { SdkFlagsController } from './sdk-flags.controller.js';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([FeatureFlag, FlagOverride]), RateLimitModule],
+  imports: [TypeOrmModule.forFeature([FeatureFlag, FlagOverride]), RateLimitModule, DevicesModule],
   controllers: [FlagsController, SdkFlagsController],
   providers: [FlagsService, FlagStore],
 })

@@ -5,6 +5,7 @@ import { AppException, ValidationFailedException, notFound } from '../common/err
 import { tierDefinition } from '../common/tiers.js';
 import { UuidParam } from '../common/validation/uuid-param.js';
 import type { Tenant } from '../apps/tenant-resolver.js';
+import { BlockedDevices, type Revocation } from '../devices/blocked-devices.js';
 import { Metrics } from '../metrics/metrics.js';
 import { RateLimit } from '../rate-limit/rate-limit.guard.js';
 import { evaluateFlag, evaluateFlagSet } from './evaluation/evaluate-flag.js';
@@ -21,13 +22,18 @@ const HEARTBEAT_MS = 15_000;
 @Controller('api/v1/flags')
 @Access({ tenant: true, deviceToken: true })
 export class SdkFlagsController implements BeforeApplicationShutdown {
-  /** Open event streams and what stops each: ended at shutdown, or the server would wait on them forever. */
-  private readonly streams = new Map<Response, () => void>();
+  /**
+   * Open event streams, whose app and device they serve and what stops each: ended at shutdown (or
+   * the server would wait on them forever) and when their token is revoked.
+   */
+  private readonly streams = new Map<Response, OpenStream>();
 
   constructor(
     private readonly store: FlagStore,
+    blockedDevices: BlockedDevices,
     metrics: Metrics,
   ) {
+    blockedDevices.onRevocation((revocation) => this.endRevoked(revocation));
     metrics.gauge(
       'attestly_flag_streams_open',
       'Flag event streams (SSE) open on this instance',
@@ -82,16 +88,30 @@ export class SdkFlagsController implements BeforeApplicationShutdown {
       unsubscribe();
       this.streams.delete(response);
     };
-    this.streams.set(response, stop);
+    this.streams.set(response, { appId: tenant.appId, keyId: request.deviceToken?.sub ?? null, stop });
     request.on('close', stop);
     await send();
   }
 
   /** Ends every stream cleanly before the server stops; the SDK reconnects to another instance. */
   beforeApplicationShutdown(): void {
-    for (const [response, stop] of this.streams) {
+    for (const [response, { stop }] of this.streams) {
       stop();
       response.end();
+    }
+  }
+
+  /**
+   * A blocked device, or a deactivated or deleted app (or organization), loses its open streams:
+   * a `revoked` event, then the end. Reconnecting meets the access guard's refusal.
+   */
+  private endRevoked(revocation: Revocation): void {
+    for (const [response, stream] of this.streams) {
+      if (!revokes(revocation, stream)) continue;
+      stream.stop();
+      if (response.writableEnded) continue;
+      const reason = revocation.kind === 'device' ? 'device_blocked' : `app_${revocation.state}`;
+      response.end(`event: revoked\ndata: ${JSON.stringify({ reason })}\n\n`);
     }
   }
 
@@ -111,6 +131,22 @@ export class SdkFlagsController implements BeforeApplicationShutdown {
     const { flags, overrides } = await this.store.get(tenant.appId);
     const context = deviceContext(request);
     return evaluateFlagSet(flags, environment, context, overrides, { deviceKeyId: context.deviceId ?? null });
+  }
+}
+
+interface OpenStream {
+  appId: string;
+  /** The device whose token opened it; null for a stream opened with an API key. */
+  keyId: string | null;
+  stop: () => void;
+}
+
+function revokes(revocation: Revocation, stream: OpenStream): boolean {
+  switch (revocation.kind) {
+    case 'device':
+      return revocation.blocked && stream.keyId === revocation.keyId && revocation.appIds.includes(stream.appId);
+    case 'app':
+      return revocation.state !== 'active' && stream.appId === revocation.appId;
   }
 }
 

@@ -29,6 +29,9 @@ const ref = (name: string): SchemaObject => ({ $ref: `#/components/schemas/${nam
 
 const dateTime: SchemaObject = { type: 'string', format: 'date-time' };
 
+const SUBJECT_BINDING =
+  'Subject binding: with the app setting `requireSignedSubject`, `subjectId` is accepted only with `subjectSignature` and `subjectExpiresAt` (epoch seconds, at most 30 days ahead) made by your backend: base64url(HMAC-SHA256(subject signing secret, "attestly-subject-v1\\n" + appId + "\\n" + subjectId + "\\n" + subjectExpiresAt)). Otherwise 401 `subject_signature_invalid`. Any app checks a signature it is sent.';
+
 /** Response schemas written by hand, added to `components.schemas`. */
 export const RESPONSE_SCHEMAS: Record<string, SchemaObject> = {
   SsoConnection: {
@@ -234,6 +237,7 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
   },
   'POST /api/v1/attestation/validate': {
     summary: "Verify a device's App Attest attestation and mint a token",
+    description: SUBJECT_BINDING,
     responses: {
       '200': json(
         ref('AttestationToken'),
@@ -244,8 +248,29 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
   },
   'POST /api/v1/attestation/refresh': {
     summary: "Mint a new token from a known device's assertion",
+    description: `${SUBJECT_BINDING} A subjectId different from the device's is recorded as a \`subject_changed\` device event.`,
     responses: {
       '200': json(ref('AttestationToken'), 'The assertion verified; a new token.', RATE_LIMIT_RESPONSE_HEADERS),
+    },
+  },
+  'POST /api/v1/apps/{appID}/subject-signing-secret': {
+    summary: "Generate the app's subject signing secret (shown once; replaces the previous one)",
+    description: `${SUBJECT_BINDING} Turn the setting on with PUT /api/v1/apps/{appID} \`{"requireSignedSubject": true}\` once your backend signs.`,
+    responses: {
+      '200': json(
+        {
+          type: 'object',
+          required: ['subjectSigningSecret', 'app'],
+          properties: {
+            subjectSigningSecret: {
+              type: 'string',
+              description: 'The HMAC key, `subsec_` + 43 characters. Shown only here.',
+            },
+            app: { type: 'object', description: 'The app, as GET /api/v1/apps/{appID} answers it.' },
+          },
+        },
+        'The new secret and the app.',
+      ),
     },
   },
   'GET /api/v1/flags': {
@@ -259,7 +284,7 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     responses: {
       '200': {
         description:
-          'An event stream: `event: snapshot` with `data` as in GET /api/v1/flags on connect and after every change, and a `: heartbeat` comment every 15 s.',
+          'An event stream: `event: snapshot` with `data` as in GET /api/v1/flags on connect and after every change, and a `: heartbeat` comment every 15 s. When the device is blocked or the app deactivated or deleted, `event: revoked` with `data` `{"reason": "device_blocked" | "app_inactive" | "app_deleted"}`, then the end of the stream.',
         content: { 'text/event-stream': { schema: { type: 'string' } } },
       },
     },

@@ -7,6 +7,7 @@ import { withAdvisoryLock } from '../common/scheduling/advisory-lock.js';
 import { createLogger } from '../common/logging/logger.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
+import { announceOrganizationsDeleted } from '../devices/blocked-devices.js';
 import { ACCOUNT_DELETION_GRACE_DAYS } from './account-deletion.service.js';
 
 /** Advisory lock key of this job (arbitrary; unique among the service's locks). */
@@ -55,13 +56,18 @@ export class AccountDeletionJob {
           );
           const ids = users.map((user) => user.id);
           if (!ids.length) return 0;
-          await transaction.query(
-            `DELETE FROM organizations o
+          const organizations: { id: string }[] = await transaction.query(
+            `SELECT o.id FROM organizations o
               WHERE o.id IN (SELECT organization_id FROM memberships WHERE user_id = ANY($1::uuid[]))
                 AND NOT EXISTS (SELECT 1 FROM memberships m
-                                 WHERE m.organization_id = o.id AND m.user_id <> ALL($1::uuid[]))`,
+                                 WHERE m.organization_id = o.id AND m.user_id <> ALL($1::uuid[]))
+                FOR UPDATE`,
             [ids],
           );
+          const organizationIds = organizations.map((organization) => organization.id);
+          // The device tokens of their apps stop working on every instance once this commits.
+          await announceOrganizationsDeleted(transaction, organizationIds);
+          await transaction.query(`DELETE FROM organizations WHERE id = ANY($1::uuid[])`, [organizationIds]);
           await transaction.query(`DELETE FROM users WHERE id = ANY($1::uuid[])`, [ids]);
           return ids.length;
         });

@@ -11,6 +11,7 @@ import { StripeClient } from '../billing/stripe-client.js';
 import { queryRows } from '../database/sql.js';
 import { ApiKeysService } from '../api-keys/api-keys.service.js';
 import { TenantResolver } from '../apps/tenant-resolver.js';
+import { announceOrganizationsDeleted } from '../devices/blocked-devices.js';
 import { Organization } from './organization.entity.js';
 
 /** Deletes a whole organization: its data, its subscription, and the accounts that only it held. */
@@ -58,6 +59,8 @@ export class OrganizationDeletionService {
       );
       const userIds = rows.map((row) => row.id);
       await manager.query(`DELETE FROM sessions WHERE user_id = ANY($1::uuid[])`, [userIds]);
+      // Every instance stops honouring the device tokens of its apps once this commits.
+      await announceOrganizationsDeleted(manager, [locked.id]);
       await manager.query(`DELETE FROM organizations WHERE id = $1`, [locked.id]);
       return userIds.length;
     });

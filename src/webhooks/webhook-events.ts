@@ -27,6 +27,8 @@ export interface AttestationFailure {
   errorCode: string;
   /** The device as this attempt scored it, when the refusal came after scoring. */
   scored: DeviceFacts | null;
+  /** Otherwise, a known device scored with this failure counted (never the stored score). */
+  counted?: DeviceFacts | null;
 }
 
 /** Flag event data: the flags module adds what it knows (environment, version, actor...). */
@@ -116,14 +118,15 @@ export class WebhookEvents {
         // A new device refused after scoring was rolled back: only `scored` still knows it.
         const data = deviceData(
           app,
-          failure.scored ?? {
-            keyId: failure.keyId,
-            clientDeviceId: device?.client_device_id ?? null,
-            riskScore: device?.risk_score ?? 0,
-            jailbreakDetected: device?.jailbreak_detected ?? false,
-            deviceModel: device?.device_model ?? null,
-            osVersion: device?.os_version ?? null,
-          },
+          failure.scored ??
+            failure.counted ?? {
+              keyId: failure.keyId,
+              clientDeviceId: device?.client_device_id ?? null,
+              riskScore: device?.risk_score ?? 0,
+              jailbreakDetected: device?.jailbreak_detected ?? false,
+              deviceModel: device?.device_model ?? null,
+              osVersion: device?.os_version ?? null,
+            },
         );
         const failed = { ...data, error_code: failure.errorCode };
         const events: [WebhookEventName, Record<string, unknown>][] = [['device.attestation_failed', failed]];

@@ -115,6 +115,8 @@ describe('apps', () => {
           'riskThresholds',
           'analyticsEnabled',
           'webhookEnabled',
+          'requireSignedSubject',
+          'hasSubjectSigningSecret',
           'createdAt',
           'updatedAt',
         ].sort(),
@@ -128,6 +130,8 @@ describe('apps', () => {
         riskThresholds: DEFAULT_RISK,
         analyticsEnabled: true,
         webhookEnabled: true,
+        requireSignedSubject: false,
+        hasSubjectSigningSecret: false,
         createdAt: expect.any(String),
         updatedAt: expect.any(String),
       });

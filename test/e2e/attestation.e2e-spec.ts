@@ -11,7 +11,8 @@ import {
   type FabricatedDevice,
 } from '../support/app-attest-fabricator.js';
 import { startTestApp, type HttpClient, type TestApp } from '../harness/test-app.js';
-import { X509Certificate } from 'node:crypto';
+import { createHash, X509Certificate } from 'node:crypto';
+import { ChallengeService } from '../../src/attestation/challenge.service.js';
 import { decode as decodeCbor, Encoder } from 'cbor-x';
 
 const TEAM_ID = 'ABCDE12345';
@@ -150,6 +151,35 @@ describe('device attestation', () => {
         })
         .expect(400);
       expect(late.body.code).toBe('challenge_expired');
+    });
+
+    it('answers challenge_expired to an expired challenge for a day past its expiry, every time, then challenge_invalid', async () => {
+      const app = await registerApp();
+      const device = authority.createDevice();
+      const value = await challenge(app);
+      const body = {
+        keyId: device.keyId,
+        attestationObject: await device.attest({ challenge: value, teamId: TEAM_ID, bundleId: app.bundleId }),
+        challenge: value,
+      };
+      const answer = async (): Promise<string> =>
+        (await sdk(app).post('/api/v1/attestation/validate').send(body).expect(400)).body.code as string;
+      const purge = () => t.app.get(ChallengeService).purgeExpired();
+      const hash = createHash('sha256').update(value).digest('hex');
+      // Long past the minute after which the purge used to forget it.
+      await t.sql(
+        `UPDATE attestation_challenges SET expires_at = now() - interval '23 hours' WHERE challenge_hash = $1`,
+        [hash],
+      );
+      await purge();
+      expect(await answer()).toBe('challenge_expired');
+      expect(await answer()).toBe('challenge_expired');
+      await t.sql(
+        `UPDATE attestation_challenges SET expires_at = now() - interval '25 hours' WHERE challenge_hash = $1`,
+        [hash],
+      );
+      await purge();
+      expect(await answer()).toBe('challenge_invalid');
     });
   });
 

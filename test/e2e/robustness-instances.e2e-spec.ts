@@ -8,7 +8,7 @@ import { createOrg, createUser, randomClientIp } from '../factories/identity.js'
 import { startTestApp, type TestApp } from '../harness/test-app.js';
 import { signInCookie } from '../support/caller-world.js';
 import { listen, type ProbeClient } from '../support/probe-client.js';
-import { attestDevice, fabricatedRootEnv, registerApp, TEAM_ID } from '../support/sdk-client.js';
+import { attestDevice, fabricatedRootEnv, registerApp, TEAM_ID, type RegisteredApp } from '../support/sdk-client.js';
 import { eventually, sleep, startWebhookReceiver } from '../support/webhook-receiver.js';
 import { LOCAL_REDIS_URL, redisAnswers } from '../support/redis.js';
 
@@ -16,9 +16,21 @@ const REDIS_URL = LOCAL_REDIS_URL;
 
 const redisUp = await redisAnswers(REDIS_URL);
 
-/** The `data:` of each `snapshot` event an open event stream delivers. */
-function readEvents(response: Response): { events: string[]; stop(): void } {
+interface EventStream {
+  /** The `data:` of each `snapshot` event. */
+  readonly events: string[];
+  /** The `data:` of each `revoked` event. */
+  readonly revoked: string[];
+  /** Whether the server ended the stream. */
+  ended(): boolean;
+  stop(): void;
+}
+
+/** Reads an open event stream as it arrives. */
+function readEvents(response: Response): EventStream {
   const events: string[] = [];
+  const revoked: string[] = [];
+  let ended = false;
   const reader = response.body!.getReader();
   const decoder = new TextDecoder();
   let buffer = '';
@@ -26,20 +38,23 @@ function readEvents(response: Response): { events: string[]; stop(): void } {
     try {
       for (;;) {
         const { done, value } = await reader.read();
-        if (done) return;
+        if (done) {
+          ended = true;
+          return;
+        }
         buffer += decoder.decode(value, { stream: true });
         const blocks = buffer.split('\n\n');
         buffer = blocks.pop() ?? '';
         for (const block of blocks) {
-          const data = /^event: snapshot\ndata: (.*)$/m.exec(block);
-          if (data) events.push(data[1]);
+          const data = /^event: (snapshot|revoked)\ndata: (.*)$/m.exec(block);
+          if (data) (data[1] === 'snapshot' ? events : revoked).push(data[2]);
         }
       }
     } catch {
       // the stream was stopped
     }
   })();
-  return { events, stop: () => void reader.cancel().catch(() => undefined) };
+  return { events, revoked, ended: () => ended, stop: () => void reader.cancel().catch(() => undefined) };
 }
 
 describe(`three instances on one database${redisUp ? ' and one Redis' : ' (no Redis answered: in-process limiter)'}`, () => {
@@ -183,5 +198,112 @@ describe(`three instances on one database${redisUp ? ' and one Redis' : ' (no Re
     } finally {
       for (const stream of streams) stream.stop();
     }
+  });
+
+  describe('revocation reaches device tokens on every instance', () => {
+    /** An SDK whose device token works on every instance (each has cached the app) and streams on one. */
+    async function deviceEverywhere(app: RegisteredApp) {
+      const { device, token } = await attestDevice(instances[0], app);
+      const flag = await app.owner
+        .post(`/api/v1/dashboard/apps/${app.id}/flags`)
+        .send({
+          key: `revocable_${randomUUID().slice(0, 8)}`,
+          name: 'Revocable',
+          valueType: 'boolean',
+          defaultValue: 'true',
+        })
+        .expect(201);
+      const headers = { 'x-bundle-id': app.bundleId, 'x-team-id': TEAM_ID, authorization: `Bearer ${token}` };
+      const statuses = async () =>
+        Promise.all(
+          clients.flatMap((client) => [
+            client.send('get', '/api/v1/flags', { headers }).then((response) => response.status),
+            client
+              .send('post', `/api/v1/flags/${flag.body.id}/evaluate`, { headers, body: {} })
+              .then((response) => response.status),
+          ]),
+        );
+      expect(await statuses()).toEqual([200, 200, 200, 200, 200, 200]);
+      const streams = await Promise.all(
+        clients.map(async (client) => readEvents(await fetch(`${client.baseUrl}/api/v1/flags/stream`, { headers }))),
+      );
+      await eventually(() => streams.every((stream) => stream.events.length === 1), { timeoutMs: 5_000 });
+      return { device, statuses, streams, headers };
+    }
+
+    /** Well inside the 5 s reread of blocks and the 30 s tenant cache: only the notification is this quick. */
+    const quickly = { timeoutMs: 3_000, intervalMs: 50 };
+
+    it('a device blocked on one instance: its token is refused on all three and its open streams end', async () => {
+      const app = await registerApp(instances[0], 'professional');
+      const { device, statuses, streams } = await deviceEverywhere(app);
+      const other = await deviceEverywhere(app);
+      try {
+        const path = `/api/v1/devices/${encodeURIComponent(device.keyId)}`;
+        await app.owner.post(`${path}/block`).send({ reason: 'fraud' }).expect(200);
+        await eventually(async () => (await statuses()).every((status) => status === 401), quickly);
+        await eventually(() => streams.every((stream) => stream.ended()), quickly);
+        for (const stream of streams) expect(stream.revoked).toEqual([JSON.stringify({ reason: 'device_blocked' })]);
+        // Another device of the app keeps its token and its streams.
+        expect(await other.statuses()).toEqual([200, 200, 200, 200, 200, 200]);
+        expect(other.streams.some((stream) => stream.ended())).toBe(false);
+
+        await app.owner.post(`${path}/unblock`).send({}).expect(200);
+        await eventually(async () => (await statuses()).every((status) => status === 200), quickly);
+      } finally {
+        for (const stream of [...streams, ...other.streams]) stream.stop();
+      }
+    });
+
+    it('an app deactivated on one instance: its tokens are refused on all three and its streams end, until reactivated', async () => {
+      const primary = await registerApp(instances[0], 'professional');
+      const created = await primary.owner
+        .post('/api/v1/apps')
+        .send({ appName: 'Second', bundleId: `${primary.bundleId}.second`, teamId: TEAM_ID })
+        .expect(201);
+      const app: RegisteredApp = { ...primary, id: created.body.id, bundleId: `${primary.bundleId}.second` };
+      const { statuses, streams } = await deviceEverywhere(app);
+      try {
+        await app.owner.post(`/api/v1/apps/${app.id}/deactivate`).expect(200);
+        await eventually(async () => (await statuses()).every((status) => status === 403), quickly);
+        await eventually(() => streams.every((stream) => stream.ended()), quickly);
+        for (const stream of streams) expect(stream.revoked).toEqual([JSON.stringify({ reason: 'app_inactive' })]);
+
+        await app.owner.post(`/api/v1/apps/${app.id}/activate`).expect(200);
+        await eventually(async () => (await statuses()).every((status) => status === 200), quickly);
+      } finally {
+        for (const stream of streams) stream.stop();
+      }
+    });
+
+    it('an app deleted on one instance: its tokens are refused on all three and its streams end', async () => {
+      const app = await registerApp(instances[0], 'professional');
+      await app.owner
+        .post('/api/v1/apps')
+        .send({ appName: 'Successor', bundleId: `${app.bundleId}.successor`, teamId: TEAM_ID })
+        .expect(201);
+      const { statuses, streams } = await deviceEverywhere(app);
+      try {
+        await app.owner.delete(`/api/v1/apps/${app.id}`).expect(204);
+        await eventually(async () => (await statuses()).every((status) => status === 404), quickly);
+        await eventually(() => streams.every((stream) => stream.ended()), quickly);
+        for (const stream of streams) expect(stream.revoked).toEqual([JSON.stringify({ reason: 'app_deleted' })]);
+      } finally {
+        for (const stream of streams) stream.stop();
+      }
+    });
+
+    it('an organization deleted on one instance: the tokens of all its apps are refused on all three and their streams end', async () => {
+      const app = await registerApp(instances[0], 'professional');
+      const { statuses, streams } = await deviceEverywhere(app);
+      try {
+        await app.owner.delete('/api/v1/org').expect(204);
+        await eventually(async () => (await statuses()).every((status) => status === 404), quickly);
+        await eventually(() => streams.every((stream) => stream.ended()), quickly);
+        for (const stream of streams) expect(stream.revoked).toEqual([JSON.stringify({ reason: 'app_deleted' })]);
+      } finally {
+        for (const stream of streams) stream.stop();
+      }
+    });
   });
 });

@@ -1,6 +1,7 @@
 // SIGTERM while requests are in flight, on the compiled service as a real process: what a rolling
 // deployment does to every instance.
 import { randomUUID } from 'node:crypto';
+import { Agent, request as httpRequest } from 'node:http';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { generateApiKey } from '../../src/api-keys/api-key-secret.js';
@@ -142,4 +143,78 @@ describe('SIGTERM during load', () => {
     expect(Date.now() - signalled).toBeLessThan(10_000);
     await expect(probeClient(service.baseUrl).send('get', '/health', { timeoutMs: 2_000 })).rejects.toThrow();
   });
+
+  it('with no traffic, exits 0 within 2 s of SIGTERM', async () => {
+    const { process: service } = await server();
+    // An idle keep-alive connection, as a load balancer keeps them.
+    const agent = new Agent({ keepAlive: true });
+    try {
+      expect(await send(agent, `${service.baseUrl}/health`)).toMatchObject({ status: 200, connection: 'keep-alive' });
+      service.child.kill('SIGTERM');
+      const outcome = await Promise.race([service.exited, sleep(2_000).then(() => 'still running after 2 s')]);
+      expect(outcome).toBe(0);
+    } finally {
+      agent.destroy();
+    }
+  });
+
+  it('answers a request in flight on a busy keep-alive connection with Connection: close, then serves that client no more', async () => {
+    // A sign-in at bcrypt cost 14 stays in flight long enough for the signal to arrive during it.
+    const { process: service } = await server({ BCRYPT_ROUNDS: '14' });
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      // One connection, one request after another, as a busy SDK client or a proxy's pool does.
+      const before = [];
+      for (let i = 0; i < 20; i++) before.push(await send(agent, `${service.baseUrl}/health`));
+      expect(new Set(before.map((answer) => answer.port)).size).toBe(1);
+      expect(before.every((answer) => answer.status === 200 && answer.connection === 'keep-alive')).toBe(true);
+
+      const inFlight = send(agent, `${service.baseUrl}/api/v1/auth/login`, {
+        email: `nobody-${randomUUID()}@example.com`,
+        password: 'not-the-password',
+      });
+      await sleep(300);
+      service.child.kill('SIGTERM');
+      const answer = await inFlight;
+      expect({ status: answer.status, connection: answer.connection, port: answer.port }).toEqual({
+        status: 401,
+        connection: 'close',
+        port: before[0].port,
+      });
+      // The connection is gone and the server takes no new one.
+      await expect(send(agent, `${service.baseUrl}/health`)).rejects.toMatchObject({
+        code: expect.stringMatching(/ECONNREFUSED|ECONNRESET/),
+      });
+      expect(await service.exited).toBe(0);
+    } finally {
+      agent.destroy();
+    }
+  });
 });
+
+/** A GET (or a JSON POST) over `agent`: the status, the Connection header and the local port (which connection). */
+function send(
+  agent: Agent,
+  url: string,
+  body?: unknown,
+): Promise<{ status: number; connection: string | undefined; port: number }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      url,
+      {
+        agent,
+        method: body === undefined ? 'GET' : 'POST',
+        headers: body === undefined ? {} : { 'content-type': 'application/json' },
+        timeout: 20_000,
+      },
+      (res) => {
+        const port = req.socket?.localPort ?? 0;
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, port }));
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+    req.end(body === undefined ? undefined : JSON.stringify(body));
+  });
+}

@@ -572,6 +572,41 @@ describe('webhooks', () => {
       ]);
     });
 
+    it('reports the risk score computed for each failed attempt, not the stored one, in failure and anomaly webhooks and events', async () => {
+      const app = await registerApp();
+      const target = await listen(app, ['device.attestation_failed', 'attestation.anomaly']);
+      const device = authority.createDevice();
+      await expectStatus(attest(app, device), 200);
+      await expectStatus(refresh(app, device, 3), 200);
+      for (let i = 0; i < 6; i++) {
+        expect((await expectStatus(refresh(app, device, 2), 401)).body.code).toBe('counter_not_increasing');
+      }
+      // Each failure counts: 5 per failure (at most 25) + 15 per counter anomaly (at most 30).
+      const expected = [20, 40, 45, 50, 55, 55];
+      await eventually(() => payloads(target, 'device.attestation_failed').length === 6);
+      const scores = (event: string, pattern?: string) =>
+        payloads(target, event)
+          .filter((payload) => !pattern || payload.data.pattern === pattern)
+          .map((payload) => payload.data.risk_score as number)
+          .sort((a, b) => a - b);
+      expect(scores('device.attestation_failed')).toEqual(expected);
+      await eventually(
+        () =>
+          payloads(target, 'attestation.anomaly').filter((p) => p.data.pattern === 'counter_regression').length === 6,
+      );
+      expect(scores('attestation.anomaly', 'counter_regression')).toEqual(expected);
+      const events = await t.sql<{ risk_score: number }>(
+        `SELECT risk_score FROM device_events WHERE key_id = $1 AND result = 'failure' ORDER BY created_at, risk_score`,
+        [device.keyId],
+      );
+      expect(events.map((row) => row.risk_score)).toEqual(expected);
+      // The stored score is still the one of the last successful admission.
+      const [stored] = await t.sql<{ risk_score: number }>(`SELECT risk_score FROM devices WHERE key_id = $1`, [
+        device.keyId,
+      ]);
+      expect(stored.risk_score).toBe(0);
+    });
+
     it('announces attestation.anomaly for a key already attested for another app of the organization', async () => {
       const first = await registerApp();
       const second = await registerApp({}, { org: first.org, agent: first.owner });

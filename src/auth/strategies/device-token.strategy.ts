@@ -10,7 +10,7 @@ import { RequestStrategy, STRATEGY, type Principal } from './principal.js';
 /**
  * A device's attestation token (the RS256 JWT from validate or refresh) for the app the request's
  * identity headers resolved: verified with `@nestjs/jwt` against the service's signing keys, for
- * that app, of a device that is not blocked. An API key in its place: the next strategy is tried.
+ * that app, of a device that is not blocked and an app not deactivated or deleted (the deny set). An API key in its place: the next strategy is tried.
  */
 @Injectable()
 export class DeviceTokenStrategy extends RequestStrategy {
@@ -32,11 +32,8 @@ export class DeviceTokenStrategy extends RequestStrategy {
         hint: 'Refresh it with POST /api/v1/attestation/refresh',
       });
     }
-    if (await this.blockedDevices.isBlocked(claims.app_id, claims.sub)) {
-      throw unauthorized('The attestation token belongs to a blocked device', {
-        hint: 'An Admin of the app unblocks devices in the dashboard',
-      });
-    }
+    const refusal = await this.blockedDevices.refusalFor(claims.app_id, claims.sub);
+    if (refusal) throw unauthorized(refusal.message, { hint: refusal.hint });
     return { kind: 'deviceToken', claims };
   }
 }
