@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, IsNull, type EntityManager } from 'typeorm';
 import { ROLES, type ApiKeyScope, type Role } from '../common/access/access.decorator.js';
@@ -6,6 +6,10 @@ import type { OrgAuthContext } from '../common/access/auth-context.js';
 import { forbidden, notFound } from '../common/errors/app-exception.js';
 import { tierDefinition } from '../common/tiers.js';
 import { AuditService } from '../audit/audit.service.js';
+import { createLogger } from '../common/logging/logger.js';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { PgListener } from '../database/pg-listener.js';
 import { Organization } from '../organizations/organization.entity.js';
 import { ApiKey, type ApiKeyType } from './api-key.entity.js';
 import { generateApiKey, hashApiKey } from './api-key-secret.js';
@@ -15,6 +19,33 @@ export interface NewApiKey {
   scopes: ApiKeyScope[];
   type?: ApiKeyType;
   expiresAt?: Date | null;
+}
+
+/** The channel on which committed key revocations reach every instance's memory of recent keys. */
+export const API_KEY_REVOCATIONS_CHANNEL = 'api_key_revocations';
+
+/** What stops remembered keys: one key, an organization's keys, or one member's keys in it. */
+export type ApiKeyRevocation = { keyId: string } | { organizationId: string; userId?: string };
+
+/**
+ * Tells every instance, when the caller's transaction commits, to forget the keys a revocation
+ * names (a revoked or rotated key, a removed member's personal keys, a deleted organization's).
+ */
+export async function announceApiKeysRevoked(manager: EntityManager, revocation: ApiKeyRevocation): Promise<void> {
+  await manager.query(`SELECT pg_notify($1, $2)`, [API_KEY_REVOCATIONS_CHANNEL, JSON.stringify(revocation)]);
+}
+
+function parseRevocation(payload: string): { keyId?: string; organizationId?: string; userId?: string } | null {
+  try {
+    const value: unknown = JSON.parse(payload);
+    if (typeof value !== 'object' || value === null) return null;
+    const { keyId, organizationId, userId } = value as Record<string, unknown>;
+    const text = (field: unknown) => (typeof field === 'string' && field ? field : undefined);
+    const parsed = { keyId: text(keyId), organizationId: text(organizationId), userId: text(userId) };
+    return parsed.keyId || parsed.organizationId ? parsed : null;
+  } catch {
+    return null;
+  }
 }
 
 export interface AuthenticatedKey {
@@ -30,13 +61,32 @@ const REMEMBER_KEYS_MS = 10_000;
 const MAX_REMEMBERED_KEYS = 10_000;
 
 @Injectable()
-export class ApiKeysService {
+export class ApiKeysService implements OnModuleInit, OnModuleDestroy {
   private readonly recent = new Map<string, { found: AuthenticatedKey; until: number }>();
+  private readonly listener: PgListener;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly audit: AuditService,
-  ) {}
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.listener = new PgListener({
+      url: (dataSource.options as { url?: string }).url,
+      channel: API_KEY_REVOCATIONS_CHANNEL,
+      logger: createLogger(config).child({ component: 'api-key-revocations' }),
+      onMessage: (payload) => this.receive(payload),
+      // Notifications may have been missed while away: nothing remembered is trusted any more.
+      onReconnect: () => this.recent.clear(),
+    });
+  }
+
+  async onModuleInit(): Promise<void> {
+    await this.listener.start();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.listener.close();
+  }
 
   list(auth: OrgAuthContext): Promise<ApiKey[]> {
     return this.dataSource.getRepository(ApiKey).find({
@@ -96,6 +146,7 @@ export class ApiKeysService {
         const record = await this.findActive(manager, auth.organizationId, id);
         const { key, prefix, hash } = generateApiKey(record.keyType);
         await manager.update(ApiKey, { id }, { prefix, keyHash: hash, lastUsedAt: null });
+        await announceApiKeysRevoked(manager, { keyId: id });
         await this.audit.record(
           auth,
           {
@@ -126,10 +177,22 @@ export class ApiKeysService {
     for (const [hash, entry] of this.recent) if (match(entry.found.key)) this.recent.delete(hash);
   }
 
+  /** A revocation committed on any instance, this one included: the keys it names are forgotten. */
+  private receive(payload: string): void {
+    const revoked = parseRevocation(payload);
+    if (!revoked) return;
+    this.forgetWhere(
+      (key) =>
+        key.id === revoked.keyId ||
+        (key.organizationId === revoked.organizationId && (!revoked.userId || key.createdBy === revoked.userId)),
+    );
+  }
+
   private async revokeInTransaction(auth: OrgAuthContext, id: string): Promise<void> {
     await this.dataSource.transaction(async (manager) => {
       const record = await this.findActive(manager, auth.organizationId, id);
       await manager.update(ApiKey, { id }, { revokedAt: new Date() });
+      await announceApiKeysRevoked(manager, { keyId: id });
       await this.audit.record(
         auth,
         {
@@ -147,7 +210,8 @@ export class ApiKeysService {
   /**
    * The live key a Bearer credential names, or null (unknown, revoked, expired, inactive org).
    * Found keys are remembered for ten seconds, so a busy integration does not cost a query per
-   * request; a revocation or rotation applies at once on this instance, within ten seconds on others.
+   * request; a revocation, rotation, member removal or organization deletion commits a notification
+   * (`announceApiKeysRevoked`) that makes every instance forget the keys it names at once.
    */
   async authenticate(token: string): Promise<AuthenticatedKey | null> {
     const hash = hashApiKey(token);

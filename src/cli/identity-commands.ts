@@ -96,7 +96,7 @@ export async function createApiKey(context: CliContext, args: CliArgs) {
     if (!members.length) throw new CliError(`${email} is not an active member of ${slug}`);
     userId = members[0].id;
   }
-  const service = new ApiKeysService(dataSource, new AuditService(dataSource));
+  const service = new ApiKeysService(dataSource, new AuditService(dataSource), context.config);
   try {
     const { key, record } = await dataSource.transaction((manager) =>
       service.issue(manager, rows[0].id, userId, {

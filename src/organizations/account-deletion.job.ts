@@ -7,6 +7,7 @@ import { withAdvisoryLock } from '../common/scheduling/advisory-lock.js';
 import { createLogger } from '../common/logging/logger.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
+import { announceApiKeysRevoked } from '../api-keys/api-keys.service.js';
 import { announceOrganizationsDeleted } from '../devices/blocked-devices.js';
 import { ACCOUNT_DELETION_GRACE_DAYS } from './account-deletion.service.js';
 
@@ -67,6 +68,9 @@ export class AccountDeletionJob {
           const organizationIds = organizations.map((organization) => organization.id);
           // The device tokens of their apps stop working on every instance once this commits.
           await announceOrganizationsDeleted(transaction, organizationIds);
+          for (const organizationId of organizationIds) {
+            await announceApiKeysRevoked(transaction, { organizationId });
+          }
           await transaction.query(`DELETE FROM organizations WHERE id = ANY($1::uuid[])`, [organizationIds]);
           await transaction.query(`DELETE FROM users WHERE id = ANY($1::uuid[])`, [ids]);
           return ids.length;

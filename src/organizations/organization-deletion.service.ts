@@ -9,7 +9,7 @@ import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { StripeClient } from '../billing/stripe-client.js';
 import { queryRows } from '../database/sql.js';
-import { ApiKeysService } from '../api-keys/api-keys.service.js';
+import { ApiKeysService, announceApiKeysRevoked } from '../api-keys/api-keys.service.js';
 import { TenantResolver } from '../apps/tenant-resolver.js';
 import { announceOrganizationsDeleted } from '../devices/blocked-devices.js';
 import { Organization } from './organization.entity.js';
@@ -61,6 +61,7 @@ export class OrganizationDeletionService {
       await manager.query(`DELETE FROM sessions WHERE user_id = ANY($1::uuid[])`, [userIds]);
       // Every instance stops honouring the device tokens of its apps once this commits.
       await announceOrganizationsDeleted(manager, [locked.id]);
+      await announceApiKeysRevoked(manager, { organizationId: locked.id });
       await manager.query(`DELETE FROM organizations WHERE id = $1`, [locked.id]);
       return userIds.length;
     });

@@ -5,7 +5,7 @@ import type { Role } from '../common/access/access.decorator.js';
 import type { OrgAuthContext } from '../common/access/auth-context.js';
 import { conflict, forbidden, notFound } from '../common/errors/app-exception.js';
 import { AuditService } from '../audit/audit.service.js';
-import { ApiKeysService } from '../api-keys/api-keys.service.js';
+import { ApiKeysService, announceApiKeysRevoked } from '../api-keys/api-keys.service.js';
 import type { MemberRecord } from './team.dto.js';
 import { assertMayManageOwners, lockOrganizationForTeamWrite } from './team-policy.js';
 
@@ -97,6 +97,7 @@ export class MembersService {
           WHERE organization_id = $1 AND created_by = $2 AND key_type = 'gpat' AND revoked_at IS NULL`,
         [auth.organizationId, userId],
       );
+      await announceApiKeysRevoked(manager, { organizationId: auth.organizationId, userId });
       await this.audit.record(
         auth,
         {

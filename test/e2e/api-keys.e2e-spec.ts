@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startTestApp, type HttpClient, type TestApp } from '../harness/test-app.js';
+import { eventually } from '../support/webhook-receiver.js';
 import {
   createApiKey,
   createOrg,
@@ -451,13 +452,38 @@ describe("personal keys (gpat_) act with their user's current role", () => {
     expect(member.role).toBe('viewer');
   });
 
+  it('forgets a key revoked or rotated on another instance at once, though this instance remembered it', async () => {
+    for (const change of ['revoke', 'rotate'] as const) {
+      const { owner, org } = await adminWithKey();
+      const key = await createApiKey(t, org, ['org:read']);
+      const [{ id }] = await t.sql<{ id: string }>(`SELECT id FROM api_keys WHERE key_hash = $1`, [
+        createHash('sha256').update(key).digest('hex'),
+      ]);
+      const asKey = { Authorization: `Bearer ${key}` };
+      // Remembered here (a key is otherwise trusted for ten seconds without a query).
+      await t.http().get('/api/v1/org/members').set(asKey).expect(200);
+      const ownerOnPeer = await signIn(peer, owner.email);
+      if (change === 'revoke') await ownerOnPeer.delete(`/api/v1/org/api-keys/${id}`).expect(204);
+      else await ownerOnPeer.post(`/api/v1/org/api-keys/${id}/rotate`).expect(200);
+      const started = Date.now();
+      await eventually(async () => (await t.http().get('/api/v1/org/members').set(asKey)).status === 401, {
+        timeoutMs: 3_000,
+      });
+      expect(Date.now() - started).toBeLessThan(3_000);
+    }
+  });
+
   it('refuses the key of a removed member or a deactivated user at once (401)', async () => {
     const removed = await adminWithKey();
     await t.http().get('/api/v1/org/members').set(removed.asKey()).expect(200);
     const ownerOnPeer = await signIn(peer, removed.owner.email);
     await ownerOnPeer.delete(`/api/v1/org/members/${removed.admin.id}`).expect(204);
+    // Refused however the key is looked at: the user is no longer a member, and the removal also
+    // revoked the key, which every instance forgets at once (either answer is a 401).
     const gone = await t.http().get('/api/v1/org/members').set(removed.asKey()).expect(401);
-    expect(gone.body.error).toBe("The API key's user is no longer an active member of its organization");
+    expect(gone.body.error).toMatch(
+      /^(The API key's user is no longer an active member of its organization|The API key is invalid, revoked or expired)$/,
+    );
 
     const disabled = await adminWithKey();
     await t.http().get('/api/v1/apps').set(disabled.asKey()).expect(200);
