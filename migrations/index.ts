@@ -10,6 +10,7 @@ import { RiskCompliance1763727200000 } from './1763727200000-risk-compliance.js'
 import { ExpiredCredentialsIndexes1763727310000 } from './1763727310000-expired-credentials-indexes.js';
 import { CliSessionUserCode1763727320000 } from './1763727320000-cli-session-user-code.js';
 import { BlockedDevicesIndex1763727330000 } from './1763727330000-blocked-devices-index.js';
+import { DebugTokens1795565762125 } from './1795565762125-debug-tokens.js';
 
 /** Every migration, in order. Migrations are never edited after they land. */
 export const migrations = [
@@ -25,4 +26,5 @@ export const migrations = [
   ExpiredCredentialsIndexes1763727310000,
   CliSessionUserCode1763727320000,
   BlockedDevicesIndex1763727330000,
+  DebugTokens1795565762125,
 ];

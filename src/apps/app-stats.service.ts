@@ -6,7 +6,10 @@ import type { App } from './app.entity.js';
 
 const round = (value: number, places = 2) => Math.round(value * 10 ** places) / 10 ** places;
 
-/** Per-app figures computed from the device events the attestation endpoints record. */
+/**
+ * Per-app figures computed from the device events the attestation endpoints record. Debug-token
+ * exchanges (Simulator, CI) are left out: they are not devices in the field.
+ */
 @Injectable()
 export class AppStatsService {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
@@ -27,7 +30,7 @@ export class AppStatsService {
          FROM apps a
          LEFT JOIN (SELECT app_id, count(*) AS total, count(*) FILTER (WHERE result = 'success') AS successes,
                            max(created_at) AS last_at
-                      FROM device_events WHERE organization_id = $1 GROUP BY app_id) e ON e.app_id = a.id
+                      FROM device_events WHERE organization_id = $1 AND NOT debug GROUP BY app_id) e ON e.app_id = a.id
          LEFT JOIN (SELECT app_id, count(*) AS devices, avg(risk_score) AS avg_risk
                       FROM devices WHERE organization_id = $1 GROUP BY app_id) d ON d.app_id = a.id
         WHERE a.organization_id = $1
@@ -53,7 +56,7 @@ export class AppStatsService {
         `SELECT to_char(date_trunc('day', created_at AT TIME ZONE 'utc'), 'YYYY-MM-DD') AS date,
                 count(*) AS attestations, count(DISTINCT key_id) AS unique_devices, avg(risk_score) AS avg_risk_score
            FROM device_events
-          WHERE app_id = $1 AND created_at >= now() - make_interval(days => $2)
+          WHERE app_id = $1 AND created_at >= now() - make_interval(days => $2) AND NOT debug
           GROUP BY 1 ORDER BY 1 DESC`,
         [app.id, days],
       ),

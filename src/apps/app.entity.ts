@@ -68,6 +68,10 @@ export class App {
   @Column('boolean', { name: 'webhook_enabled' })
   webhookEnabled!: boolean;
 
+  /** Simulator and CI builds may exchange debug tokens for device tokens; teams switch it off once they ship. */
+  @Column('boolean', { name: 'debug_tokens_enabled', default: true })
+  debugTokensEnabled!: boolean;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt!: Date;
 
@@ -96,6 +100,7 @@ export function toAppResponse(app: App) {
     riskThresholds: riskThresholdsOf(app),
     analyticsEnabled: app.analyticsEnabled,
     webhookEnabled: app.webhookEnabled,
+    debugTokensEnabled: app.debugTokensEnabled,
     createdAt: app.createdAt,
     updatedAt: app.updatedAt,
   };

@@ -115,6 +115,10 @@ export class UpdateAppDto {
   @IsOmittable()
   @IsBoolean()
   webhookEnabled?: boolean;
+
+  @IsOmittable()
+  @IsBoolean()
+  debugTokensEnabled?: boolean;
 }
 
 export class CreateAppDto {

@@ -65,6 +65,7 @@ export class AppsService {
         riskThresholds: { ...DEFAULT_RISK_THRESHOLDS, ...input.riskThresholds },
         analyticsEnabled: true,
         webhookEnabled: true,
+        debugTokensEnabled: true,
       });
       try {
         await manager.save(app);
@@ -89,6 +90,7 @@ export class AppsService {
       if (input.isActive !== undefined) app.isActive = input.isActive;
       if (input.analyticsEnabled !== undefined) app.analyticsEnabled = input.analyticsEnabled;
       if (input.webhookEnabled !== undefined) app.webhookEnabled = input.webhookEnabled;
+      if (input.debugTokensEnabled !== undefined) app.debugTokensEnabled = input.debugTokensEnabled;
       if (input.jwtConfiguration) app.jwtConfiguration = { ...jwtConfigurationOf(app), ...input.jwtConfiguration };
       if (input.riskThresholds) app.riskThresholds = { ...riskThresholdsOf(app), ...input.riskThresholds };
       await manager.save(app);

@@ -1,9 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { debugTokenIdOf } from '../attestation/debug-subject.js';
 
 /** How stale another instance's block may be on this one. */
 export const BLOCKED_DEVICES_REFRESH_MS = 5_000;
+
+/** Longer than any device token lives (`overrideExpirationTime` is at most 30 days). */
+const REVOKED_DEBUG_TOKENS_KEPT = '31 days';
 
 /**
  * The deny set of device tokens: the keys of blocked devices, by app. Device tokens live up to 30
@@ -12,6 +16,9 @@ export const BLOCKED_DEVICES_REFRESH_MS = 5_000;
  * once; one made on another instance within BLOCKED_DEVICES_REFRESH_MS, when the set is reread
  * (one indexed query, in the background, while the previous set keeps serving). Unblocking
  * removes the entry the same way, so an entry lasts exactly as long as the block.
+ *
+ * Revoked debug tokens are in the set too, for as long as a device token minted from one could
+ * live: a token whose `sub` is `debug:<tokenId>[:…]` is refused once its debug token is revoked.
  */
 @Injectable()
 export class BlockedDevices {
@@ -24,7 +31,13 @@ export class BlockedDevices {
   async isBlocked(appId: string, keyId: string): Promise<boolean> {
     if (this.loadedAt === 0) await this.reload();
     else if (Date.now() - this.loadedAt > BLOCKED_DEVICES_REFRESH_MS) void this.reload();
-    return this.blocked.has(entry(appId, keyId));
+    const debugTokenId = debugTokenIdOf(keyId);
+    return this.blocked.has(debugTokenId ? debugEntry(appId, debugTokenId) : entry(appId, keyId));
+  }
+
+  /** A debug token revoked on this instance (revocation is permanent). */
+  noteRevokedDebugToken(appId: string, tokenId: string): void {
+    this.blocked.add(debugEntry(appId, tokenId));
   }
 
   /** What a committed block or unblock on this instance changed. */
@@ -36,9 +49,16 @@ export class BlockedDevices {
   /** Rereads the set; a failure keeps the previous one (and is retried after the interval). */
   reload(): Promise<void> {
     this.loading ??= this.dataSource
-      .query(`SELECT app_id, key_id FROM devices WHERE is_blocked`)
-      .then((rows: { app_id: string; key_id: string }[]) => {
-        this.blocked = new Set(rows.map((row) => entry(row.app_id, row.key_id)));
+      .query(
+        `SELECT app_id, key_id, false AS debug FROM devices WHERE is_blocked
+         UNION ALL
+         SELECT app_id, id::text, true FROM debug_tokens
+          WHERE revoked_at > now() - interval '${REVOKED_DEBUG_TOKENS_KEPT}'`,
+      )
+      .then((rows: { app_id: string; key_id: string; debug: boolean }[]) => {
+        this.blocked = new Set(
+          rows.map((row) => (row.debug ? debugEntry(row.app_id, row.key_id) : entry(row.app_id, row.key_id))),
+        );
       })
       .catch(() => undefined)
       .finally(() => {
@@ -51,4 +71,8 @@ export class BlockedDevices {
 
 function entry(appId: string, keyId: string): string {
   return `${appId}\u0000${keyId}`;
+}
+
+function debugEntry(appId: string, tokenId: string): string {
+  return `${appId}\u0000debug\u0000${tokenId}`;
 }

@@ -35,6 +35,7 @@ interface EventRow {
   result: 'success' | 'failure';
   error_code: string | null;
   risk_score: number | null;
+  debug: boolean;
   created_at: Date;
 }
 
@@ -128,7 +129,7 @@ export class DeviceAnalyticsService {
     ];
     const [rows, counted] = await Promise.all([
       this.dataSource.query<EventRow[]>(
-        `SELECT id, app_id, key_id, event_type, result, error_code, risk_score, created_at
+        `SELECT id, app_id, key_id, event_type, result, error_code, risk_score, debug, created_at
            FROM device_events WHERE ${filter}
           ORDER BY created_at DESC, id DESC LIMIT $8 OFFSET $9`,
         [...params, query.perPage, (query.page - 1) * query.perPage],
@@ -148,6 +149,7 @@ export class DeviceAnalyticsService {
         result: row.result,
         errorCode: row.error_code,
         riskScore: row.risk_score,
+        debug: row.debug,
         createdAt: row.created_at,
       })),
       meta: { page: query.page, perPage: query.perPage, total, totalPages: Math.ceil(total / query.perPage) },

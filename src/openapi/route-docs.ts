@@ -215,6 +215,18 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
       '200': json(ref('AttestationToken'), 'The assertion verified; a new token.', RATE_LIMIT_RESPONSE_HEADERS),
     },
   },
+  'POST /api/v1/attestation/debug': {
+    summary: 'Exchange a debug token (Simulator, CI) for a device token marked debug',
+    description:
+      'The token carries `env: "debug"` and `debug: true`; the device is never counted as a monthly active device. `limitedUse: true` mints a 5-minute token a backend may consume once (POST /api/v1/tokens/verify).',
+    responses: {
+      '200': json(
+        ref('AttestationToken'),
+        'The debug token is valid; a token for the build.',
+        RATE_LIMIT_RESPONSE_HEADERS,
+      ),
+    },
+  },
   'GET /api/v1/flags': {
     summary: "Every flag's value for this device",
     parameters: SDK_HEADERS,

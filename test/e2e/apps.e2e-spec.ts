@@ -115,6 +115,7 @@ describe('apps', () => {
           'riskThresholds',
           'analyticsEnabled',
           'webhookEnabled',
+          'debugTokensEnabled',
           'createdAt',
           'updatedAt',
         ].sort(),
@@ -128,6 +129,7 @@ describe('apps', () => {
         riskThresholds: DEFAULT_RISK,
         analyticsEnabled: true,
         webhookEnabled: true,
+        debugTokensEnabled: true,
         createdAt: expect.any(String),
         updatedAt: expect.any(String),
       });

@@ -447,6 +447,7 @@ describe('devices and analytics', () => {
         result: 'failure',
         errorCode: 'signature_invalid',
         riskScore: null,
+        debug: false,
         createdAt: at(1).toISOString(),
       });
 
