@@ -11,6 +11,7 @@ import { ExpiredCredentialsIndexes1763727310000 } from './1763727310000-expired-
 import { CliSessionUserCode1763727320000 } from './1763727320000-cli-session-user-code.js';
 import { BlockedDevicesIndex1763727330000 } from './1763727330000-blocked-devices-index.js';
 import { DebugTokens1795565762125 } from './1795565762125-debug-tokens.js';
+import { ConsumedTokens1795566603034 } from './1795566603034-consumed-tokens.js';
 
 /** Every migration, in order. Migrations are never edited after they land. */
 export const migrations = [
@@ -27,4 +28,5 @@ export const migrations = [
   CliSessionUserCode1763727320000,
   BlockedDevicesIndex1763727330000,
   DebugTokens1795565762125,
+  ConsumedTokens1795566603034,
 ];

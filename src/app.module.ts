@@ -29,6 +29,7 @@ import { ReleaseNotesModule } from './release-notes/release-notes.module.js';
 import { ComplianceModule } from './compliance/compliance.module.js';
 import { RiskAlertsModule } from './risk-alerts/risk-alerts.module.js';
 import { OpenApiModule } from './openapi/openapi.module.js';
+import { TokensModule } from './tokens/tokens.module.js';
 
 @Module({})
 export class AppModule {
@@ -64,6 +65,7 @@ export class AppModule {
         ReleaseNotesModule,
         ComplianceModule,
         RiskAlertsModule,
+        TokensModule,
         OpenApiModule,
         AccessModule,
       ],

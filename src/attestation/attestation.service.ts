@@ -150,7 +150,7 @@ export class AttestationService {
       // The counter only moves forward: of two concurrent refreshes with one counter, one wins.
       const device = await this.touchDevice(manager, known.id, input, false, result.counter);
       if (!device) throw attestationFailure('counter_not_increasing', 'The assertion counter did not increase');
-      return this.admit(manager, tenant, device, input.keyId, 'assertion', false, seen);
+      return this.admit(manager, tenant, device, input.keyId, 'assertion', false, seen, input.limitedUse === true);
     });
   }
 
@@ -163,6 +163,7 @@ export class AttestationService {
     eventType: 'attestation' | 'assertion',
     isNewDevice: boolean,
     seen: AttemptFacts,
+    limitedUse = false,
   ): Promise<MintedToken> {
     const thresholds = tenant.riskThresholds;
     if (device.is_blocked) throw new AppException(403, 'device_blocked', 'This device is blocked by the app owner');
@@ -204,7 +205,7 @@ export class AttestationService {
       [tenant.organizationId, tenant.appId, device.id, keyId, eventType, risk.score],
     );
     await this.webhooks.deviceAdmitted(manager, tenant, scored, isNewDevice);
-    return this.tokens.mint(subjectOf(tenant, keyId, device, risk.score));
+    return this.tokens.mint(subjectOf(tenant, keyId, device, risk.score), { limitedUse });
   }
 
   /** Runs the admission transaction; a refusal inside it still leaves a failure event behind. */

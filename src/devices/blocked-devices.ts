@@ -35,6 +35,26 @@ export class BlockedDevices {
     return this.blocked.has(debugTokenId ? debugEntry(appId, debugTokenId) : entry(appId, keyId));
   }
 
+  /**
+   * The same question read from the database, exact on every instance (backend verification,
+   * where one query is affordable): why the token's subject is refused, or null.
+   */
+  async refusalNow(appId: string, keyId: string): Promise<'device_blocked' | 'debug_token_revoked' | null> {
+    const debugTokenId = debugTokenIdOf(keyId);
+    if (debugTokenId) {
+      const rows: unknown[] = await this.dataSource.query(
+        `SELECT 1 FROM debug_tokens WHERE id = $1 AND app_id = $2 AND revoked_at IS NOT NULL`,
+        [debugTokenId, appId],
+      );
+      return rows.length ? 'debug_token_revoked' : null;
+    }
+    const rows: unknown[] = await this.dataSource.query(
+      `SELECT 1 FROM devices WHERE app_id = $1 AND key_id = $2 AND is_blocked`,
+      [appId, keyId],
+    );
+    return rows.length ? 'device_blocked' : null;
+  }
+
   /** A debug token revoked on this instance (revocation is permanent). */
   noteRevokedDebugToken(appId: string, tokenId: string): void {
     this.blocked.add(debugEntry(appId, tokenId));

@@ -1,3 +1,4 @@
+import { VERIFICATION_REFUSALS } from '../tokens/verification-refusals.js';
 import { RATE_LIMIT_RESPONSE_HEADERS } from './components.js';
 import type { ParameterObject, RequestBodyObject, ResponseObject, SchemaObject } from './openapi-types.js';
 
@@ -47,6 +48,22 @@ export const RESPONSE_SCHEMAS: Record<string, SchemaObject> = {
       tokenType: { type: 'string', const: 'Bearer' },
       expiresAt: dateTime,
       riskScore: { type: 'number', description: "The device's risk score when the token was minted." },
+    },
+  },
+  TokenVerification: {
+    type: 'object',
+    required: ['valid', 'claims'],
+    properties: {
+      valid: { type: 'boolean' },
+      claims: {
+        type: ['object', 'null'],
+        description: "The token's claims when valid (sub, iss, aud, iat, exp, jti, org_id, app_id, env, …); else null.",
+      },
+      reason: {
+        type: 'string',
+        enum: [...VERIFICATION_REFUSALS],
+        description: 'Why the token is not valid; absent when it is.',
+      },
     },
   },
   FlagValue: {
@@ -223,6 +240,18 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
       '200': json(
         ref('AttestationToken'),
         'The debug token is valid; a token for the build.',
+        RATE_LIMIT_RESPONSE_HEADERS,
+      ),
+    },
+  },
+  'POST /api/v1/tokens/verify': {
+    summary: 'Verify a device token from a backend, optionally using it up',
+    description:
+      "Signature, expiry, the organization of the API key owning the token's app, the device or debug token not revoked, not consumed. `consume: true` records the `jti` until the token expires: any later verification on any instance answers `already_used`.",
+    responses: {
+      '200': json(
+        ref('TokenVerification'),
+        'The verdict (a refused token is still a 200).',
         RATE_LIMIT_RESPONSE_HEADERS,
       ),
     },

@@ -301,6 +301,16 @@ describe('OpenAPI document (GET /api/v1/openapi.json) and /docs', () => {
     );
     const debug = await t.http().post('/api/v1/attestation/debug').set(tenant).send({ debugToken }).expect(200);
     expect(schemaProblems(document, documented('POST /api/v1/attestation/debug'), debug.body)).toEqual([]);
+    const verifier = await createApiKey(t, org, ['tokens:verify']);
+    for (const token of [debug.body.token as string, 'garbage']) {
+      const verdict = await t
+        .http()
+        .post('/api/v1/tokens/verify')
+        .set('Authorization', `Bearer ${verifier}`)
+        .send({ token })
+        .expect(200);
+      expect(schemaProblems(document, documented('POST /api/v1/tokens/verify'), verdict.body)).toEqual([]);
+    }
 
     // Errors answer the documented envelope, with `fields` on 422.
     const invalid = await t.http().post('/api/v1/attestation/validate').set(tenant).send({ keyId: 7 }).expect(422);
