@@ -30,6 +30,7 @@ import { ComplianceModule } from './compliance/compliance.module.js';
 import { RiskAlertsModule } from './risk-alerts/risk-alerts.module.js';
 import { OpenApiModule } from './openapi/openapi.module.js';
 import { TokensModule } from './tokens/tokens.module.js';
+import { PushModule } from './push/push.module.js';
 
 @Module({})
 export class AppModule {
@@ -66,6 +67,7 @@ export class AppModule {
         ComplianceModule,
         RiskAlertsModule,
         TokensModule,
+        PushModule,
         OpenApiModule,
         AccessModule,
       ],
