@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { OrgAuthContext } from '../common/access/auth-context.js';
 import type { App } from './app.entity.js';
+import { failuresByDayAndCode } from '../devices/failure-trend.js';
 
 const round = (value: number, places = 2) => Math.round(value * 10 ** places) / 10 ** places;
 
@@ -49,7 +50,7 @@ export class AppStatsService {
   }
 
   async usage(app: App, days: number) {
-    const [daily, top, errors] = await Promise.all([
+    const [daily, top, errors, failures] = await Promise.all([
       this.dataSource.query<
         { date: string; attestations: string; unique_devices: string; avg_risk_score: string | null }[]
       >(
@@ -78,6 +79,7 @@ export class AppStatsService {
           WHERE app_id = $1 AND result = 'failure' ORDER BY created_at DESC LIMIT 10`,
         [app.id],
       ),
+      failuresByDayAndCode(this.dataSource, { appId: app.id, days }),
     ]);
     return {
       appId: app.id,
@@ -100,6 +102,7 @@ export class AppStatsService {
         errorReason: row.error_code,
         keyId: row.key_id,
       })),
+      ...failures,
     };
   }
 }

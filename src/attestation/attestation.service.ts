@@ -10,6 +10,7 @@ import { queryRows } from '../database/sql.js';
 import type { Tenant } from '../apps/tenant-resolver.js';
 import { scoreRisk } from '../devices/risk-score.js';
 import { MadService } from '../usage/mad.service.js';
+import { Metrics } from '../metrics/metrics.js';
 import { RiskAlertsService } from '../risk-alerts/risk-alerts.service.js';
 import { WebhookEvents, type DeviceFacts } from '../webhooks/webhook-events.js';
 import {
@@ -77,6 +78,7 @@ export class AttestationService {
     private readonly mad: MadService,
     private readonly webhooks: WebhookEvents,
     private readonly riskAlerts: RiskAlertsService,
+    private readonly metrics: Metrics,
   ) {
     this.trustStore = createTrustStore(readFileSync(config.appAttestRootCaPath, 'utf8'));
   }
@@ -352,6 +354,7 @@ export class AttestationService {
        VALUES ($1, $2, $3, $4, $5, 'failure', $6)`,
       [tenant.organizationId, tenant.appId, deviceId, keyId, eventType, code],
     );
+    this.metrics.attestationFailure(tenant.appId, code);
     if (deviceId) {
       await this.dataSource.query(
         `UPDATE devices SET failure_count = failure_count + 1,

@@ -6,6 +6,7 @@ import { complianceStatus } from '../compliance/compliance-checks.js';
 import { complianceSettingsOf } from '../compliance/compliance-settings.js';
 import { ValidationFailedException, notFound } from '../common/errors/app-exception.js';
 import type { DeviceDetailsQuery, ListEventsQuery } from './devices.dto.js';
+import { failuresByDayAndCode } from './failure-trend.js';
 
 /** How many events the device details show. */
 export const RECENT_EVENTS = 20;
@@ -70,7 +71,10 @@ export class DeviceAnalyticsService {
         ORDER BY created_at DESC, id DESC LIMIT ${RECENT_EVENTS}`,
       [auth.organizationId, device.app_id, keyId],
     );
-    const compliance = await complianceSettingsOf(this.dataSource, auth.organizationId);
+    const [compliance, failures] = await Promise.all([
+      complianceSettingsOf(this.dataSource, auth.organizationId),
+      failuresByDayAndCode(this.dataSource, { appId: device.app_id, keyId, days: query.days ?? 30 }),
+    ]);
     const times = [device.updated_at, device.last_seen_at, events[0]?.created_at].filter(
       (time): time is Date => !!time,
     );
@@ -101,6 +105,7 @@ export class DeviceAnalyticsService {
         isBlocked: device.is_blocked,
       }),
       lastUpdated: new Date(Math.max(...times.map((time) => time.getTime()))),
+      ...failures,
     };
   }
 

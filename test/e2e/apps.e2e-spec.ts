@@ -988,6 +988,8 @@ describe('apps', () => {
         dailyUsage: [],
         topDevices: [],
         recentErrors: [],
+        failuresByCode: [],
+        dailyFailures: [],
       });
     });
 
