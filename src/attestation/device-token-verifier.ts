@@ -18,8 +18,7 @@ export interface DeviceToken extends JWTPayload {
 export type TokenDefect = 'malformed' | 'invalid_signature' | 'expired' | 'not_yet_valid';
 
 export type TokenInspection =
-  | { readonly ok: true; readonly claims: DeviceToken }
-  | { readonly ok: false; readonly reason: TokenDefect };
+  { readonly ok: true; readonly claims: DeviceToken } | { readonly ok: false; readonly reason: TokenDefect };
 
 const UNKNOWN_KID_RELOAD_MS = 10_000;
 

@@ -56,13 +56,4 @@ export class TokenVerificationService {
     if (used) return refused('already_used');
     return { valid: true, claims };
   }
-
-  /** The organization's raw plan, for its `apikey` rate-limit bucket. */
-  async serviceTier(organizationId: string): Promise<string> {
-    const rows = await this.dataSource.query<{ service_tier: string }[]>(
-      `SELECT service_tier FROM organizations WHERE id = $1`,
-      [organizationId],
-    );
-    return rows[0]?.service_tier ?? 'free';
-  }
 }

@@ -1,9 +1,7 @@
-import { Body, Controller, HttpCode, Post, Res } from '@nestjs/common';
-import type { Response } from 'express';
+import { Body, Controller, HttpCode, Post } from '@nestjs/common';
 import { Access } from '../common/access/access.decorator.js';
 import { OrgAuth, type OrgAuthContext } from '../common/access/auth-context.js';
-import { tierDefinition } from '../common/tiers.js';
-import { RateLimitService } from '../rate-limit/rate-limit.service.js';
+import { RateLimit } from '../rate-limit/rate-limit.guard.js';
 import { TokenVerificationService } from './token-verification.service.js';
 import { VerifyTokenDto } from './tokens.dto.js';
 
@@ -13,21 +11,13 @@ import { VerifyTokenDto } from './tokens.dto.js';
  */
 @Controller('api/v1/tokens')
 export class TokensController {
-  constructor(
-    private readonly verification: TokenVerificationService,
-    private readonly rateLimit: RateLimitService,
-  ) {}
+  constructor(private readonly verification: TokenVerificationService) {}
 
   @Post('verify')
   @Access({ apiKey: ['tokens:verify'] })
+  @RateLimit('apikey')
   @HttpCode(200)
-  async verify(
-    @OrgAuth() auth: OrgAuthContext,
-    @Res({ passthrough: true }) response: Response,
-    @Body() body: VerifyTokenDto,
-  ) {
-    const limit = tierDefinition(await this.verification.serviceTier(auth.organizationId)).rates.apikey;
-    await this.rateLimit.enforce(response, 'apikey', auth.organizationId, limit);
+  verify(@OrgAuth() auth: OrgAuthContext, @Body() body: VerifyTokenDto) {
     return this.verification.verify(auth, body);
   }
 }
