@@ -12,6 +12,9 @@ import { CliSessionUserCode1763727320000 } from './1763727320000-cli-session-use
 import { BlockedDevicesIndex1763727330000 } from './1763727330000-blocked-devices-index.js';
 import { SsoConnections1795565924704 } from './1795565924704-sso-connections.js';
 import { SubjectBinding1795568839690 } from './1795568839690-subject-binding.js';
+import { DebugTokens1795565762125 } from './1795565762125-debug-tokens.js';
+import { ConsumedTokens1795566603034 } from './1795566603034-consumed-tokens.js';
+import { Push1795568010724 } from './1795568010724-push.js';
 
 /** Every migration, in order. Migrations are never edited after they land. */
 export const migrations = [
@@ -29,4 +32,7 @@ export const migrations = [
   BlockedDevicesIndex1763727330000,
   SsoConnections1795565924704,
   SubjectBinding1795568839690,
+  DebugTokens1795565762125,
+  ConsumedTokens1795566603034,
+  Push1795568010724,
 ];

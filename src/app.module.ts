@@ -30,6 +30,8 @@ import { ReleaseNotesModule } from './release-notes/release-notes.module.js';
 import { ComplianceModule } from './compliance/compliance.module.js';
 import { RiskAlertsModule } from './risk-alerts/risk-alerts.module.js';
 import { OpenApiModule } from './openapi/openapi.module.js';
+import { TokensModule } from './tokens/tokens.module.js';
+import { PushModule } from './push/push.module.js';
 
 @Module({})
 export class AppModule {
@@ -66,6 +68,8 @@ export class AppModule {
         ReleaseNotesModule,
         ComplianceModule,
         RiskAlertsModule,
+        TokensModule,
+        PushModule,
         OpenApiModule,
         AccessModule,
       ],

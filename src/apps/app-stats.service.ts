@@ -3,10 +3,14 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { OrgAuthContext } from '../common/access/auth-context.js';
 import type { App } from './app.entity.js';
+import { failuresByDayAndCode } from '../devices/failure-trend.js';
 
 const round = (value: number, places = 2) => Math.round(value * 10 ** places) / 10 ** places;
 
-/** Per-app figures computed from the device events the attestation endpoints record. */
+/**
+ * Per-app figures computed from the device events the attestation endpoints record. Debug-token
+ * exchanges (Simulator, CI) are left out: they are not devices in the field.
+ */
 @Injectable()
 export class AppStatsService {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
@@ -27,7 +31,7 @@ export class AppStatsService {
          FROM apps a
          LEFT JOIN (SELECT app_id, count(*) AS total, count(*) FILTER (WHERE result = 'success') AS successes,
                            max(created_at) AS last_at
-                      FROM device_events WHERE organization_id = $1 GROUP BY app_id) e ON e.app_id = a.id
+                      FROM device_events WHERE organization_id = $1 AND NOT debug GROUP BY app_id) e ON e.app_id = a.id
          LEFT JOIN (SELECT app_id, count(*) AS devices, avg(risk_score) AS avg_risk
                       FROM devices WHERE organization_id = $1 GROUP BY app_id) d ON d.app_id = a.id
         WHERE a.organization_id = $1
@@ -46,14 +50,14 @@ export class AppStatsService {
   }
 
   async usage(app: App, days: number) {
-    const [daily, top, errors] = await Promise.all([
+    const [daily, top, errors, failures] = await Promise.all([
       this.dataSource.query<
         { date: string; attestations: string; unique_devices: string; avg_risk_score: string | null }[]
       >(
         `SELECT to_char(date_trunc('day', created_at AT TIME ZONE 'utc'), 'YYYY-MM-DD') AS date,
                 count(*) AS attestations, count(DISTINCT key_id) AS unique_devices, avg(risk_score) AS avg_risk_score
            FROM device_events
-          WHERE app_id = $1 AND created_at >= now() - make_interval(days => $2)
+          WHERE app_id = $1 AND created_at >= now() - make_interval(days => $2) AND NOT debug
           GROUP BY 1 ORDER BY 1 DESC`,
         [app.id, days],
       ),
@@ -75,6 +79,7 @@ export class AppStatsService {
           WHERE app_id = $1 AND result = 'failure' ORDER BY created_at DESC LIMIT 10`,
         [app.id],
       ),
+      failuresByDayAndCode(this.dataSource, { appId: app.id, days }),
     ]);
     return {
       appId: app.id,
@@ -97,6 +102,7 @@ export class AppStatsService {
         errorReason: row.error_code,
         keyId: row.key_id,
       })),
+      ...failures,
     };
   }
 }

@@ -76,6 +76,10 @@ export class App {
   @Column('text', { name: 'subject_signing_secret', nullable: true })
   subjectSigningSecret!: string | null;
 
+  /** Simulator and CI builds may exchange debug tokens for device tokens; teams switch it off once they ship. */
+  @Column('boolean', { name: 'debug_tokens_enabled', default: true })
+  debugTokensEnabled!: boolean;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt!: Date;
 
@@ -106,6 +110,7 @@ export function toAppResponse(app: App) {
     webhookEnabled: app.webhookEnabled,
     requireSignedSubject: app.requireSignedSubject,
     hasSubjectSigningSecret: app.subjectSigningSecret !== null,
+    debugTokensEnabled: app.debugTokensEnabled,
     createdAt: app.createdAt,
     updatedAt: app.updatedAt,
   };

@@ -120,6 +120,10 @@ export class UpdateAppDto {
   @IsOmittable()
   @IsBoolean()
   requireSignedSubject?: boolean;
+
+  @IsOmittable()
+  @IsBoolean()
+  debugTokensEnabled?: boolean;
 }
 
 export class CreateAppDto {

@@ -69,6 +69,7 @@ export class AppsService {
         webhookEnabled: true,
         requireSignedSubject: false,
         subjectSigningSecret: null,
+        debugTokensEnabled: true,
       });
       try {
         await manager.save(app);
@@ -96,6 +97,7 @@ export class AppsService {
       }
       if (input.analyticsEnabled !== undefined) app.analyticsEnabled = input.analyticsEnabled;
       if (input.webhookEnabled !== undefined) app.webhookEnabled = input.webhookEnabled;
+      if (input.debugTokensEnabled !== undefined) app.debugTokensEnabled = input.debugTokensEnabled;
       if (input.jwtConfiguration) app.jwtConfiguration = { ...jwtConfigurationOf(app), ...input.jwtConfiguration };
       if (input.riskThresholds) app.riskThresholds = { ...riskThresholdsOf(app), ...input.riskThresholds };
       if (input.requireSignedSubject !== undefined) {

@@ -5,6 +5,8 @@ import { RateLimit } from '../rate-limit/rate-limit.guard.js';
 import { RefreshAttestationDto, ValidateAttestationDto } from './attestation.dto.js';
 import { AttestationService } from './attestation.service.js';
 import { ChallengeService } from './challenge.service.js';
+import { DebugAttestationDto } from './debug-tokens.dto.js';
+import { DebugTokensService } from './debug-tokens.service.js';
 import { SigningKeysService } from './signing-keys.service.js';
 
 /** The SDK's attestation surface, addressed by `X-Bundle-ID` and `X-Team-ID`. */
@@ -14,6 +16,7 @@ export class AttestationController {
   constructor(
     private readonly attestation: AttestationService,
     private readonly challenges: ChallengeService,
+    private readonly debugTokens: DebugTokensService,
   ) {}
 
   @Get('challenge')
@@ -34,6 +37,14 @@ export class AttestationController {
   @HttpCode(200)
   async refresh(@Req() request: Request, @Body() body: RefreshAttestationDto) {
     return this.attestation.refresh(request.tenant!, body);
+  }
+
+  /** Simulator and CI builds: a debug token instead of an App Attest attestation, limited like validate. */
+  @Post('debug')
+  @RateLimit('ip-validate', 'attest')
+  @HttpCode(200)
+  async debug(@Req() request: Request, @Body() body: DebugAttestationDto) {
+    return this.debugTokens.exchange(request.tenant!, body);
   }
 }
 

@@ -95,4 +95,9 @@ export class RefreshAttestationDto extends DeviceProfileFields {
   @Length(1, 20_000)
   @IsBase64({}, { message: 'clientData must be base64' })
   clientData?: string;
+
+  /** A 5-minute token marked `limited_use`, for one backend call that consumes it. */
+  @IsOptional()
+  @IsBoolean()
+  limitedUse?: boolean;
 }

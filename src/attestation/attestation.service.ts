@@ -10,6 +10,7 @@ import { queryRows } from '../database/sql.js';
 import type { Tenant } from '../apps/tenant-resolver.js';
 import { scoreRisk } from '../devices/risk-score.js';
 import { MadService } from '../usage/mad.service.js';
+import { Metrics } from '../metrics/metrics.js';
 import { RiskAlertsService } from '../risk-alerts/risk-alerts.service.js';
 import { WebhookEvents, type DeviceFacts } from '../webhooks/webhook-events.js';
 import {
@@ -92,6 +93,7 @@ export class AttestationService {
     private readonly mad: MadService,
     private readonly webhooks: WebhookEvents,
     private readonly riskAlerts: RiskAlertsService,
+    private readonly metrics: Metrics,
   ) {
     this.trustStore = createTrustStore(readFileSync(config.appAttestRootCaPath, 'utf8'));
   }
@@ -176,7 +178,7 @@ export class AttestationService {
           [tenant.organizationId, tenant.appId, known.id, input.keyId],
         );
       }
-      return this.admit(manager, tenant, device, input.keyId, 'assertion', false, seen);
+      return this.admit(manager, tenant, device, input.keyId, 'assertion', false, seen, input.limitedUse === true);
     });
   }
 
@@ -189,6 +191,7 @@ export class AttestationService {
     eventType: 'attestation' | 'assertion',
     isNewDevice: boolean,
     seen: AttemptFacts,
+    limitedUse = false,
   ): Promise<MintedToken> {
     const thresholds = tenant.riskThresholds;
     if (device.is_blocked) throw new AppException(403, 'device_blocked', 'This device is blocked by the app owner');
@@ -230,7 +233,7 @@ export class AttestationService {
       [tenant.organizationId, tenant.appId, device.id, keyId, eventType, risk.score],
     );
     await this.webhooks.deviceAdmitted(manager, tenant, scored, isNewDevice);
-    return this.tokens.mint(subjectOf(tenant, keyId, device, risk.score));
+    return this.tokens.mint(subjectOf(tenant, keyId, device, risk.score), { limitedUse });
   }
 
   /** Runs the admission transaction; a refusal inside it still leaves a failure event behind. */
@@ -419,6 +422,7 @@ export class AttestationService {
     scored: DeviceFacts | null = null,
   ): Promise<void> {
     let facts = scored;
+    this.metrics.attestationFailure(tenant.appId, code);
     if (deviceId) {
       const [device] = await queryRows<FailedDeviceRow>(
         this.dataSource.manager,

@@ -14,6 +14,12 @@ export interface DeviceToken extends JWTPayload {
   env?: string;
 }
 
+/** Why a token failed the checks of `inspect`. */
+export type TokenDefect = 'malformed' | 'invalid_signature' | 'expired' | 'not_yet_valid';
+
+export type TokenInspection =
+  { readonly ok: true; readonly claims: DeviceToken } | { readonly ok: false; readonly reason: TokenDefect };
+
 const UNKNOWN_KID_RELOAD_MS = 10_000;
 
 /**
@@ -34,24 +40,30 @@ export class DeviceTokenVerifier {
   ) {}
 
   async verify(token: string): Promise<DeviceToken | null> {
+    const inspected = await this.inspect(token);
+    return inspected.ok ? inspected.claims : null;
+  }
+
+  /** The same checks as `verify`, naming the first that failed (backend verification). */
+  async inspect(token: string): Promise<TokenInspection> {
     const kid = keyIdOf(token);
-    if (!kid) return null;
+    if (!kid || token.split('.').length !== 3) return { ok: false, reason: 'malformed' };
     const key = await this.key(kid).catch(() => null);
-    if (!key) return null;
+    if (!key) return { ok: false, reason: 'invalid_signature' };
     let payload: Partial<DeviceToken>;
     try {
       // jsonwebtoken takes the KeyObject as it is; @nestjs/jwt's option type names only PEM text,
       // which would be parsed into a key again on every request.
       const publicKey = key as unknown as string;
       payload = this.jwt.verify<Partial<DeviceToken>>(token, { publicKey, algorithms: ['RS256'] });
-    } catch {
-      return null;
+    } catch (error) {
+      return { ok: false, reason: defectOf(error) };
     }
-    if (typeof payload.exp !== 'number') return null;
+    if (typeof payload.exp !== 'number') return { ok: false, reason: 'malformed' };
     if (typeof payload.sub !== 'string' || typeof payload.app_id !== 'string' || typeof payload.org_id !== 'string') {
-      return null;
+      return { ok: false, reason: 'malformed' };
     }
-    return payload as DeviceToken;
+    return { ok: true, claims: payload as DeviceToken };
   }
 
   private async key(kid: string): Promise<KeyObject> {
@@ -84,4 +96,13 @@ function keyIdOf(token: string): string | null {
   } catch {
     return null;
   }
+}
+
+/** jsonwebtoken's refusals by name: expiry and `nbf` are checked after the signature. */
+function defectOf(error: unknown): TokenDefect {
+  const name = error instanceof Error ? error.name : '';
+  if (name === 'TokenExpiredError') return 'expired';
+  if (name === 'NotBeforeError') return 'not_yet_valid';
+  const message = error instanceof Error ? error.message : '';
+  return message === 'invalid signature' ? 'invalid_signature' : 'malformed';
 }

@@ -36,6 +36,19 @@ export interface TokenClaimsContributor {
 }
 export const TOKEN_CLAIMS_CONTRIBUTOR = Symbol('TOKEN_CLAIMS_CONTRIBUTOR');
 
+/** How a token departs from the app's defaults. */
+export interface MintOptions {
+  /** Minted for a debug token (Simulator, CI), not an attested key: `env: "debug"`, `debug: true`. */
+  readonly debug?: boolean;
+  /** A short-lived token a backend may consume once (`limited_use: true`, LIMITED_USE_LIFETIME_SECONDS). */
+  readonly limitedUse?: boolean;
+  /** The token expires no later than this (a debug token's own expiry). */
+  readonly notAfter?: Date | null;
+}
+
+/** Lifetime of a limited-use token, as Firebase App Check's limited-use tokens. */
+export const LIMITED_USE_LIFETIME_SECONDS = 300;
+
 export interface MintedToken {
   token: string;
   tokenType: 'Bearer';
@@ -44,7 +57,20 @@ export interface MintedToken {
 }
 
 /** Names the service sets itself; a custom claim cannot overwrite them. */
-const RESERVED_CLAIMS = new Set(['sub', 'iss', 'aud', 'iat', 'exp', 'nbf', 'jti', 'subscription', 'org_id', 'app_id']);
+const RESERVED_CLAIMS = new Set([
+  'sub',
+  'iss',
+  'aud',
+  'iat',
+  'exp',
+  'nbf',
+  'jti',
+  'subscription',
+  'org_id',
+  'app_id',
+  'debug',
+  'limited_use',
+]);
 
 @Injectable()
 export class TokenService {
@@ -55,11 +81,14 @@ export class TokenService {
     @Optional() @Inject(TOKEN_CLAIMS_CONTRIBUTOR) private readonly contributor?: TokenClaimsContributor,
   ) {}
 
-  async mint(subject: TokenSubject): Promise<MintedToken> {
+  async mint(subject: TokenSubject, options: MintOptions = {}): Promise<MintedToken> {
     const { tenant } = subject;
     const jwt = tenant.jwtConfiguration;
-    const lifetime = jwt.overrideExpirationTime ?? DEFAULT_TOKEN_LIFETIME_SECONDS;
     const issuedAt = Math.floor(Date.now() / 1000);
+    let lifetime = options.limitedUse
+      ? LIMITED_USE_LIFETIME_SECONDS
+      : (jwt.overrideExpirationTime ?? DEFAULT_TOKEN_LIFETIME_SECONDS);
+    if (options.notAfter) lifetime = Math.min(lifetime, Math.floor(options.notAfter.getTime() / 1000) - issuedAt);
     const [custom, subscription, key] = await Promise.all([
       this.contributor?.customClaims(subject) ?? Promise.resolve({}),
       this.contributor?.subscriptionClaim(subject) ?? Promise.resolve({ status: 'none' }),
@@ -70,7 +99,9 @@ export class TokenService {
     Object.assign(claims, {
       org_id: tenant.organizationId,
       app_id: tenant.appId,
-      env: subject.environment,
+      env: options.debug ? 'debug' : subject.environment,
+      ...(options.debug ? { debug: true } : {}),
+      ...(options.limitedUse ? { limited_use: true } : {}),
       risk_score: subject.riskScore,
       subscription,
       ...(jwt.includeAppMetadata

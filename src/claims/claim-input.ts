@@ -39,6 +39,8 @@ const RESERVED_CLAIM_KEYS = new Set([
   'bundle_id',
   'team_id',
   'app_name',
+  'debug',
+  'limited_use',
 ]);
 
 export function claimKeyProblem(key: unknown): string | null {

@@ -22,6 +22,11 @@ describe('configuration', () => {
     expect(config.webhookAllowPrivateNetworks).toBe(false);
     expect(config.mailDir).toMatch(/var\/mail$/);
     expect(config.trustProxy).toBe('loopback');
+    expect(config.apnsUrl).toBeNull();
+    expect(config.pushEncryptionKey).toBeNull();
+    expect(loadConfig({ PUSH_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64') }).pushEncryptionKey).toEqual(
+      Buffer.alloc(32, 7),
+    );
     expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8, loopback' }).trustProxy).toBe('10.0.0.0/8,loopback');
     expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
   });
@@ -37,6 +42,11 @@ describe('configuration', () => {
     [{ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'maybe' }, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS must be true or false'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent'],
     [{ LOG_FORMAT: 'xml' }, 'LOG_FORMAT must be json or pretty'],
+    [{ APNS_URL: 'h2://x' }, 'APNS_URL must use http:// or https://'],
+    [
+      { PUSH_ENCRYPTION_KEY: 'c2hvcnQ=' },
+      'PUSH_ENCRYPTION_KEY must be the base64 of 32 bytes (openssl rand -base64 32)',
+    ],
     [{ APP_ATTEST_ROOT_CA: '/nonexistent.pem' }, 'APP_ATTEST_ROOT_CA names /nonexistent.pem, which cannot be read'],
     [{ JWT_PRIVATE_KEY: 'abc' }, 'JWT_PRIVATE_KEY must be a PEM private key'],
     [

@@ -25,6 +25,16 @@ export interface AppConfig {
   readonly stripeWebhookSecret: string | null;
   /** Where the Stripe SDK sends API calls (STRIPE_API_URL, default https://api.stripe.com). */
   readonly stripeApiUrl: string;
+  /**
+   * Where every push goes instead of Apple's hosts (APNS_URL; unset: api.push.apple.com or
+   * api.sandbox.push.apple.com by each app's setting). For a test server or an egress proxy.
+   */
+  readonly apnsUrl: string | null;
+  /**
+   * Key that encrypts stored APNs signing keys (PUSH_ENCRYPTION_KEY, base64 of 32 bytes; unset:
+   * generated once and kept in the database).
+   */
+  readonly pushEncryptionKey: Buffer | null;
   readonly logLevel: LogLevel;
   /** `json` (default): one JSON object per line; `pretty`: coloured lines for a developer's terminal. */
   readonly logFormat: LogFormat;
@@ -111,6 +121,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     stripeSecretKey: optional(env, 'STRIPE_SECRET_KEY') ?? null,
     stripeWebhookSecret: optional(env, 'STRIPE_WEBHOOK_SECRET') ?? null,
     stripeApiUrl: readUrl(env, 'STRIPE_API_URL', ['http:', 'https:']) ?? 'https://api.stripe.com',
+    apnsUrl: readUrl(env, 'APNS_URL', ['http:', 'https:']),
+    pushEncryptionKey: readKey32(env, 'PUSH_ENCRYPTION_KEY'),
     logLevel,
     logFormat,
     bcryptRounds: readInteger(env, 'BCRYPT_ROUNDS', 12, 4, 15),
@@ -169,6 +181,14 @@ function readUrl(env: Env, name: string, protocols: string[]): string | null {
     throw new ConfigError(name, `must use ${protocols.map((p) => p.replace(':', '://')).join(' or ')}`);
   }
   return raw;
+}
+
+function readKey32(env: Env, name: string): Buffer | null {
+  const raw = optional(env, name);
+  if (raw === undefined) return null;
+  const key = Buffer.from(raw, 'base64');
+  if (key.length !== 32) throw new ConfigError(name, 'must be the base64 of 32 bytes (openssl rand -base64 32)');
+  return key;
 }
 
 function readBoolean(env: Env, name: string, fallback: boolean): boolean {

@@ -3,6 +3,7 @@ import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@ne
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { TenantResolver } from '../apps/tenant-resolver.js';
+import { debugTokenIdOf } from '../attestation/debug-subject.js';
 import { createLogger } from '../common/logging/logger.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
@@ -23,7 +24,11 @@ export const TOKEN_REVOCATIONS_CHANNEL = 'token_revocations';
  */
 export type Revocation =
   | { kind: 'device'; appIds: string[]; keyId: string; blocked: boolean }
-  | { kind: 'app'; appId: string; state: 'active' | 'inactive' | 'deleted' };
+  | { kind: 'app'; appId: string; state: 'active' | 'inactive' | 'deleted' }
+  | { kind: 'debugToken'; appId: string; tokenId: string };
+
+/** Longer than any device token lives (`overrideExpirationTime` is at most 30 days). */
+const REVOKED_DEBUG_TOKENS_KEPT = '31 days';
 
 interface Queryable {
   query(sql: string, parameters?: unknown[]): Promise<unknown>;
@@ -58,6 +63,9 @@ export interface TokenRefusal {
  * close). A deleted app stays denied for the longest token lifetime; blocks and deactivations
  * last as long as they do in the database, which is reread every BLOCKED_DEVICES_REFRESH_MS in
  * the background in case a notification was lost.
+ *
+ * Revoked debug tokens are in the set too, for as long as a device token minted from one could
+ * live: a token whose `sub` is `debug:<tokenId>[:…]` is refused once its debug token is revoked.
  */
 @Injectable()
 export class BlockedDevices implements OnModuleInit, OnModuleDestroy {
@@ -112,6 +120,14 @@ export class BlockedDevices implements OnModuleInit, OnModuleDestroy {
     if (this.inactiveApps.has(appId)) {
       return { message: 'The attestation token belongs to a deactivated app', hint: 'Activate it in the dashboard' };
     }
+    const debugTokenId = debugTokenIdOf(keyId);
+    if (debugTokenId) {
+      if (!this.blocked.has(debugEntry(appId, debugTokenId))) return null;
+      return {
+        message: 'The attestation token was minted from a revoked debug token',
+        hint: 'Create a new debug token for the build',
+      };
+    }
     if (this.blocked.has(entry(appId, keyId))) {
       return {
         message: 'The attestation token belongs to a blocked device',
@@ -119,6 +135,31 @@ export class BlockedDevices implements OnModuleInit, OnModuleDestroy {
       };
     }
     return null;
+  }
+
+  /**
+   * The same question read from the database, exact on every instance (backend verification,
+   * where one query is affordable): why the token's subject is refused, or null.
+   */
+  async refusalNow(appId: string, keyId: string): Promise<'device_blocked' | 'debug_token_revoked' | null> {
+    const debugTokenId = debugTokenIdOf(keyId);
+    if (debugTokenId) {
+      const rows: unknown[] = await this.dataSource.query(
+        `SELECT 1 FROM debug_tokens WHERE id = $1 AND app_id = $2 AND revoked_at IS NOT NULL`,
+        [debugTokenId, appId],
+      );
+      return rows.length ? 'debug_token_revoked' : null;
+    }
+    const rows: unknown[] = await this.dataSource.query(
+      `SELECT 1 FROM devices WHERE app_id = $1 AND key_id = $2 AND is_blocked`,
+      [appId, keyId],
+    );
+    return rows.length ? 'device_blocked' : null;
+  }
+
+  /** A debug token revoked on this instance (revocation is permanent), before its notification is back. */
+  noteRevokedDebugToken(appId: string, tokenId: string): void {
+    this.apply({ kind: 'debugToken', appId, tokenId });
   }
 
   /** What a committed block or unblock on this instance changed, before its notification is back. */
@@ -147,15 +188,20 @@ export class BlockedDevices implements OnModuleInit, OnModuleDestroy {
     this.arrivedDuringLoad = [];
     try {
       const [devices, apps] = await Promise.all([
-        this.dataSource.query<{ app_id: string; key_id: string }[]>(
-          `SELECT app_id, key_id FROM devices WHERE is_blocked`,
+        this.dataSource.query<{ app_id: string; key_id: string; debug: boolean }[]>(
+          `SELECT app_id, key_id, false AS debug FROM devices WHERE is_blocked
+           UNION ALL
+           SELECT app_id, id::text, true FROM debug_tokens
+            WHERE revoked_at > now() - interval '${REVOKED_DEBUG_TOKENS_KEPT}'`,
         ),
         this.dataSource.query<{ id: string }[]>(
           `SELECT a.id FROM apps a JOIN organizations o ON o.id = a.organization_id
             WHERE NOT a.is_active OR NOT o.is_active`,
         ),
       ]);
-      this.blocked = new Set(devices.map((row) => entry(row.app_id, row.key_id)));
+      this.blocked = new Set(
+        devices.map((row) => (row.debug ? debugEntry(row.app_id, row.key_id) : entry(row.app_id, row.key_id))),
+      );
       this.inactiveApps = new Set(apps.map((row) => row.id));
       for (const revocation of this.arrivedDuringLoad) this.apply(revocation);
     } finally {
@@ -187,12 +233,19 @@ export class BlockedDevices implements OnModuleInit, OnModuleDestroy {
         } else if (revocation.state === 'inactive') this.inactiveApps.add(revocation.appId);
         else this.inactiveApps.delete(revocation.appId);
         return;
+      case 'debugToken':
+        this.blocked.add(debugEntry(revocation.appId, revocation.tokenId));
+        return;
     }
   }
 }
 
 function entry(appId: string, keyId: string): string {
   return `${appId}\u0000${keyId}`;
+}
+
+function debugEntry(appId: string, tokenId: string): string {
+  return `${appId}\u0000debug\u0000${tokenId}`;
 }
 
 /** Only what this service announces; anything else on the channel is ignored. */
@@ -220,6 +273,9 @@ export function parseRevocation(payload: string): Revocation | null {
     (candidate.state === 'active' || candidate.state === 'inactive' || candidate.state === 'deleted')
   ) {
     return { kind: 'app', appId: candidate.appId, state: candidate.state };
+  }
+  if (candidate.kind === 'debugToken' && typeof candidate.appId === 'string' && typeof candidate.tokenId === 'string') {
+    return { kind: 'debugToken', appId: candidate.appId, tokenId: candidate.tokenId };
   }
   return null;
 }

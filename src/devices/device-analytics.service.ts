@@ -6,6 +6,7 @@ import { complianceStatus } from '../compliance/compliance-checks.js';
 import { complianceSettingsOf } from '../compliance/compliance-settings.js';
 import { ValidationFailedException, notFound } from '../common/errors/app-exception.js';
 import type { DeviceDetailsQuery, ListEventsQuery } from './devices.dto.js';
+import { failuresByDayAndCode } from './failure-trend.js';
 
 /** How many events the device details show. */
 export const RECENT_EVENTS = 20;
@@ -35,6 +36,7 @@ interface EventRow {
   result: 'success' | 'failure';
   error_code: string | null;
   risk_score: number | null;
+  debug: boolean;
   created_at: Date;
 }
 
@@ -69,7 +71,10 @@ export class DeviceAnalyticsService {
         ORDER BY created_at DESC, id DESC LIMIT ${RECENT_EVENTS}`,
       [auth.organizationId, device.app_id, keyId],
     );
-    const compliance = await complianceSettingsOf(this.dataSource, auth.organizationId);
+    const [compliance, failures] = await Promise.all([
+      complianceSettingsOf(this.dataSource, auth.organizationId),
+      failuresByDayAndCode(this.dataSource, { appId: device.app_id, keyId, days: query.days ?? 30 }),
+    ]);
     const times = [device.updated_at, device.last_seen_at, events[0]?.created_at].filter(
       (time): time is Date => !!time,
     );
@@ -100,6 +105,7 @@ export class DeviceAnalyticsService {
         isBlocked: device.is_blocked,
       }),
       lastUpdated: new Date(Math.max(...times.map((time) => time.getTime()))),
+      ...failures,
     };
   }
 
@@ -128,7 +134,7 @@ export class DeviceAnalyticsService {
     ];
     const [rows, counted] = await Promise.all([
       this.dataSource.query<EventRow[]>(
-        `SELECT id, app_id, key_id, event_type, result, error_code, risk_score, created_at
+        `SELECT id, app_id, key_id, event_type, result, error_code, risk_score, debug, created_at
            FROM device_events WHERE ${filter}
           ORDER BY created_at DESC, id DESC LIMIT $8 OFFSET $9`,
         [...params, query.perPage, (query.page - 1) * query.perPage],
@@ -148,6 +154,7 @@ export class DeviceAnalyticsService {
         result: row.result,
         errorCode: row.error_code,
         riskScore: row.risk_score,
+        debug: row.debug,
         createdAt: row.created_at,
       })),
       meta: { page: query.page, perPage: query.perPage, total, totalPages: Math.ceil(total / query.perPage) },

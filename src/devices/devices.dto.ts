@@ -52,6 +52,14 @@ export class DeviceDetailsQuery {
   @IsOptional()
   @IsUUID('all', { message: 'appId must be a UUID' })
   appId?: string;
+
+  /** The window of `failuresByCode` and `dailyFailures` (default 30 days). */
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt({ message: 'days must be an integer' })
+  @Min(1, { message: 'days must be 1 or more' })
+  @Max(365, { message: 'days must be at most 365' })
+  days?: number;
 }
 
 /** `GET /api/v1/analytics/events`: newest first; `from` and `to` are inclusive. */

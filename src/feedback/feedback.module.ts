@@ -11,6 +11,7 @@ import { FeedbackController } from './feedback.controller.js';
 import { FeedbackService } from './feedback.service.js';
 import { SdkFeedbackController } from './sdk-feedback.controller.js';
 import { StaffNotices } from './staff-notices.js';
+import { PushModule } from '../push/push.module.js';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 
 /** Feature requests: SDK submission, votes and the push channel; the staff console. */
@@ -19,6 +20,7 @@ import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
     TypeOrmModule.forFeature([FeatureRequest, FeatureRequestComment, FeatureRequestVote, FeedbackNotification]),
     OrganizationsModule,
     RateLimitModule,
+    PushModule,
   ],
   controllers: [FeedbackController, SdkFeedbackController],
   providers: [FeedbackService, StaffNotices],

@@ -24,6 +24,8 @@ import {
   type FeatureStatus,
 } from './feature-request.entity.js';
 import { StaffNotices } from './staff-notices.js';
+import { oneLine } from './one-line.js';
+import { PushOutbox } from '../push/push-outbox.js';
 
 export interface FeatureWithComments {
   feature: FeatureRequest;
@@ -52,6 +54,7 @@ export class FeedbackService {
     private readonly audit: AuditService,
     private readonly preferences: NotificationPreferencesService,
     private readonly notices: StaffNotices,
+    private readonly push: PushOutbox,
   ) {}
 
   // ---- SDK ----
@@ -294,13 +297,27 @@ export class FeedbackService {
         `UPDATE feature_requests SET comment_count = comment_count + 1, updated_at = now() WHERE id = $1`,
         [featureId],
       );
-      await manager.query(
+      const subscribers = await manager.query<{ subscriber_id: string }[]>(
         `INSERT INTO feedback_notifications (organization_id, app_id, feature_request_id, comment_id, subscriber_id, type)
          SELECT $1, $2::uuid, $3, $4, subscriber_id, 'staff_comment'
            FROM (SELECT submitter_id AS subscriber_id FROM feature_requests WHERE id = $3
                   UNION
-                 SELECT voter_id FROM feature_request_votes WHERE feature_request_id = $3) subscribers`,
+                 SELECT voter_id FROM feature_request_votes WHERE feature_request_id = $3) subscribers
+         RETURNING subscriber_id`,
         [auth.organizationId, feature.appId, featureId, comment.id],
+      );
+      await this.push.enqueue(
+        manager,
+        {
+          organizationId: auth.organizationId,
+          appId: feature.appId,
+          subscriberIds: subscribers.map((row) => row.subscriber_id),
+        },
+        {
+          title: `New comment on “${oneLine(feature.title)}”`,
+          body,
+          data: { type: 'feature_comment', featureRequestId: featureId, commentId: comment.id },
+        },
       );
       await this.audit.record(
         auth,

@@ -5,6 +5,7 @@ import { AppException, ValidationFailedException, notFound } from '../common/err
 import { tierDefinition } from '../common/tiers.js';
 import { UuidParam } from '../common/validation/uuid-param.js';
 import type { Tenant } from '../apps/tenant-resolver.js';
+import { debugTokenIdOf } from '../attestation/debug-subject.js';
 import { BlockedDevices, type Revocation } from '../devices/blocked-devices.js';
 import { Metrics } from '../metrics/metrics.js';
 import { RateLimit } from '../rate-limit/rate-limit.guard.js';
@@ -102,7 +103,8 @@ export class SdkFlagsController implements BeforeApplicationShutdown {
   }
 
   /**
-   * A blocked device, or a deactivated or deleted app (or organization), loses its open streams:
+   * A blocked device, a revoked debug token, or a deactivated or deleted app (or organization),
+   * loses its open streams:
    * a `revoked` event, then the end. Reconnecting meets the access guard's refusal.
    */
   private endRevoked(revocation: Revocation): void {
@@ -110,7 +112,12 @@ export class SdkFlagsController implements BeforeApplicationShutdown {
       if (!revokes(revocation, stream)) continue;
       stream.stop();
       if (response.writableEnded) continue;
-      const reason = revocation.kind === 'device' ? 'device_blocked' : `app_${revocation.state}`;
+      const reason =
+        revocation.kind === 'device'
+          ? 'device_blocked'
+          : revocation.kind === 'debugToken'
+            ? 'debug_token_revoked'
+            : `app_${revocation.state}`;
       response.end(`event: revoked\ndata: ${JSON.stringify({ reason })}\n\n`);
     }
   }
@@ -147,6 +154,12 @@ function revokes(revocation: Revocation, stream: OpenStream): boolean {
       return revocation.blocked && stream.keyId === revocation.keyId && revocation.appIds.includes(stream.appId);
     case 'app':
       return revocation.state !== 'active' && stream.appId === revocation.appId;
+    case 'debugToken':
+      return (
+        stream.appId === revocation.appId &&
+        stream.keyId !== null &&
+        debugTokenIdOf(stream.keyId) === revocation.tokenId
+      );
   }
 }
 

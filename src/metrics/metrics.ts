@@ -52,6 +52,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly attestationFailures = new Counter({
+    name: 'attestly_attestation_failures_total',
+    help: 'Failed attestations and assertions recorded as device events, by app and error code',
+    labelNames: ['app_id', 'code'] as const,
+    registers: [this.registry],
+  });
+
   private readonly webhookDeliveries = new Counter({
     name: 'attestly_webhook_deliveries_total',
     help: 'Webhook delivery attempts, by outcome (succeeded, retrying, failed)',
@@ -155,6 +162,11 @@ export class Metrics {
   /** For SSO sign-in: one call per start refused or callback handled. */
   ssoSignIn(outcome: string): void {
     this.ssoSignIns.inc({ outcome });
+  }
+
+  /** One call per failed device event the attestation service records. */
+  attestationFailure(appId: string, code: string): void {
+    this.attestationFailures.inc({ app_id: appId, code });
   }
 
   /** For the webhook dispatcher: one call per recorded delivery attempt. */

@@ -1,3 +1,4 @@
+import { VERIFICATION_REFUSALS } from '../tokens/verification-refusals.js';
 import { RATE_LIMIT_RESPONSE_HEADERS } from './components.js';
 import type { ParameterObject, RequestBodyObject, ResponseObject, SchemaObject } from './openapi-types.js';
 
@@ -73,6 +74,22 @@ export const RESPONSE_SCHEMAS: Record<string, SchemaObject> = {
       tokenType: { type: 'string', const: 'Bearer' },
       expiresAt: dateTime,
       riskScore: { type: 'number', description: "The device's risk score when the token was minted." },
+    },
+  },
+  TokenVerification: {
+    type: 'object',
+    required: ['valid', 'claims'],
+    properties: {
+      valid: { type: 'boolean' },
+      claims: {
+        type: ['object', 'null'],
+        description: "The token's claims when valid (sub, iss, aud, iat, exp, jti, org_id, app_id, env, …); else null.",
+      },
+      reason: {
+        type: 'string',
+        enum: [...VERIFICATION_REFUSALS],
+        description: 'Why the token is not valid; absent when it is.',
+      },
     },
   },
   FlagValue: {
@@ -273,6 +290,30 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
       ),
     },
   },
+  'POST /api/v1/attestation/debug': {
+    summary: 'Exchange a debug token (Simulator, CI) for a device token marked debug',
+    description:
+      'The token carries `env: "debug"` and `debug: true`; the device is never counted as a monthly active device. `limitedUse: true` mints a 5-minute token a backend may consume once (POST /api/v1/tokens/verify).',
+    responses: {
+      '200': json(
+        ref('AttestationToken'),
+        'The debug token is valid; a token for the build.',
+        RATE_LIMIT_RESPONSE_HEADERS,
+      ),
+    },
+  },
+  'POST /api/v1/tokens/verify': {
+    summary: 'Verify a device token from a backend, optionally using it up',
+    description:
+      "Signature, expiry, the organization of the API key owning the token's app, the device or debug token not revoked, not consumed. `consume: true` records the `jti` until the token expires: any later verification on any instance answers `already_used`.",
+    responses: {
+      '200': json(
+        ref('TokenVerification'),
+        'The verdict (a refused token is still a 200).',
+        RATE_LIMIT_RESPONSE_HEADERS,
+      ),
+    },
+  },
   'GET /api/v1/flags': {
     summary: "Every flag's value for this device",
     parameters: SDK_HEADERS,
@@ -284,7 +325,7 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     responses: {
       '200': {
         description:
-          'An event stream: `event: snapshot` with `data` as in GET /api/v1/flags on connect and after every change, and a `: heartbeat` comment every 15 s. When the device is blocked or the app deactivated or deleted, `event: revoked` with `data` `{"reason": "device_blocked" | "app_inactive" | "app_deleted"}`, then the end of the stream.',
+          'An event stream: `event: snapshot` with `data` as in GET /api/v1/flags on connect and after every change, and a `: heartbeat` comment every 15 s. When the device is blocked or the app deactivated or deleted, `event: revoked` with `data` `{"reason": "device_blocked" | "debug_token_revoked" | "app_inactive" | "app_deleted"}`, then the end of the stream.',
         content: { 'text/event-stream': { schema: { type: 'string' } } },
       },
     },

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { StaffNotices } from '../feedback/staff-notices.js';
+import { PushModule } from '../push/push.module.js';
 import { OrganizationsModule } from '../organizations/organizations.module.js';
 import { SdkSupportController } from './sdk-support.controller.js';
 import { SupportTicket, SupportTicketMessage } from './support-ticket.entity.js';
@@ -10,7 +11,12 @@ import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 
 /** Support tickets: SDK creation and messages; the staff console. */
 @Module({
-  imports: [TypeOrmModule.forFeature([SupportTicket, SupportTicketMessage]), OrganizationsModule, RateLimitModule],
+  imports: [
+    TypeOrmModule.forFeature([SupportTicket, SupportTicketMessage]),
+    OrganizationsModule,
+    RateLimitModule,
+    PushModule,
+  ],
   controllers: [SupportController, SdkSupportController],
   providers: [SupportService, StaffNotices],
 })

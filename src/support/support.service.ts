@@ -7,6 +7,9 @@ import type { OrgAuthContext } from '../common/access/auth-context.js';
 import { containsPattern } from '../feedback/search-pattern.js';
 import { staffAuthorId, type Page } from '../feedback/feedback.service.js';
 import { StaffNotices } from '../feedback/staff-notices.js';
+import { oneLine } from '../feedback/one-line.js';
+import type { PushNotice } from '../push/apns-payload.js';
+import { PushOutbox } from '../push/push-outbox.js';
 import { supportMail } from './support-mail.js';
 import type { CreateTicketDto, SupportListQuery, UserMessageDto } from './support.dto.js';
 import { notTicketSubmitter, ticketClosed, ticketNotFound } from './support.exceptions.js';
@@ -32,6 +35,7 @@ export class SupportService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly audit: AuditService,
     private readonly notices: StaffNotices,
+    private readonly push: PushOutbox,
   ) {}
 
   // ---- SDK ----
@@ -165,6 +169,11 @@ export class SupportService {
     const { ticket, message } = await this.dataSource.transaction(async (manager) => {
       const locked = await this.consoleTicketIn(manager, auth, ticketId);
       const saved = await this.addMessage(manager, locked, staffAuthorId(auth), 'admin', body, 'awaiting_reply');
+      await this.pushToSubmitter(manager, locked, {
+        title: `Reply to “${oneLine(locked.subject)}”`,
+        body,
+        data: { type: 'ticket_reply', ticketId: locked.id, messageId: saved.id },
+      });
       await this.audit.record(
         auth,
         {
@@ -232,6 +241,13 @@ export class SupportService {
         ticketId,
         value,
       ]);
+      if (field === 'status' && value === 'resolved') {
+        await this.pushToSubmitter(manager, locked, {
+          title: `Resolved: “${oneLine(locked.subject)}”`,
+          body: 'Your support request was marked resolved. Reply in the app if you still need help.',
+          data: { type: 'ticket_resolved', ticketId: locked.id },
+        });
+      }
       await this.audit.record(
         auth,
         {
@@ -245,6 +261,15 @@ export class SupportService {
       );
       return { ticket: await manager.findOneByOrFail(SupportTicket, { id: ticketId }), from };
     });
+  }
+
+  /** The submitter's devices, when the app pushes (PushOutbox); in the transaction of the change. */
+  private pushToSubmitter(manager: EntityManager, ticket: SupportTicket, notice: PushNotice): Promise<void> {
+    return this.push.enqueue(
+      manager,
+      { organizationId: ticket.organizationId, appId: ticket.appId, subscriberIds: [ticket.submitterId] },
+      notice,
+    );
   }
 
   private async consoleTicketIn(manager: EntityManager, auth: OrgAuthContext, ticketId: string) {

@@ -117,6 +117,7 @@ describe('apps', () => {
           'webhookEnabled',
           'requireSignedSubject',
           'hasSubjectSigningSecret',
+          'debugTokensEnabled',
           'createdAt',
           'updatedAt',
         ].sort(),
@@ -132,6 +133,7 @@ describe('apps', () => {
         webhookEnabled: true,
         requireSignedSubject: false,
         hasSubjectSigningSecret: false,
+        debugTokensEnabled: true,
         createdAt: expect.any(String),
         updatedAt: expect.any(String),
       });
@@ -990,6 +992,8 @@ describe('apps', () => {
         dailyUsage: [],
         topDevices: [],
         recentErrors: [],
+        failuresByCode: [],
+        dailyFailures: [],
       });
     });
 

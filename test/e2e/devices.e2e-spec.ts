@@ -300,7 +300,11 @@ describe('devices and analytics', () => {
           ],
         },
         lastUpdated: expect.any(String),
+        failuresByCode: [{ code: 'counter_not_increasing', count: 5, lastSeen: expect.any(String) }],
+        dailyFailures: expect.any(Array),
       });
+      const days = response.body.dailyFailures as { total: number }[];
+      expect(days.reduce((sum, day) => sum + day.total, 0)).toBe(5);
       const events = response.body.recentEvents as {
         type: string;
         result: string;
@@ -447,6 +451,7 @@ describe('devices and analytics', () => {
         result: 'failure',
         errorCode: 'signature_invalid',
         riskScore: null,
+        debug: false,
         createdAt: at(1).toISOString(),
       });
 

@@ -11,6 +11,7 @@ const DOCUMENTED_FAMILIES: Record<string, string> = {
   attestly_http_requests_total: 'counter',
   attestly_http_request_duration_seconds: 'histogram',
   attestly_attestation_outcomes_total: 'counter',
+  attestly_attestation_failures_total: 'counter',
   attestly_webhook_deliveries_total: 'counter',
   attestly_rate_limit_rejections_total: 'counter',
   attestly_webhook_backlog: 'gauge',

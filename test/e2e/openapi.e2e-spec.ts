@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { RequestMethod } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA, ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
@@ -292,6 +293,23 @@ describe('OpenAPI document (GET /api/v1/openapi.json) and /docs', () => {
     expect(schemaProblems(document, documented('GET /api/v1/flags'), flags.body)).toEqual([]);
     for (const route of ['POST /api/v1/attestation/validate', 'POST /api/v1/attestation/refresh']) {
       expect(documented(route)).toEqual({ $ref: '#/components/schemas/AttestationToken' });
+    }
+    const debugToken = `dbg_${'d'.repeat(43)}`;
+    await t.sql(
+      `INSERT INTO debug_tokens (organization_id, app_id, name, prefix, token_hash) VALUES ($1, $2, 'CI', 'dbg_dddddddd', $3)`,
+      [org.id, app.id, createHash('sha256').update(debugToken).digest('hex')],
+    );
+    const debug = await t.http().post('/api/v1/attestation/debug').set(tenant).send({ debugToken }).expect(200);
+    expect(schemaProblems(document, documented('POST /api/v1/attestation/debug'), debug.body)).toEqual([]);
+    const verifier = await createApiKey(t, org, ['tokens:verify']);
+    for (const token of [debug.body.token as string, 'garbage']) {
+      const verdict = await t
+        .http()
+        .post('/api/v1/tokens/verify')
+        .set('Authorization', `Bearer ${verifier}`)
+        .send({ token })
+        .expect(200);
+      expect(schemaProblems(document, documented('POST /api/v1/tokens/verify'), verdict.body)).toEqual([]);
     }
 
     // Errors answer the documented envelope, with `fields` on 422.

@@ -8,7 +8,7 @@ import { buildWorld, type World } from '../support/caller-world.js';
 import { listen, type ProbeClient } from '../support/probe-client.js';
 import { fillPath, routeName, routeTable } from '../support/route-table.js';
 import { fabricatedRootEnv, TEAM_ID } from '../support/sdk-client.js';
-import { buildResources, resourceParams } from '../support/tenant-resources.js';
+import { apnsCredentials, buildResources, resourceParams } from '../support/tenant-resources.js';
 
 const t: TestApp = await startTestApp(await fabricatedRootEnv());
 
@@ -79,6 +79,12 @@ describe('tenant isolation: another organization gets 404 for every resource of 
     session('POST /api/v1/apps/:appID/deactivate'),
     session('POST /api/v1/apps/:appID/set-primary'),
     session('DELETE /api/v1/apps/:appID'),
+    session('GET /api/v1/apps/:appID/debug-tokens'),
+    session('POST /api/v1/apps/:appID/debug-tokens', { name: 'planted' }),
+    session('DELETE /api/v1/apps/:appID/debug-tokens/:tokenId'),
+    session('GET /api/v1/apps/:appID/push-credentials'),
+    session('PUT /api/v1/apps/:appID/push-credentials', apnsCredentials()),
+    session('DELETE /api/v1/apps/:appID/push-credentials'),
     // Flags and overrides
     session('GET /api/v1/dashboard/apps/:appId/flags'),
     session('POST /api/v1/dashboard/apps/:appId/flags', {
@@ -227,6 +233,9 @@ describe('tenant isolation: another organization gets 404 for every resource of 
       ticket: { status: 'open', message_count: 1 },
     });
     expect(await read(`/api/v1/org/risk-alerts/${ids.ruleId}`)).toMatchObject({ name: 'Isolated rule' });
+    const debugTokens = (await read(`/api/v1/apps/${ids.appID}/debug-tokens`)) as unknown as { id: string }[];
+    expect(debugTokens.map((token) => token.id)).toEqual([ids.tokenId]);
+    expect(await read(`/api/v1/apps/${ids.appID}/push-credentials`)).toMatchObject({ keyId: 'ISOLATED01' });
     const [member] = await t.sql<{ role: string }>(`SELECT role FROM memberships WHERE user_id = $1`, [ids.userId]);
     expect(member.role).toBe('member');
     const [invite] = await t.sql<{ status: string }>(`SELECT status FROM invites WHERE id = $1`, [ids.inviteId]);

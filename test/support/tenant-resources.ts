@@ -1,6 +1,6 @@
 // One resource of every kind an organization owns, created through the API in organization A of
 // a caller world: the ids the tenant isolation and bad-input tests address.
-import { randomUUID } from 'node:crypto';
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { CONDITION_TYPES } from '../../src/risk-alerts/risk-alert-rule.js';
 import { staticClaim } from '../factories/claims.js';
 import { createUser } from '../factories/identity.js';
@@ -71,8 +71,25 @@ export async function buildResources(t: TestApp, client: ProbeClient, world: Wor
       channel: 'email',
     })
   ).id as string;
+  ids.tokenId = (await create(`/api/v1/apps/${appId}/debug-tokens`, { name: 'isolated' })).id as string;
+  const credentials = await client.send('put', `/api/v1/apps/${appId}/push-credentials`, {
+    headers: world.ownerA,
+    body: apnsCredentials(),
+  });
+  if (credentials.status !== 200) throw new Error(`arranging push credentials failed: ${credentials.text}`);
   ids.deliveryId = randomUUID();
   return ids;
+}
+
+/** A valid body for PUT /api/v1/apps/:appID/push-credentials, with a fresh .p8 key. */
+export function apnsCredentials() {
+  const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+  return {
+    keyId: 'ISOLATED01',
+    teamId: TEAM_ID,
+    privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    environment: 'sandbox',
+  };
 }
 
 /** The value of each path parameter of `route` that names one of `ids`' resources. */

@@ -17,6 +17,7 @@ export const API_KEY_SCOPES = [
   'flags:read',
   'flags:write',
   'apps:read',
+  'tokens:verify',
 ] as const;
 export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
 

@@ -1,0 +1,33 @@
+import { Body, Controller, Delete, Get, HttpCode, Post } from '@nestjs/common';
+import { Access } from '../common/access/access.decorator.js';
+import { OrgAuth, type OrgAuthContext } from '../common/access/auth-context.js';
+import { UuidParam } from '../common/validation/uuid-param.js';
+import { CreateDebugTokenDto } from './debug-tokens.dto.js';
+import { DebugTokensService } from './debug-tokens.service.js';
+
+/** An app's debug tokens for Simulator and CI builds: Admins and Owners only. */
+@Controller('api/v1/apps/:appID/debug-tokens')
+@Access({ session: 'admin' })
+export class DebugTokensController {
+  constructor(private readonly debugTokens: DebugTokensService) {}
+
+  @Get()
+  list(@OrgAuth() auth: OrgAuthContext, @UuidParam('appID') appId: string) {
+    return this.debugTokens.list(auth, appId);
+  }
+
+  @Post()
+  create(@OrgAuth() auth: OrgAuthContext, @UuidParam('appID') appId: string, @Body() body: CreateDebugTokenDto) {
+    return this.debugTokens.create(auth, appId, body);
+  }
+
+  @Delete(':tokenId')
+  @HttpCode(204)
+  async revoke(
+    @OrgAuth() auth: OrgAuthContext,
+    @UuidParam('appID') appId: string,
+    @UuidParam('tokenId') tokenId: string,
+  ): Promise<void> {
+    await this.debugTokens.revoke(auth, appId, tokenId);
+  }
+}

@@ -1,0 +1,220 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
+import type { OrgAuthContext } from '../common/access/auth-context.js';
+import { randomSecret, sha256Hex } from '../common/crypto.js';
+import { AppException, notFound } from '../common/errors/app-exception.js';
+import type { Tenant } from '../apps/tenant-resolver.js';
+import { AuditService } from '../audit/audit.service.js';
+import { queryRows } from '../database/sql.js';
+import { BlockedDevices, announceRevocation } from '../devices/blocked-devices.js';
+import type { CreateDebugTokenDto, DebugAttestationDto } from './debug-tokens.dto.js';
+import { debugSubject } from './debug-subject.js';
+import { TokenService, type MintedToken } from './token.service.js';
+
+/** Live (unrevoked, unexpired) debug tokens an app may hold at once. */
+export const MAX_LIVE_DEBUG_TOKENS = 20;
+
+const PREFIX_LENGTH = 12;
+
+interface DebugTokenRow {
+  id: string;
+  name: string;
+  prefix: string;
+  created_by: string | null;
+  expires_at: Date | null;
+  revoked_at: Date | null;
+  last_used_at: Date | null;
+  created_at: Date;
+}
+
+const COLUMNS = 'id, name, prefix, created_by, expires_at, revoked_at, last_used_at, created_at';
+
+/**
+ * Debug tokens let a Simulator or CI build, which cannot use App Attest, obtain a device token
+ * marked `env: "debug"`, `debug: true`: the app's backend decides what such devices may do.
+ * The secret is shown once and stored as its SHA-256. An exchange creates no device record, is
+ * never counted as a monthly active device and fires no device webhooks; it leaves one device
+ * event marked debug. The token's `sub` is `debug:<tokenId>` (with `:<deviceId>` when the build
+ * sends one), so revoking the debug token also refuses the device tokens it minted
+ * (BlockedDevices).
+ */
+@Injectable()
+export class DebugTokensService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly audit: AuditService,
+    private readonly tokens: TokenService,
+    private readonly blocked: BlockedDevices,
+  ) {}
+
+  /** The app's unrevoked debug tokens (expired ones included, marked by `expiresAt`), newest first. */
+  async list(auth: OrgAuthContext, appId: string) {
+    await this.appOf(this.dataSource.manager, auth, appId);
+    const rows = await this.dataSource.query<DebugTokenRow[]>(
+      `SELECT ${COLUMNS} FROM debug_tokens
+        WHERE organization_id = $1 AND app_id = $2 AND revoked_at IS NULL
+        ORDER BY created_at DESC, id DESC`,
+      [auth.organizationId, appId],
+    );
+    return rows.map(toDebugTokenResponse);
+  }
+
+  /** The secret is in this answer only. The app row lock makes the live-token limit race-safe. */
+  async create(auth: OrgAuthContext, appId: string, input: CreateDebugTokenDto) {
+    const secret = `dbg_${randomSecret(32)}`;
+    const row = await this.dataSource.transaction(async (manager) => {
+      await this.appOf(manager, auth, appId, true);
+      const [{ live }] = await manager.query<{ live: number }[]>(
+        `SELECT count(*)::int AS live FROM debug_tokens
+          WHERE app_id = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`,
+        [appId],
+      );
+      if (live >= MAX_LIVE_DEBUG_TOKENS) {
+        throw new AppException(
+          403,
+          'debug_token_limit_reached',
+          `An app holds at most ${MAX_LIVE_DEBUG_TOKENS} live debug tokens`,
+          { hint: 'Revoke a debug token the team no longer uses' },
+        );
+      }
+      const [created] = await manager.query<DebugTokenRow[]>(
+        `INSERT INTO debug_tokens (organization_id, app_id, name, prefix, token_hash, created_by, expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${COLUMNS}`,
+        [
+          auth.organizationId,
+          appId,
+          input.name,
+          secret.slice(0, PREFIX_LENGTH),
+          sha256Hex(secret),
+          auth.caller.userId,
+          input.expiresAt ?? null,
+        ],
+      );
+      await this.audit.record(
+        auth,
+        {
+          organizationId: auth.organizationId,
+          action: 'debug_token.created',
+          resourceType: 'debug_token',
+          resourceId: created.id,
+          metadata: { appId, name: created.name, prefix: created.prefix, expiresAt: created.expires_at },
+        },
+        manager,
+      );
+      return created;
+    });
+    return { ...toDebugTokenResponse(row), token: secret };
+  }
+
+  /** Takes effect at once on every instance, for exchanges and for the device tokens already minted (BlockedDevices). */
+  async revoke(auth: OrgAuthContext, appId: string, tokenId: string): Promise<void> {
+    const revoked = await this.dataSource.transaction(async (manager) => {
+      await this.appOf(manager, auth, appId);
+      // Revoking twice is a no-op: the first revocation's time stays, and only it is audited.
+      const rows = await queryRows<DebugTokenRow & { newly: boolean }>(
+        manager,
+        `UPDATE debug_tokens SET revoked_at = COALESCE(revoked_at, now())
+          WHERE id = $1 AND app_id = $2 AND organization_id = $3
+          RETURNING ${COLUMNS}, revoked_at = now() AS newly`,
+        [tokenId, appId, auth.organizationId],
+      );
+      const row = rows[0];
+      if (!row) throw notFound('Debug token');
+      // Every instance refuses the device tokens it minted once this commits.
+      await announceRevocation(manager, { kind: 'debugToken', appId, tokenId: row.id });
+      if (row.newly) {
+        await this.audit.record(
+          auth,
+          {
+            organizationId: auth.organizationId,
+            action: 'debug_token.revoked',
+            resourceType: 'debug_token',
+            resourceId: row.id,
+            metadata: { appId, name: row.name, prefix: row.prefix },
+          },
+          manager,
+        );
+      }
+      return row;
+    });
+    this.blocked.noteRevokedDebugToken(appId, revoked.id);
+  }
+
+  /** POST /api/v1/attestation/debug: the secret must belong to the app the identity headers name. */
+  async exchange(tenant: Tenant, input: DebugAttestationDto): Promise<MintedToken> {
+    const rows = await this.dataSource.query<
+      { id: string; app_id: string; expires_at: Date | null; revoked_at: Date | null; enabled: boolean }[]
+    >(
+      `SELECT d.id, d.app_id, d.expires_at, d.revoked_at, a.debug_tokens_enabled AS enabled
+         FROM debug_tokens d JOIN apps a ON a.id = d.app_id
+        WHERE d.token_hash = $1`,
+      [sha256Hex(input.debugToken)],
+    );
+    const row = rows[0];
+    if (!row || row.app_id !== tenant.appId) {
+      throw new AppException(401, 'debug_token_invalid', 'The debug token is unknown or belongs to another app', {
+        hint: "Create a debug token for this app in the dashboard (app settings) and pass it to the SDK's debug provider",
+      });
+    }
+    if (!row.enabled) {
+      throw new AppException(403, 'debug_tokens_disabled', 'Debug tokens are turned off for this app', {
+        hint: 'An Admin turns them on with PUT /api/v1/apps/:appID {"debugTokensEnabled": true}',
+      });
+    }
+    if (row.revoked_at) {
+      throw new AppException(401, 'debug_token_revoked', 'The debug token was revoked', {
+        hint: 'Create a new debug token in the dashboard',
+      });
+    }
+    if (row.expires_at && row.expires_at.getTime() <= Date.now()) {
+      throw new AppException(401, 'debug_token_expired', 'The debug token has expired', {
+        hint: 'Create a new debug token in the dashboard',
+      });
+    }
+    const subject = debugSubject(row.id, input.deviceId);
+    await this.dataSource.query(
+      `WITH used AS (UPDATE debug_tokens SET last_used_at = now() WHERE id = $1)
+       INSERT INTO device_events (organization_id, app_id, device_id, key_id, event_type, result, risk_score, debug)
+       VALUES ($2, $3, NULL, $4, 'attestation', 'success', 0, true)`,
+      [row.id, tenant.organizationId, tenant.appId, subject],
+    );
+    return this.tokens.mint(
+      {
+        tenant,
+        keyId: subject,
+        environment: 'development',
+        riskScore: 0,
+        attestationCount: 0,
+        deviceModel: null,
+        osVersion: null,
+        appVersion: null,
+        country: null,
+        jailbreakDetected: false,
+        firstSeenAt: new Date(),
+        failureCount: 0,
+        subjectId: null,
+      },
+      { debug: true, limitedUse: input.limitedUse === true, notAfter: row.expires_at },
+    );
+  }
+
+  private async appOf(manager: EntityManager, auth: OrgAuthContext, appId: string, lock = false): Promise<void> {
+    const rows = await manager.query<{ id: string }[]>(
+      `SELECT id FROM apps WHERE id = $1 AND organization_id = $2${lock ? ' FOR UPDATE' : ''}`,
+      [appId, auth.organizationId],
+    );
+    if (!rows[0]) throw notFound('App');
+  }
+}
+
+function toDebugTokenResponse(row: DebugTokenRow) {
+  return {
+    id: row.id,
+    name: row.name,
+    prefix: row.prefix,
+    expiresAt: row.expires_at,
+    lastUsedAt: row.last_used_at,
+    createdAt: row.created_at,
+  };
+}

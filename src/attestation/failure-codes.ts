@@ -1,0 +1,178 @@
+import type { AppAttestErrorCode } from './app-attest/app-attest-errors.js';
+
+export interface FailureCodeEntry {
+  /** The HTTP status the attestation endpoints answer with it. */
+  readonly status: number;
+  /** Recorded as a failed device event: counted in app usage, device details and /metrics. */
+  readonly counted: boolean;
+  /** What a developer should do about it (the README's table says the same). */
+  readonly advice: string;
+}
+
+type OtherFailureCode =
+  | 'receipt_missing'
+  | 'device_blocked'
+  | 'jailbreak_detected'
+  | 'risk_threshold_exceeded'
+  | 'insufficient_attestation_history'
+  | 'quota_exceeded'
+  | 'reattest_required'
+  | 'challenge_invalid'
+  | 'challenge_expired'
+  | 'debug_token_invalid'
+  | 'debug_token_revoked'
+  | 'debug_token_expired'
+  | 'debug_tokens_disabled';
+
+export type AttestationFailureCode = AppAttestErrorCode | OtherFailureCode;
+
+/**
+ * Every domain `code` the attestation endpoints (challenge, validate, refresh, debug) answer
+ * with. The README lists the same codes with the same advice; a test compares them, and another
+ * reads the code's `AppException`s so a new code cannot be left out.
+ */
+export const ATTESTATION_FAILURE_CODES: Readonly<Record<AttestationFailureCode, FailureCodeEntry>> = {
+  invalid_cbor: {
+    status: 400,
+    counted: true,
+    advice: 'Send the attestation object exactly as `attestKey` returned it, base64-encoded; it was not CBOR.',
+  },
+  invalid_format: {
+    status: 400,
+    counted: true,
+    advice: 'The object is not an `apple-appattest` attestation; send the bytes from `DCAppAttestService.attestKey`.',
+  },
+  certificate_chain_invalid: {
+    status: 401,
+    counted: true,
+    advice:
+      "The certificates do not chain to Apple's App Attest root (or have expired): a real device never does this; suspect a forged attestation, or a server trusting the wrong root (`APP_ATTEST_ROOT_CA`).",
+  },
+  nonce_mismatch: {
+    status: 401,
+    counted: true,
+    advice:
+      'Hash the challenge string exactly as the service returned it: `SHA256(Data(challenge.utf8))`, with the same challenge in the request.',
+  },
+  key_id_mismatch: {
+    status: 401,
+    counted: true,
+    advice: 'Send the `keyId` that `generateKey()` returned for the key you attested, unchanged (standard base64).',
+  },
+  rp_id_mismatch: {
+    status: 401,
+    counted: true,
+    advice:
+      "The attestation is for another app: check that `X-Bundle-ID` and `X-Team-ID` match the app's entitlements and the app registered in the dashboard.",
+  },
+  counter_not_zero: {
+    status: 401,
+    counted: true,
+    advice: 'Attest a freshly generated key: an attestation must carry counter 0. Generate a new key and attest it.',
+  },
+  aaguid_invalid: {
+    status: 401,
+    counted: true,
+    advice:
+      'The attestation is from neither the production nor the development App Attest environment; check the `com.apple.developer.devicecheck.appattest-environment` entitlement.',
+  },
+  credential_id_mismatch: {
+    status: 401,
+    counted: true,
+    advice: 'The credential in the attestation is not the attested key: suspect a tampered attestation.',
+  },
+  invalid_assertion: {
+    status: 400,
+    counted: true,
+    advice:
+      'Send the assertion exactly as `generateAssertion` returned it, base64-encoded (CBOR with `signature` and `authenticatorData`).',
+  },
+  signature_invalid: {
+    status: 401,
+    counted: true,
+    advice:
+      'Sign `SHA256(challenge.utf8)` (or the `clientData` you send) with the same key id you send; if it persists, the key was reset: attest a new key.',
+  },
+  counter_not_increasing: {
+    status: 401,
+    counted: true,
+    advice:
+      'Each assertion must carry a higher counter than the last: do not replay or reorder assertions; concurrent refreshes of one key lose all but one.',
+  },
+  receipt_missing: {
+    status: 403,
+    counted: true,
+    advice:
+      'The app requires an App Store receipt (`requireAppStoreReceipt`): turn it off for TestFlight or development builds.',
+  },
+  device_blocked: {
+    status: 403,
+    counted: true,
+    advice: 'An Admin blocked this device; unblock it in the dashboard if that was a mistake.',
+  },
+  jailbreak_detected: {
+    status: 403,
+    counted: true,
+    advice: 'The app refuses jailbroken devices (`blockOnJailbreak`); nothing to fix in the app.',
+  },
+  risk_threshold_exceeded: {
+    status: 403,
+    counted: true,
+    advice:
+      "The device's risk score is above `maxAllowedRiskScore`; the `hint` names the signals. Raise the threshold or investigate the device (docs/risk.md).",
+  },
+  insufficient_attestation_history: {
+    status: 403,
+    counted: true,
+    advice: 'The app requires more successful attestations first (`minAttestationCount`); lower it for new installs.',
+  },
+  quota_exceeded: {
+    status: 402,
+    counted: true,
+    advice:
+      "The plan's monthly active devices are used up after the grace period: new devices wait for an upgrade or the next period; known devices keep working.",
+  },
+  reattest_required: {
+    status: 401,
+    counted: false,
+    advice:
+      'The key is unknown, blocked or older than `maxDeviceAge`: generate a new App Attest key and call validate.',
+  },
+  challenge_invalid: {
+    status: 400,
+    counted: false,
+    advice:
+      'Use each challenge once, for the app that requested it: fetch a new one from GET /api/v1/attestation/challenge before every validate or refresh.',
+  },
+  challenge_expired: {
+    status: 400,
+    counted: false,
+    advice:
+      'A challenge lives 5 minutes: fetch it right before attesting, and check the device clock is not the cause.',
+  },
+  debug_token_invalid: {
+    status: 401,
+    counted: false,
+    advice:
+      "The debug token is unknown or for another app: create one for this app and pass it to the SDK's debug provider.",
+  },
+  debug_token_revoked: {
+    status: 401,
+    counted: false,
+    advice: 'The debug token was revoked: create a new one in the dashboard.',
+  },
+  debug_token_expired: {
+    status: 401,
+    counted: false,
+    advice: 'The debug token expired: create a new one, with a later `expiresAt` or none.',
+  },
+  debug_tokens_disabled: {
+    status: 403,
+    counted: false,
+    advice: 'The app has `debugTokensEnabled` off, as it should once shipped; turn it on only for development.',
+  },
+};
+
+export function isAttestationFailureCode(code: string): code is AttestationFailureCode {
+  return Object.hasOwn(ATTESTATION_FAILURE_CODES, code);
+}

@@ -1,0 +1,41 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { randomBytes } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+
+/**
+ * The key that encrypts stored APNs signing keys: PUSH_ENCRYPTION_KEY, else one generated once
+ * and kept in the database (so every instance has it; the encryption then protects against a
+ * leak of the credentials table alone, not of the whole database).
+ */
+@Injectable()
+export class PushKey {
+  private key: Promise<Buffer> | null = null;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  get(): Promise<Buffer> {
+    if (this.config.pushEncryptionKey) return Promise.resolve(this.config.pushEncryptionKey);
+    this.key ??= this.stored().catch((error: unknown) => {
+      this.key = null;
+      throw error;
+    });
+    return this.key;
+  }
+
+  private async stored(): Promise<Buffer> {
+    await this.dataSource.query(
+      `INSERT INTO service_settings (key, value) VALUES ('push_encryption_key', $1) ON CONFLICT (key) DO NOTHING`,
+      [randomBytes(32).toString('base64')],
+    );
+    const rows = await this.dataSource.query<{ value: string }[]>(
+      `SELECT value FROM service_settings WHERE key = 'push_encryption_key'`,
+    );
+    return Buffer.from(rows[0].value, 'base64');
+  }
+}

@@ -1,0 +1,18 @@
+import { Module } from '@nestjs/common';
+import { PushCredentialsController, PushTokensController } from './push.controller.js';
+import { PushCredentialsService } from './push-credentials.service.js';
+import { PushDispatcher } from './push-dispatcher.js';
+import { PushKey } from './push-key.js';
+import { PushOutbox } from './push-outbox.js';
+import { PushTokensService } from './push-tokens.service.js';
+
+/**
+ * Push over APNs: app credentials, device registration, and delivery of what feedback and
+ * support announce through PushOutbox.
+ */
+@Module({
+  controllers: [PushCredentialsController, PushTokensController],
+  providers: [PushCredentialsService, PushTokensService, PushOutbox, PushDispatcher, PushKey],
+  exports: [PushOutbox],
+})
+export class PushModule {}

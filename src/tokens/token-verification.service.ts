@@ -1,0 +1,59 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import type { OrgAuthContext } from '../common/access/auth-context.js';
+import { DeviceTokenVerifier, type DeviceToken } from '../attestation/device-token-verifier.js';
+import { BlockedDevices } from '../devices/blocked-devices.js';
+import type { VerifyTokenDto } from './tokens.dto.js';
+import type { VerificationRefusal } from './verification-refusals.js';
+
+export type VerificationResult =
+  { valid: true; claims: DeviceToken } | { valid: false; claims: null; reason: VerificationRefusal };
+
+const refused = (reason: VerificationRefusal): VerificationResult => ({ valid: false, claims: null, reason });
+
+/**
+ * Backend verification of device tokens (App Check's verify and limited-use tokens): the
+ * signature and expiry, that the caller's organization owns the token's app, that the device
+ * (or the debug token) is not revoked, and that the token was not consumed. `consume` records
+ * the `jti` until the token expires; the primary key decides between concurrent consumes on any
+ * number of instances.
+ */
+@Injectable()
+export class TokenVerificationService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly verifier: DeviceTokenVerifier,
+    private readonly blocked: BlockedDevices,
+  ) {}
+
+  async verify(auth: OrgAuthContext, input: VerifyTokenDto): Promise<VerificationResult> {
+    const inspected = await this.verifier.inspect(input.token);
+    if (!inspected.ok) return refused(inspected.reason);
+    const claims = inspected.claims;
+    if (typeof claims.jti !== 'string' || claims.jti.length === 0 || claims.jti.length > 200) {
+      return refused('malformed');
+    }
+    if (claims.org_id !== auth.organizationId) return refused('wrong_organization');
+    const apps = await this.dataSource.query<{ is_active: boolean }[]>(
+      `SELECT is_active FROM apps WHERE id = $1 AND organization_id = $2`,
+      [claims.app_id, auth.organizationId],
+    );
+    if (!apps[0]) return refused('wrong_organization');
+    if (!apps[0].is_active) return refused('app_inactive');
+    const revoked = await this.blocked.refusalNow(claims.app_id, claims.sub);
+    if (revoked) return refused(revoked);
+    const used = input.consume
+      ? (
+          await this.dataSource.query<unknown[]>(
+            `INSERT INTO consumed_tokens (jti, organization_id, app_id, expires_at)
+             VALUES ($1, $2, $3, to_timestamp($4)) ON CONFLICT (jti) DO NOTHING RETURNING 1`,
+            [claims.jti, auth.organizationId, claims.app_id, claims.exp],
+          )
+        ).length === 0
+      : (await this.dataSource.query<unknown[]>(`SELECT 1 FROM consumed_tokens WHERE jti = $1`, [claims.jti])).length >
+        0;
+    if (used) return refused('already_used');
+    return { valid: true, claims };
+  }
+}

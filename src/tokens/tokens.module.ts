@@ -1,0 +1,14 @@
+import { Module } from '@nestjs/common';
+import { DevicesModule } from '../devices/devices.module.js';
+import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
+import { ConsumedTokensJob } from './consumed-tokens.job.js';
+import { TokenVerificationService } from './token-verification.service.js';
+import { TokensController } from './tokens.controller.js';
+
+/** Backend verification of device tokens, with one-time use (`consume`). */
+@Module({
+  imports: [RateLimitModule, DevicesModule],
+  controllers: [TokensController],
+  providers: [TokenVerificationService, ConsumedTokensJob],
+})
+export class TokensModule {}
