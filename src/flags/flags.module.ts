@@ -4,13 +4,14 @@ import { DevicesModule } from '../devices/devices.module.js';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { FeatureFlag, FlagOverride } from './flag.entity.js';
 import { FlagStore } from './flag-store.js';
+import { FlagsByKeyController } from './flags-by-key.controller.js';
 import { FlagsController } from './flags.controller.js';
 import { FlagsService } from './flags.service.js';
 import { SdkFlagsController } from './sdk-flags.controller.js';
 
 @Module({
   imports: [TypeOrmModule.forFeature([FeatureFlag, FlagOverride]), RateLimitModule, DevicesModule],
-  controllers: [FlagsController, SdkFlagsController],
+  controllers: [FlagsController, FlagsByKeyController, SdkFlagsController],
   providers: [FlagsService, FlagStore],
 })
 export class FlagsModule {}

@@ -24,6 +24,7 @@ import {
 import { parseFlagValue } from './evaluation/flag-values.js';
 import { validateEnvironmentConfig } from './evaluation/validate-rule.js';
 import { FeatureFlag, FlagOverride } from './flag.entity.js';
+import { isUuid } from './flag-key-param.js';
 import { FLAG_CHANGES_CHANNEL, FlagStore } from './flag-store.js';
 import type { CreateFlagDto, CreateOverrideDto, EnvironmentConfigDto, UpdateFlagDto } from './flags.dto.js';
 
@@ -64,6 +65,21 @@ export class FlagsService {
       .findOneBy({ id: flagId, organizationId: auth.organizationId });
     if (!flag) throw notFound('Flag');
     return flag;
+  }
+
+  /**
+   * The id of the flag of `appId` whose key is `flagKey`; a UUID that is no key of the app is
+   * taken as the flag's id. 404 when the app or the flag is not the caller's.
+   */
+  async resolveKey(auth: OrgAuthContext, appId: string, flagKey: string): Promise<string> {
+    const rows: { id: string }[] = await this.dataSource.query(
+      `SELECT id FROM feature_flags
+        WHERE organization_id = $1 AND app_id = $2 AND (key = $3 OR ($4::uuid IS NOT NULL AND id = $4::uuid))
+        ORDER BY key = $3 DESC LIMIT 1`,
+      [auth.organizationId, appId, flagKey, isUuid(flagKey) ? flagKey : null],
+    );
+    if (!rows[0]) throw notFound('Flag');
+    return rows[0].id;
   }
 
   async create(auth: OrgAuthContext, appId: string, input: CreateFlagDto): Promise<FeatureFlag> {
