@@ -12,6 +12,7 @@ import { CliSessionUserCode1763727320000 } from './1763727320000-cli-session-use
 import { BlockedDevicesIndex1763727330000 } from './1763727330000-blocked-devices-index.js';
 import { SsoConnections1795565924704 } from './1795565924704-sso-connections.js';
 import { SubjectBinding1795568839690 } from './1795568839690-subject-binding.js';
+import { FlagSchedules1795566615165 } from './1795566615165-flag-schedules.js';
 
 /** Every migration, in order. Migrations are never edited after they land. */
 export const migrations = [
@@ -29,4 +30,5 @@ export const migrations = [
   BlockedDevicesIndex1763727330000,
   SsoConnections1795565924704,
   SubjectBinding1795568839690,
+  FlagSchedules1795566615165,
 ];

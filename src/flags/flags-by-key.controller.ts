@@ -1,12 +1,14 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put } from '@nestjs/common';
-import { ApiOperation } from '@nestjs/swagger';
+import { ApiOperation, ApiResponse } from '@nestjs/swagger';
 import { Access } from '../common/access/access.decorator.js';
 import { OrgAuth, type OrgAuthContext } from '../common/access/auth-context.js';
 import { UuidParam } from '../common/validation/uuid-param.js';
 import { InvalidInputStatus } from '../common/validation/validation.js';
 import { toFlagResponse, toOverrideResponse } from './flag.entity.js';
 import { FlagKeyParam } from './flag-key-param.js';
-import { CreateOverrideDto, EnvironmentConfigDto, RollbackDto, UpdateFlagDto } from './flags.dto.js';
+import { FlagSchedulesService, toScheduleResponse } from './flag-schedules.service.js';
+import { CreateOverrideDto, CreateScheduleDto, EnvironmentConfigDto, RollbackDto, UpdateFlagDto } from './flags.dto.js';
+import { SCHEDULE_SCHEMA } from './flags.openapi.js';
 import { FlagsService } from './flags.service.js';
 
 /**
@@ -16,7 +18,10 @@ import { FlagsService } from './flags.service.js';
  */
 @Controller('api/v1/dashboard/apps/:appId/flags/:flagKey')
 export class FlagsByKeyController {
-  constructor(private readonly flags: FlagsService) {}
+  constructor(
+    private readonly flags: FlagsService,
+    private readonly schedules: FlagSchedulesService,
+  ) {}
 
   private resolve(auth: OrgAuthContext, appId: string, flagKey: string): Promise<string> {
     return this.flags.resolveKey(auth, appId, flagKey);
@@ -119,5 +124,43 @@ export class FlagsByKeyController {
     @UuidParam('overrideId') overrideId: string,
   ): Promise<void> {
     await this.flags.deleteOverride(auth, await this.resolve(auth, appId, flagKey), overrideId);
+  }
+
+  @Get('schedules')
+  @Access({ session: 'member', personalKey: ['flags:read'] })
+  @ApiOperation({ summary: "A flag's scheduled changes, newest first, by key (Business plan and above)" })
+  @ApiResponse({ status: 200, description: 'The schedules.', schema: { type: 'array', items: SCHEDULE_SCHEMA } })
+  async listSchedules(
+    @OrgAuth() auth: OrgAuthContext,
+    @UuidParam('appId') appId: string,
+    @FlagKeyParam() flagKey: string,
+  ) {
+    return (await this.schedules.list(auth, await this.resolve(auth, appId, flagKey))).map(toScheduleResponse);
+  }
+
+  @Post('schedules')
+  @Access({ session: 'member', personalKey: ['flags:write'] })
+  @ApiOperation({ summary: 'Schedule a change of one environment, by flag key (Business plan and above)' })
+  @ApiResponse({ status: 201, description: 'The pending schedule.', schema: SCHEDULE_SCHEMA })
+  async createSchedule(
+    @OrgAuth() auth: OrgAuthContext,
+    @UuidParam('appId') appId: string,
+    @FlagKeyParam() flagKey: string,
+    @Body() body: CreateScheduleDto,
+  ) {
+    return toScheduleResponse(await this.schedules.create(auth, await this.resolve(auth, appId, flagKey), body));
+  }
+
+  @Delete('schedules/:scheduleId')
+  @Access({ session: 'member', personalKey: ['flags:write'] })
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Cancel a pending schedule, by flag key' })
+  async cancelSchedule(
+    @OrgAuth() auth: OrgAuthContext,
+    @UuidParam('appId') appId: string,
+    @FlagKeyParam() flagKey: string,
+    @UuidParam('scheduleId') scheduleId: string,
+  ): Promise<void> {
+    await this.schedules.cancel(auth, await this.resolve(auth, appId, flagKey), scheduleId);
   }
 }

@@ -1,16 +1,29 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put } from '@nestjs/common';
+import { ApiOperation, ApiResponse } from '@nestjs/swagger';
 import { Access } from '../common/access/access.decorator.js';
 import { OrgAuth, type OrgAuthContext } from '../common/access/auth-context.js';
 import { UuidParam } from '../common/validation/uuid-param.js';
 import { InvalidInputStatus } from '../common/validation/validation.js';
 import { toFlagResponse, toOverrideResponse } from './flag.entity.js';
-import { CreateFlagDto, CreateOverrideDto, EnvironmentConfigDto, RollbackDto, UpdateFlagDto } from './flags.dto.js';
+import { FlagSchedulesService, toScheduleResponse } from './flag-schedules.service.js';
+import {
+  CreateFlagDto,
+  CreateOverrideDto,
+  CreateScheduleDto,
+  EnvironmentConfigDto,
+  RollbackDto,
+  UpdateFlagDto,
+} from './flags.dto.js';
+import { SCHEDULE_SCHEMA } from './flags.openapi.js';
 import { FlagsService } from './flags.service.js';
 
 /** Flag management for the dashboard: any member reads, Members and above change. */
 @Controller('api/v1/dashboard')
 export class FlagsController {
-  constructor(private readonly flags: FlagsService) {}
+  constructor(
+    private readonly flags: FlagsService,
+    private readonly schedules: FlagSchedulesService,
+  ) {}
 
   @Get('apps/:appId/flags')
   @Access({ session: 'viewer', personalKey: ['flags:read'] })
@@ -93,5 +106,41 @@ export class FlagsController {
     @UuidParam('overrideId') overrideId: string,
   ): Promise<void> {
     await this.flags.deleteOverride(auth, flagId, overrideId);
+  }
+
+  @Get('flags/:flagId/schedules')
+  @Access({ session: 'member', personalKey: ['flags:read'] })
+  @ApiOperation({ summary: "A flag's scheduled changes, newest first (Business plan and above)" })
+  @ApiResponse({ status: 200, description: 'The schedules.', schema: { type: 'array', items: SCHEDULE_SCHEMA } })
+  async listSchedules(@OrgAuth() auth: OrgAuthContext, @UuidParam('flagId') flagId: string) {
+    return (await this.schedules.list(auth, flagId)).map(toScheduleResponse);
+  }
+
+  @Post('flags/:flagId/schedules')
+  @Access({ session: 'member', personalKey: ['flags:write'] })
+  @ApiOperation({
+    summary: 'Schedule a change of one environment (Business plan and above)',
+    description:
+      'At `runAt` the change is applied once, as a new flag version with its audit entry, `flag.updated` webhook, stream update and flag toggle notice. A change that can no longer apply then marks the schedule `failed` with the reason.',
+  })
+  @ApiResponse({ status: 201, description: 'The pending schedule.', schema: SCHEDULE_SCHEMA })
+  async createSchedule(
+    @OrgAuth() auth: OrgAuthContext,
+    @UuidParam('flagId') flagId: string,
+    @Body() body: CreateScheduleDto,
+  ) {
+    return toScheduleResponse(await this.schedules.create(auth, flagId, body));
+  }
+
+  @Delete('flags/:flagId/schedules/:scheduleId')
+  @Access({ session: 'member', personalKey: ['flags:write'] })
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Cancel a pending schedule (409 once applied, failed or cancelled)' })
+  async cancelSchedule(
+    @OrgAuth() auth: OrgAuthContext,
+    @UuidParam('flagId') flagId: string,
+    @UuidParam('scheduleId') scheduleId: string,
+  ): Promise<void> {
+    await this.schedules.cancel(auth, flagId, scheduleId);
   }
 }

@@ -12,13 +12,20 @@ import {
   Length,
   Matches,
   Max,
+  MaxDate,
   MaxLength,
   Min,
   MinDate,
   ValidateNested,
 } from 'class-validator';
 import { IsDecimalNumber } from '../common/validation/decimal-places.js';
-import { CONDITION_OPERATORS, FLAG_VALUE_TYPES, type FlagValueType } from './evaluation/flag-types.js';
+import {
+  CONDITION_OPERATORS,
+  ENVIRONMENTS,
+  FLAG_VALUE_TYPES,
+  type Environment,
+  type FlagValueType,
+} from './evaluation/flag-types.js';
 
 const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
 
@@ -169,4 +176,44 @@ export class EvaluateFlagDto {
   @IsOptional()
   @IsObject()
   custom?: Record<string, string>;
+}
+
+/** The part of an environment a scheduled change sets; what it leaves out stays as it is then. */
+export class ScheduledChangeDto {
+  @IsOptional()
+  @IsBoolean()
+  enabled?: boolean;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(10_000)
+  value?: string;
+
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(100)
+  @ValidateNested({ each: true })
+  @Type(() => FlagRuleDto)
+  rules?: FlagRuleDto[];
+}
+
+/** How far ahead a change may be scheduled. */
+export const MAX_SCHEDULE_AHEAD_DAYS = 366;
+
+export class CreateScheduleDto {
+  @IsIn(ENVIRONMENTS, { message: `environment must be one of: ${ENVIRONMENTS.join(', ')}` })
+  environment!: Environment;
+
+  @Type(() => Date)
+  @IsDate({ message: 'runAt must be an ISO 8601 timestamp' })
+  @MinDate(() => new Date(), { message: 'runAt must be in the future' })
+  @MaxDate(() => new Date(Date.now() + MAX_SCHEDULE_AHEAD_DAYS * 86_400_000), {
+    message: `runAt must be within ${MAX_SCHEDULE_AHEAD_DAYS} days`,
+  })
+  runAt!: Date;
+
+  @IsObject()
+  @ValidateNested()
+  @Type(() => ScheduledChangeDto)
+  change!: ScheduledChangeDto;
 }

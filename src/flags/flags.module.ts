@@ -4,6 +4,8 @@ import { DevicesModule } from '../devices/devices.module.js';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { FeatureFlag, FlagOverride } from './flag.entity.js';
 import { FlagStore } from './flag-store.js';
+import { FlagScheduleJob } from './flag-schedule.job.js';
+import { FlagSchedulesService } from './flag-schedules.service.js';
 import { FlagsByKeyController } from './flags-by-key.controller.js';
 import { FlagsController } from './flags.controller.js';
 import { FlagsService } from './flags.service.js';
@@ -12,6 +14,6 @@ import { SdkFlagsController } from './sdk-flags.controller.js';
 @Module({
   imports: [TypeOrmModule.forFeature([FeatureFlag, FlagOverride]), RateLimitModule, DevicesModule],
   controllers: [FlagsController, FlagsByKeyController, SdkFlagsController],
-  providers: [FlagsService, FlagStore],
+  providers: [FlagsService, FlagStore, FlagSchedulesService, FlagScheduleJob],
 })
 export class FlagsModule {}

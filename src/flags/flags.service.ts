@@ -2,7 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
-import type { OrgAuthContext } from '../common/access/auth-context.js';
+import { Inject } from '@nestjs/common';
+import type { AuthContext, OrgAuthContext } from '../common/access/auth-context.js';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import type { Logger } from 'pino';
+import { createLogger } from '../common/logging/logger.js';
+import { adminRecipients } from '../mail/admin-recipients.js';
+import { renderMail } from '../mail/mail-templates.js';
+import { MailService } from '../mail/mail.service.js';
 import {
   AppException,
   ValidationFailedException,
@@ -30,6 +38,33 @@ import type { CreateFlagDto, CreateOverrideDto, EnvironmentConfigDto, UpdateFlag
 
 type FlagChange = 'flag.created' | 'flag.updated' | 'flag.deleted';
 
+/**
+ * Who makes a change: a dashboard caller, or the service acting for one (a schedule applying,
+ * an approved change request). `auth` is null when no request is behind it; `email` is recorded
+ * as the version's author.
+ */
+export interface FlagActor {
+  readonly organizationId: string;
+  readonly email: string | null;
+  readonly auth: AuthContext | null;
+  /** Extra audit metadata (the schedule or change request applied). */
+  readonly via?: Record<string, string>;
+}
+
+export function actorFromAuth(auth: OrgAuthContext): FlagActor {
+  return { organizationId: auth.organizationId, email: auth.caller.email, auth };
+}
+
+/** A saved change and what it switched on or off, for the notices sent once it committed. */
+export type ChangedFlag = FeatureFlag & { change?: string; toggled?: { environment: Environment; enabled: boolean }[] };
+
+/** An environment's new state as the PUT route and scheduled changes give it. */
+export interface EnvironmentInput {
+  readonly enabled: boolean;
+  readonly value: string;
+  readonly rules: EnvironmentConfigDto['rules'];
+}
+
 const FLAG_EVENT_KIND = { 'flag.created': 'created', 'flag.updated': 'updated', 'flag.deleted': 'deleted' } as const;
 
 /** Attributes that target a device rather than a user or a custom attribute. */
@@ -49,7 +84,13 @@ export class FlagsService {
     private readonly audit: AuditService,
     private readonly store: FlagStore,
     private readonly webhooks: WebhookEvents,
-  ) {}
+    private readonly mail: MailService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {
+    this.logger = createLogger(config).child({ component: 'flags' });
+  }
+
+  private readonly logger: Logger;
 
   async list(auth: OrgAuthContext, appId: string): Promise<FeatureFlag[]> {
     await this.assertApp(this.dataSource.manager, auth, appId);
@@ -85,7 +126,7 @@ export class FlagsService {
   async create(auth: OrgAuthContext, appId: string, input: CreateFlagDto): Promise<FeatureFlag> {
     const parsed = parseFlagValue(input.valueType, input.defaultValue);
     if (!parsed.ok) throw new ValidationFailedException([{ field: 'defaultValue', message: parsed.message }]);
-    return this.change(auth, appId, 'flag.created', async (manager, tier) => {
+    return this.change(actorFromAuth(auth), appId, 'flag.created', async (manager, tier) => {
       await this.assertApp(manager, auth, appId);
       if (!tier.features.percentRollout && input.valueType !== 'boolean') {
         throw new AppException(
@@ -123,7 +164,7 @@ export class FlagsService {
   }
 
   async update(auth: OrgAuthContext, flagId: string, input: UpdateFlagDto): Promise<FeatureFlag> {
-    return this.modify(auth, flagId, 'flag.updated', (flag) => {
+    return this.modify(actorFromAuth(auth), flagId, 'flag.updated', (flag) => {
       if (input.defaultValue !== undefined) {
         const parsed = parseFlagValue(flag.valueType, input.defaultValue);
         if (!parsed.ok) throw new ValidationFailedException([{ field: 'defaultValue', message: parsed.message }]);
@@ -137,43 +178,49 @@ export class FlagsService {
 
   /** Replaces one environment's state, value and rules, within the plan's targeting features. */
   async putEnvironment(auth: OrgAuthContext, flagId: string, environment: string, input: EnvironmentConfigDto) {
-    if (!isEnvironment(environment)) {
-      throw badRequest(`environment must be one of: ${ENVIRONMENTS.join(', ')}`);
-    }
-    return this.modify(auth, flagId, 'flag.updated', (flag, tier) => {
-      const rules = input.rules.map((rule, index) => ({
-        name: rule.name,
-        priority: rule.priority ?? index,
-        conditions: rule.conditions,
-        rolloutPercentage: rule.rolloutPercentage ?? null,
-        value: rule.value,
-      }));
-      const problems = validateEnvironmentConfig({ value: input.value, rules }, flag.valueType);
-      if (problems.length) throw new ValidationFailedException(problems);
-      this.assertTargetingAllowed(tier, input);
-      flag.environments = {
-        ...flag.environments,
-        [environment]: {
-          enabled: input.enabled,
-          value: input.value,
-          rules: input.rules.map((rule, index): FlagRule => ({
-            id: randomUUID(),
-            name: rule.name,
-            priority: rule.priority ?? index,
-            isActive: rule.isActive ?? true,
-            conditions: rule.conditions.map((c) => ({ attribute: c.attribute, operator: c.operator, value: c.value })),
-            rolloutPercentage: rule.rolloutPercentage ?? null,
-            value: rule.value,
-          })),
-        },
-      };
-      return `${environment} ${input.enabled ? 'enabled' : 'disabled'}, ${input.rules.length} rules`;
-    });
+    const checked = checkEnvironment(environment);
+    return this.modify(actorFromAuth(auth), flagId, 'flag.updated', (flag, tier) =>
+      this.applyEnvironment(flag, tier, checked, input),
+    );
+  }
+
+  /**
+   * Checks `input` against the flag's type and the plan, and puts it in place of the environment's
+   * configuration; throws what the PUT route answers. Returns the version's change text.
+   */
+  applyEnvironment(flag: FeatureFlag, tier: TierDefinition, environment: Environment, input: EnvironmentInput): string {
+    const rules = input.rules.map((rule, index) => ({
+      name: rule.name,
+      priority: rule.priority ?? index,
+      conditions: rule.conditions,
+      rolloutPercentage: rule.rolloutPercentage ?? null,
+      value: rule.value,
+    }));
+    const problems = validateEnvironmentConfig({ value: input.value, rules }, flag.valueType);
+    if (problems.length) throw new ValidationFailedException(problems);
+    this.assertTargetingAllowed(tier, input);
+    flag.environments = {
+      ...flag.environments,
+      [environment]: {
+        enabled: input.enabled,
+        value: input.value,
+        rules: input.rules.map((rule, index): FlagRule => ({
+          id: randomUUID(),
+          name: rule.name,
+          priority: rule.priority ?? index,
+          isActive: rule.isActive ?? true,
+          conditions: rule.conditions.map((c) => ({ attribute: c.attribute, operator: c.operator, value: c.value })),
+          rolloutPercentage: rule.rolloutPercentage ?? null,
+          value: rule.value,
+        })),
+      },
+    };
+    return `${environment} ${input.enabled ? 'enabled' : 'disabled'}, ${input.rules.length} rules`;
   }
 
   async remove(auth: OrgAuthContext, flagId: string): Promise<void> {
     const flag = await this.get(auth, flagId);
-    await this.change(auth, flag.appId, 'flag.deleted', async (manager) => {
+    await this.change(actorFromAuth(auth), flag.appId, 'flag.deleted', async (manager) => {
       await manager.delete(FeatureFlag, { id: flagId, organizationId: auth.organizationId });
       return flag;
     });
@@ -198,7 +245,7 @@ export class FlagsService {
 
   /** Restores an earlier version's settings as a new version (plans with `rollback`). */
   async rollback(auth: OrgAuthContext, flagId: string, version: number): Promise<FeatureFlag> {
-    return this.modify(auth, flagId, 'flag.updated', async (flag, tier, manager) => {
+    return this.modify(actorFromAuth(auth), flagId, 'flag.updated', async (flag, tier, manager) => {
       if (!tier.features.rollback) {
         throw new AppException(403, 'feature_unavailable', 'Rollback is available from the Pro plan');
       }
@@ -285,42 +332,67 @@ export class FlagsService {
     this.store.invalidate(flag.appId);
   }
 
-  /** Loads the flag locked, applies `edit`, and saves it as the next version. */
-  private async modify(
-    auth: OrgAuthContext,
+  /**
+   * Loads the flag locked, applies `edit`, and saves it as the next version. With `within`, runs
+   * in that transaction, and the caller calls `committed()` once it commits.
+   */
+  async modify(
+    actor: FlagActor,
     flagId: string,
     event: FlagChange,
     edit: (flag: FeatureFlag, tier: TierDefinition, manager: EntityManager) => string | Promise<string>,
-  ): Promise<FeatureFlag> {
-    const { appId } = await this.get(auth, flagId);
-    return this.change(auth, appId, event, async (manager, tier) => {
-      const flag = await manager
-        .createQueryBuilder(FeatureFlag, 'f')
-        .setLock('pessimistic_write')
-        .where('f.id = :flagId AND f.organization_id = :org', { flagId, org: auth.organizationId })
-        .getOne();
-      if (!flag) throw notFound('Flag');
-      const change = await edit(flag, tier, manager);
-      flag.version += 1;
-      await manager.save(flag);
-      return Object.assign(flag, { change });
-    });
+    within?: EntityManager,
+  ): Promise<ChangedFlag> {
+    // Not locked here: the organization row is locked first, then the flag (in `change`), on every path.
+    const rows: { app_id: string }[] = await (within ?? this.dataSource.manager).query(
+      `SELECT app_id FROM feature_flags WHERE id = $1 AND organization_id = $2`,
+      [flagId, actor.organizationId],
+    );
+    const appId = rows[0]?.app_id;
+    if (!appId) throw notFound('Flag');
+    return this.change(
+      actor,
+      appId,
+      event,
+      async (manager, tier) => {
+        const flag = await this.lockedFlag(manager, actor.organizationId, flagId);
+        if (!flag) throw notFound('Flag');
+        const before = Object.fromEntries(ENVIRONMENTS.map((env) => [env, flag.environments[env].enabled]));
+        const change = await edit(flag, tier, manager);
+        flag.version += 1;
+        await manager.save(flag);
+        const toggled = ENVIRONMENTS.filter((env) => flag.environments[env].enabled !== before[env]).map(
+          (environment) => ({ environment, enabled: flag.environments[environment].enabled }),
+        );
+        return Object.assign(flag, { change, toggled });
+      },
+      within,
+    );
+  }
+
+  private lockedFlag(manager: EntityManager, organizationId: string, flagId: string): Promise<FeatureFlag | null> {
+    return manager
+      .createQueryBuilder(FeatureFlag, 'f')
+      .setLock('pessimistic_write')
+      .where('f.id = :flagId AND f.organization_id = :org', { flagId, org: organizationId })
+      .getOne();
   }
 
   /**
-   * One transaction per change: the change, its version snapshot, its audit entry and the
-   * notification every instance's flag cache listens for commit together.
+   * One transaction per change: the change, its version snapshot, its audit entry, the webhook
+   * event and the notification every instance's flag cache listens for commit together.
    */
   private async change(
-    auth: OrgAuthContext,
+    actor: FlagActor,
     appId: string,
     event: FlagChange,
-    work: (manager: EntityManager, tier: TierDefinition) => Promise<FeatureFlag & { change?: string }>,
-  ): Promise<FeatureFlag> {
-    const flag = await this.dataSource.transaction(async (manager) => {
+    work: (manager: EntityManager, tier: TierDefinition) => Promise<ChangedFlag>,
+    within?: EntityManager,
+  ): Promise<ChangedFlag> {
+    const run = async (manager: EntityManager) => {
       const rows: { service_tier: string }[] = await manager.query(
         `SELECT service_tier FROM organizations WHERE id = $1 FOR UPDATE`,
-        [auth.organizationId],
+        [actor.organizationId],
       );
       const result = await work(manager, tierDefinition(rows[0].service_tier));
       if (event !== 'flag.deleted') {
@@ -329,39 +401,79 @@ export class FlagsService {
            VALUES ($1, $2, $3, $4, $5, $6)`,
           [
             result.id,
-            auth.organizationId,
+            actor.organizationId,
             result.version,
             JSON.stringify(snapshotOf(result)),
             result.change ?? 'created',
-            auth.caller.email,
+            actor.email,
           ],
+        );
+      } else {
+        await manager.query(
+          `UPDATE feature_flag_schedules SET status = 'failed', failure_reason = 'The flag was deleted'
+            WHERE flag_id = $1 AND organization_id = $2 AND status = 'pending'`,
+          [result.id, actor.organizationId],
         );
       }
       await this.audit.record(
-        auth,
+        actor.auth,
         {
-          organizationId: auth.organizationId,
+          organizationId: actor.organizationId,
           action: event,
           resourceType: 'flag',
           resourceId: result.id,
-          metadata: { key: result.key, version: result.version },
+          metadata: { key: result.key, version: result.version, ...actor.via },
         },
         manager,
       );
-      await this.webhooks.flagChanged(manager, auth.organizationId, FLAG_EVENT_KIND[event], {
+      await this.webhooks.flagChanged(manager, actor.organizationId, FLAG_EVENT_KIND[event], {
         flag_id: result.id,
         flag_key: result.key,
         app_id: appId,
         version: result.version,
         value_type: result.valueType,
         change: result.change ?? FLAG_EVENT_KIND[event],
-        changed_by: auth.caller.email,
+        changed_by: actor.email,
       });
       await notify(manager, appId);
       return result;
-    });
-    this.store.invalidate(appId);
+    };
+    if (within) return run(within);
+    const flag = await this.dataSource.transaction(run);
+    this.committed(flag);
     return flag;
+  }
+
+  /** What follows a committed change: this instance's cache at once, and the flagToggle notice. */
+  committed(flag: ChangedFlag): void {
+    this.store.invalidate(flag.appId);
+    if (flag.toggled?.length) {
+      this.noticeToggle(flag, flag.toggled).catch((error: unknown) =>
+        this.logger.error({ err: error, flagId: flag.id }, 'flag toggle notice failed'),
+      );
+    }
+  }
+
+  /** Mails the organization's Admins and Owners that a flag was switched, unless they opted out (flagToggle). */
+  private async noticeToggle(flag: FeatureFlag, toggled: { environment: Environment; enabled: boolean }[]) {
+    const preference: { flag_toggle: boolean }[] = await this.dataSource.query(
+      `SELECT flag_toggle FROM notification_preferences WHERE organization_id = $1`,
+      [flag.organizationId],
+    );
+    if (preference[0] && !preference[0].flag_toggle) return;
+    const states = toggled.map((t) => `${t.enabled ? 'on' : 'off'} in ${t.environment}`).join(', ');
+    const message = renderMail({
+      subject: `Flag ${flag.key} switched ${states}`,
+      heading: `Flag ${flag.key} switched ${states}`,
+      paragraphs: [`Version ${flag.version} of the flag "${flag.name}" (${flag.key}) switched it ${states}.`],
+      action: {
+        label: 'Open the flag',
+        url: `${this.config.dashboardOrigins[0] ?? this.config.baseUrl}/apps/${flag.appId}/flags/${flag.key}`,
+      },
+      footer: 'You receive this because flag toggle notices are on for your organization.',
+    });
+    for (const to of await adminRecipients(this.dataSource, flag.organizationId))
+      this.mail.sendLater({ to, ...message });
   }
 
   private async assertApp(manager: EntityManager, auth: OrgAuthContext, appId: string): Promise<void> {
@@ -398,7 +510,7 @@ export class FlagsService {
     }
   }
 
-  private assertTargetingAllowed(tier: TierDefinition, input: EnvironmentConfigDto): void {
+  private assertTargetingAllowed(tier: TierDefinition, input: EnvironmentInput): void {
     const maxRules = tier.limits.maxRulesPerFlag;
     if (maxRules !== null && input.rules.length > maxRules) {
       throw new AppException(403, 'rule_limit_reached', `Your plan allows ${maxRules} rules per flag`, {
@@ -439,4 +551,9 @@ function snapshotOf(flag: FeatureFlag): Snapshot & { key: string; valueType: str
 /** Delivered to every listening instance when the transaction commits, and not before. */
 async function notify(manager: EntityManager, appId: string): Promise<void> {
   await manager.query(`SELECT pg_notify($1, $2)`, [FLAG_CHANGES_CHANNEL, appId]);
+}
+
+export function checkEnvironment(environment: string): Environment {
+  if (!isEnvironment(environment)) throw badRequest(`environment must be one of: ${ENVIRONMENTS.join(', ')}`);
+  return environment;
 }
