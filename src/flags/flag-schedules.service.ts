@@ -85,11 +85,12 @@ export class FlagSchedulesService {
       const flag = await this.flags.get(auth, flagId);
       // Checked now against the flag as it is, so a mistake is answered at once; checked again
       // when it runs, since the flag and the plan may change in between.
-      this.flags.applyEnvironment(
+      await this.flags.applyEnvironment(
         structuredClone(flag),
         tier,
         input.environment,
         mergedInput(flag, input.environment, change),
+        manager,
       );
       const [{ pending }] = await manager.query<{ pending: number }[]>(
         `SELECT count(*)::int AS pending FROM feature_flag_schedules
@@ -230,15 +231,16 @@ export class FlagSchedulesService {
       actor,
       schedule.flag_id,
       'flag.updated',
-      (flag, tier) => {
+      async (flag, tier, transaction) => {
         const unavailable = schedulingUnavailable(tier);
         if (unavailable) throw unavailable;
         const rules = flag.environments[schedule.environment].rules;
-        const change = this.flags.applyEnvironment(
+        const change = await this.flags.applyEnvironment(
           flag,
           tier,
           schedule.environment,
           mergedInput(flag, schedule.environment, schedule.change),
+          transaction,
         );
         // Rules the change leaves out stay exactly as they are, ids included.
         if (schedule.change.rules === undefined) {

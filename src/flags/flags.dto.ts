@@ -74,6 +74,17 @@ export class FlagRuleDto {
   value!: string;
 }
 
+export const FLAG_KEY_FORMAT = /^[A-Za-z][A-Za-z0-9_.-]{0,99}$/;
+
+export class FlagPrerequisiteDto {
+  @Matches(FLAG_KEY_FORMAT, { message: 'flagKey must be the key of a flag of this app' })
+  flagKey!: string;
+
+  @IsString()
+  @MaxLength(10_000)
+  value!: string;
+}
+
 export class EnvironmentConfigDto {
   @IsBoolean()
   enabled!: boolean;
@@ -87,6 +98,14 @@ export class EnvironmentConfigDto {
   @ValidateNested({ each: true })
   @Type(() => FlagRuleDto)
   rules!: FlagRuleDto[];
+
+  /** Flags of the same app that must hold these values (Business and up); left out, they stay as they are. */
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(10)
+  @ValidateNested({ each: true })
+  @Type(() => FlagPrerequisiteDto)
+  prerequisites?: FlagPrerequisiteDto[];
 }
 
 export class CreateFlagDto {

@@ -31,6 +31,7 @@ import {
 } from './evaluation/flag-types.js';
 import { parseFlagValue } from './evaluation/flag-values.js';
 import { validateEnvironmentConfig } from './evaluation/validate-rule.js';
+import { dependentsOf, prerequisiteGraphProblem } from './evaluation/validate-prerequisites.js';
 import { FeatureFlag, FlagOverride } from './flag.entity.js';
 import { isUuid } from './flag-key-param.js';
 import { FLAG_CHANGES_CHANNEL, FlagStore } from './flag-store.js';
@@ -63,6 +64,8 @@ export interface EnvironmentInput {
   readonly enabled: boolean;
   readonly value: string;
   readonly rules: EnvironmentConfigDto['rules'];
+  /** Undefined: the environment keeps the prerequisites it has. */
+  readonly prerequisites?: EnvironmentConfigDto['prerequisites'];
 }
 
 const FLAG_EVENT_KIND = { 'flag.created': 'created', 'flag.updated': 'updated', 'flag.deleted': 'deleted' } as const;
@@ -179,8 +182,8 @@ export class FlagsService {
   /** Replaces one environment's state, value and rules, within the plan's targeting features. */
   async putEnvironment(auth: OrgAuthContext, flagId: string, environment: string, input: EnvironmentConfigDto) {
     const checked = checkEnvironment(environment);
-    return this.modify(actorFromAuth(auth), flagId, 'flag.updated', (flag, tier) =>
-      this.applyEnvironment(flag, tier, checked, input),
+    return this.modify(actorFromAuth(auth), flagId, 'flag.updated', (flag, tier, manager) =>
+      this.applyEnvironment(flag, tier, checked, input, manager),
     );
   }
 
@@ -188,7 +191,13 @@ export class FlagsService {
    * Checks `input` against the flag's type and the plan, and puts it in place of the environment's
    * configuration; throws what the PUT route answers. Returns the version's change text.
    */
-  applyEnvironment(flag: FeatureFlag, tier: TierDefinition, environment: Environment, input: EnvironmentInput): string {
+  async applyEnvironment(
+    flag: FeatureFlag,
+    tier: TierDefinition,
+    environment: Environment,
+    input: EnvironmentInput,
+    manager: EntityManager,
+  ): Promise<string> {
     const rules = input.rules.map((rule, index) => ({
       name: rule.name,
       priority: rule.priority ?? index,
@@ -199,11 +208,16 @@ export class FlagsService {
     const problems = validateEnvironmentConfig({ value: input.value, rules }, flag.valueType);
     if (problems.length) throw new ValidationFailedException(problems);
     this.assertTargetingAllowed(tier, input);
+    const prerequisites = input.prerequisites ?? flag.environments[environment].prerequisites ?? [];
+    if (input.prerequisites?.length && !tier.features.flagDependencies) {
+      throw new AppException(403, 'feature_unavailable', 'Flag prerequisites are available from the Business plan');
+    }
     flag.environments = {
       ...flag.environments,
       [environment]: {
         enabled: input.enabled,
         value: input.value,
+        prerequisites: prerequisites.map((p) => ({ flagKey: p.flagKey, value: p.value })),
         rules: input.rules.map((rule, index): FlagRule => ({
           id: randomUUID(),
           name: rule.name,
@@ -215,12 +229,57 @@ export class FlagsService {
         })),
       },
     };
+    if (input.prerequisites !== undefined) await this.assertPrerequisites(manager, flag);
     return `${environment} ${input.enabled ? 'enabled' : 'disabled'}, ${input.rules.length} rules`;
+  }
+
+  /**
+   * The flag's prerequisites (as `flag` now holds them) against the app's other flags: each value
+   * typed for its flag (422), no unknown key, no cycle, no chain deeper than 5 (400). The
+   * organization row is locked by the change, so no concurrent change builds a cycle alongside.
+   */
+  private async assertPrerequisites(manager: EntityManager, flag: FeatureFlag): Promise<void> {
+    const others = await this.appFlags(manager, flag.appId);
+    const types = new Map(others.map((other) => [other.key, other.valueType]));
+    const problems = ENVIRONMENTS.flatMap((environment) =>
+      (flag.environments[environment].prerequisites ?? []).flatMap((prerequisite, index) => {
+        const type = prerequisite.flagKey === flag.key ? flag.valueType : types.get(prerequisite.flagKey);
+        const parsed = type ? parseFlagValue(type, prerequisite.value) : { ok: true as const };
+        return parsed.ok
+          ? []
+          : [
+              {
+                field: `prerequisites[${index}].value`,
+                message: `${parsed.message} (${prerequisite.flagKey} is ${type})`,
+              },
+            ];
+      }),
+    );
+    const problem = prerequisiteGraphProblem([...others.filter((other) => other.id !== flag.id), flag]);
+    if (problem) {
+      throw new AppException(400, 'invalid_prerequisites', problem, {
+        hint: 'Prerequisites name flags of the same app, without cycles, at most 5 deep',
+      });
+    }
+    if (problems.length) throw new ValidationFailedException(problems);
+  }
+
+  private appFlags(manager: EntityManager, appId: string): Promise<FeatureFlag[]> {
+    return manager.getRepository(FeatureFlag).find({ where: { appId } });
   }
 
   async remove(auth: OrgAuthContext, flagId: string): Promise<void> {
     const flag = await this.get(auth, flagId);
     await this.change(actorFromAuth(auth), flag.appId, 'flag.deleted', async (manager) => {
+      const dependents = dependentsOf(await this.appFlags(manager, flag.appId), flag.key);
+      if (dependents.length) {
+        throw new AppException(
+          409,
+          'flag_has_dependents',
+          `Other flags name ${flag.key} as a prerequisite: ${dependents.join(', ')}`,
+          { hint: 'Remove the prerequisite from those flags first', body: { dependents } },
+        );
+      }
       await manager.delete(FeatureFlag, { id: flagId, organizationId: auth.organizationId });
       return flag;
     });
@@ -259,6 +318,12 @@ export class FlagsService {
       flag.description = snapshot.description;
       flag.defaultValue = snapshot.defaultValue;
       flag.environments = snapshot.environments;
+      const restored = ENVIRONMENTS.some((env) => snapshot.environments[env].prerequisites?.length);
+      if (restored && !tier.features.flagDependencies) {
+        throw new AppException(403, 'feature_unavailable', 'Flag prerequisites are available from the Business plan');
+      }
+      // The app's flags may have changed since: the restored prerequisites must still hold.
+      if (restored) await this.assertPrerequisites(manager, flag);
       return `rolled back to version ${version}`;
     });
   }

@@ -141,11 +141,11 @@ export class SdkFlagsController implements BeforeApplicationShutdown {
   @HttpCode(200)
   async evaluateOne(@Req() request: Request, @UuidParam('flagId') flagId: string, @Body() body: EvaluateFlagDto) {
     const tenant = request.tenant!;
-    const { definitions } = await this.store.get(tenant.appId);
+    const { definitions, flags } = await this.store.get(tenant.appId);
     const flag = definitions.find((candidate) => candidate.id === flagId);
     if (!flag) throw notFound('Flag');
     const { environment, ...context } = body;
-    return evaluateFlag(flag, environment ?? 'production', context);
+    return evaluateFlag(flag, environment ?? 'production', context, { set: flags });
   }
 
   private async evaluate(tenant: Tenant, request: Request, environment: string) {
