@@ -13,6 +13,7 @@ import { BlockedDevicesIndex1763727330000 } from './1763727330000-blocked-device
 import { SsoConnections1795565924704 } from './1795565924704-sso-connections.js';
 import { SubjectBinding1795568839690 } from './1795568839690-subject-binding.js';
 import { FlagSchedules1795566615165 } from './1795566615165-flag-schedules.js';
+import { FlagChangeRequests1795569346871 } from './1795569346871-flag-change-requests.js';
 
 /** Every migration, in order. Migrations are never edited after they land. */
 export const migrations = [
@@ -31,4 +32,5 @@ export const migrations = [
   SsoConnections1795565924704,
   SubjectBinding1795568839690,
   FlagSchedules1795566615165,
+  FlagChangeRequests1795569346871,
 ];

@@ -78,9 +78,15 @@ export class FlagSchedulesService {
     );
   }
 
-  async create(auth: OrgAuthContext, flagId: string, input: CreateScheduleDto): Promise<ScheduleRow> {
+  /** With `within`, in that transaction (an approved change request applying). */
+  async create(
+    auth: OrgAuthContext,
+    flagId: string,
+    input: CreateScheduleDto,
+    within?: EntityManager,
+  ): Promise<ScheduleRow> {
     const change = changeOf(input.change);
-    return this.dataSource.transaction(async (manager) => {
+    const run = async (manager: EntityManager) => {
       const tier = await this.assertPlan(auth, manager);
       const flag = await this.flags.get(auth, flagId);
       // Checked now against the flag as it is, so a mistake is answered at once; checked again
@@ -130,7 +136,8 @@ export class FlagSchedulesService {
         manager,
       );
       return row;
-    });
+    };
+    return within ? run(within) : this.dataSource.transaction(run);
   }
 
   /** Cancels a pending schedule; one already applied, failed or cancelled answers 409. */

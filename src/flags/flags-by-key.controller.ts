@@ -1,4 +1,5 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Res } from '@nestjs/common';
+import type { Response } from 'express';
 import { ApiOperation, ApiResponse } from '@nestjs/swagger';
 import { Access } from '../common/access/access.decorator.js';
 import { OrgAuth, type OrgAuthContext } from '../common/access/auth-context.js';
@@ -6,9 +7,18 @@ import { UuidParam } from '../common/validation/uuid-param.js';
 import { InvalidInputStatus } from '../common/validation/validation.js';
 import { toFlagResponse, toOverrideResponse } from './flag.entity.js';
 import { FlagKeyParam } from './flag-key-param.js';
+import { answer } from './flags.controller.js';
+import { ChangeRequestsService } from './change-requests.service.js';
 import { FlagSchedulesService, toScheduleResponse } from './flag-schedules.service.js';
-import { CreateOverrideDto, CreateScheduleDto, EnvironmentConfigDto, RollbackDto, UpdateFlagDto } from './flags.dto.js';
-import { SCHEDULE_SCHEMA } from './flags.openapi.js';
+import {
+  CreateOverrideDto,
+  CreateScheduleDto,
+  EnvironmentConfigDto,
+  RollbackDto,
+  SetApprovalDto,
+  UpdateFlagDto,
+} from './flags.dto.js';
+import { PROPOSED, SCHEDULE_SCHEMA } from './flags.openapi.js';
 import { FlagsService } from './flags.service.js';
 
 /**
@@ -21,6 +31,7 @@ export class FlagsByKeyController {
   constructor(
     private readonly flags: FlagsService,
     private readonly schedules: FlagSchedulesService,
+    private readonly changeRequests: ChangeRequestsService,
   ) {}
 
   private resolve(auth: OrgAuthContext, appId: string, flagKey: string): Promise<string> {
@@ -61,15 +72,31 @@ export class FlagsByKeyController {
   @Put('environments/:environment')
   @Access({ session: 'member', personalKey: ['flags:write'] })
   @ApiOperation({ summary: "Replace one environment's state, value and rules, by flag key" })
+  @ApiResponse(PROPOSED)
   async putEnvironment(
     @OrgAuth() auth: OrgAuthContext,
+    @Res({ passthrough: true }) response: Response,
     @UuidParam('appId') appId: string,
     @FlagKeyParam() flagKey: string,
     @Param('environment') environment: string,
     @Body() body: EnvironmentConfigDto,
   ) {
     const flagId = await this.resolve(auth, appId, flagKey);
-    return toFlagResponse(await this.flags.putEnvironment(auth, flagId, environment, body));
+    return answer(response, await this.changeRequests.putEnvironment(auth, flagId, environment, body), toFlagResponse);
+  }
+
+  @Put('environments/:environment/approval')
+  @Access({ session: 'admin', personalKey: ['flags:write'] })
+  @ApiOperation({ summary: 'Require approved change requests for an environment, by flag key (Enterprise)' })
+  async setApproval(
+    @OrgAuth() auth: OrgAuthContext,
+    @UuidParam('appId') appId: string,
+    @FlagKeyParam() flagKey: string,
+    @Param('environment') environment: string,
+    @Body() body: SetApprovalDto,
+  ) {
+    const flagId = await this.resolve(auth, appId, flagKey);
+    return toFlagResponse(await this.flags.setApproval(auth, flagId, environment, body.requireApproval));
   }
 
   @Get('history')
@@ -83,13 +110,16 @@ export class FlagsByKeyController {
   @Access({ session: 'member', personalKey: ['flags:write'] })
   @HttpCode(200)
   @ApiOperation({ summary: 'Restore an earlier version as a new one, by flag key' })
+  @ApiResponse(PROPOSED)
   async rollback(
     @OrgAuth() auth: OrgAuthContext,
+    @Res({ passthrough: true }) response: Response,
     @UuidParam('appId') appId: string,
     @FlagKeyParam() flagKey: string,
     @Body() body: RollbackDto,
   ) {
-    return toFlagResponse(await this.flags.rollback(auth, await this.resolve(auth, appId, flagKey), body.version));
+    const flagId = await this.resolve(auth, appId, flagKey);
+    return answer(response, await this.changeRequests.rollback(auth, flagId, body.version), toFlagResponse);
   }
 
   @Get('overrides')
@@ -142,13 +172,16 @@ export class FlagsByKeyController {
   @Access({ session: 'member', personalKey: ['flags:write'] })
   @ApiOperation({ summary: 'Schedule a change of one environment, by flag key (Business plan and above)' })
   @ApiResponse({ status: 201, description: 'The pending schedule.', schema: SCHEDULE_SCHEMA })
+  @ApiResponse(PROPOSED)
   async createSchedule(
     @OrgAuth() auth: OrgAuthContext,
+    @Res({ passthrough: true }) response: Response,
     @UuidParam('appId') appId: string,
     @FlagKeyParam() flagKey: string,
     @Body() body: CreateScheduleDto,
   ) {
-    return toScheduleResponse(await this.schedules.create(auth, await this.resolve(auth, appId, flagKey), body));
+    const flagId = await this.resolve(auth, appId, flagKey);
+    return answer(response, await this.changeRequests.createSchedule(auth, flagId, body), toScheduleResponse);
   }
 
   @Delete('schedules/:scheduleId')

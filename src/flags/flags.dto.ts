@@ -9,6 +9,7 @@ import {
   IsObject,
   IsOptional,
   IsString,
+  IsUUID,
   Length,
   Matches,
   Max,
@@ -235,4 +236,21 @@ export class CreateScheduleDto {
   @ValidateNested()
   @Type(() => ScheduledChangeDto)
   change!: ScheduledChangeDto;
+}
+
+export class SetApprovalDto {
+  @IsBoolean()
+  requireApproval!: boolean;
+}
+
+export class ListChangeRequestsQuery {
+  @IsOptional()
+  @IsIn(['pending', 'approved', 'rejected', 'applied', 'stale'], {
+    message: 'state must be one of: pending, approved, rejected, applied, stale',
+  })
+  state?: string;
+
+  @IsOptional()
+  @IsUUID('all', { message: 'flagId must be a UUID' })
+  flagId?: string;
 }

@@ -54,3 +54,63 @@ export const SCHEDULE_SCHEMA: SchemaObject = {
     appliedAt: nullable(dateTime),
   },
 };
+
+export const CHANGE_REQUEST_SCHEMA: SchemaObject = {
+  type: 'object',
+  required: [
+    'id',
+    'flagId',
+    'flagKey',
+    'appId',
+    'kind',
+    'environment',
+    'change',
+    'state',
+    'baseVersion',
+    'author',
+    'createdAt',
+  ],
+  properties: {
+    id: { type: 'string', format: 'uuid' },
+    flagId: { type: 'string', format: 'uuid' },
+    flagKey: { type: 'string' },
+    appId: { type: 'string', format: 'uuid' },
+    kind: { type: 'string', enum: ['environment', 'rollback', 'schedule'] },
+    environment: nullable({ type: 'string', enum: ['production', 'staging', 'development'] }),
+    change: { type: 'object', description: 'The request as it was made (the PUT body, `{version}`, or the schedule).' },
+    state: {
+      type: 'string',
+      enum: ['pending', 'approved', 'rejected', 'applied', 'stale'],
+      description: '`stale` once the flag changed after the request was made (its version moved past `baseVersion`).',
+    },
+    baseVersion: { type: 'integer', description: 'The flag version the request was made against.' },
+    author: nullable({ type: 'string' }),
+    decidedBy: nullable({ type: 'string' }),
+    decidedAt: nullable(dateTime),
+    appliedBy: nullable({ type: 'string' }),
+    appliedAt: nullable(dateTime),
+    appliedVersion: nullable({ type: 'integer' }),
+    createdAt: dateTime,
+  },
+};
+
+export const CHANGE_REQUEST_WITH_DIFF_SCHEMA: SchemaObject = {
+  ...CHANGE_REQUEST_SCHEMA,
+  required: [...(CHANGE_REQUEST_SCHEMA.required ?? []), 'diff'],
+  properties: {
+    ...CHANGE_REQUEST_SCHEMA.properties,
+    diff: {
+      type: 'object',
+      required: ['before', 'after'],
+      description:
+        'The environment (all environments for a rollback) when the request was made, and as it would leave it.',
+      properties: { before: {}, after: {} },
+    },
+  },
+};
+
+export const PROPOSED = {
+  status: 202,
+  description: 'The environment requires approval: a pending change request instead of the change.',
+  schema: CHANGE_REQUEST_SCHEMA,
+} as const;

@@ -181,10 +181,44 @@ export class FlagsService {
 
   /** Replaces one environment's state, value and rules, within the plan's targeting features. */
   async putEnvironment(auth: OrgAuthContext, flagId: string, environment: string, input: EnvironmentConfigDto) {
-    const checked = checkEnvironment(environment);
-    return this.modify(actorFromAuth(auth), flagId, 'flag.updated', (flag, tier, manager) =>
-      this.applyEnvironment(flag, tier, checked, input, manager),
+    return this.putEnvironmentAs(actorFromAuth(auth), flagId, checkEnvironment(environment), input);
+  }
+
+  /** The PUT for `actor`; `check` runs first in the change's transaction (a change request's version). */
+  putEnvironmentAs(
+    actor: FlagActor,
+    flagId: string,
+    environment: Environment,
+    input: EnvironmentInput,
+    within?: EntityManager,
+    check?: (flag: FeatureFlag) => void,
+  ): Promise<ChangedFlag> {
+    return this.modify(
+      actor,
+      flagId,
+      'flag.updated',
+      (flag, tier, manager) => {
+        check?.(flag);
+        return this.applyEnvironment(flag, tier, environment, input, manager);
+      },
+      within,
     );
+  }
+
+  /** Marks an environment as requiring approved change requests (Enterprise), or clears it. */
+  async setApproval(auth: OrgAuthContext, flagId: string, environment: string, requireApproval: boolean) {
+    const checked = checkEnvironment(environment);
+    return this.modify(actorFromAuth(auth), flagId, 'flag.updated', (flag, tier) => {
+      if (!tier.features.approvalWorkflows) {
+        throw new AppException(403, 'feature_unavailable', 'Change approvals are available on the Enterprise plan');
+      }
+      const { requireApproval: _previous, ...rest } = flag.environments[checked];
+      flag.environments = {
+        ...flag.environments,
+        [checked]: requireApproval ? { ...rest, requireApproval: true } : rest,
+      };
+      return `${checked} ${requireApproval ? 'requires' : 'no longer requires'} approval`;
+    });
   }
 
   /**
@@ -215,6 +249,7 @@ export class FlagsService {
     flag.environments = {
       ...flag.environments,
       [environment]: {
+        ...(flag.environments[environment].requireApproval ? { requireApproval: true } : {}),
         enabled: input.enabled,
         value: input.value,
         prerequisites: prerequisites.map((p) => ({ flagKey: p.flagKey, value: p.value })),
@@ -304,28 +339,61 @@ export class FlagsService {
 
   /** Restores an earlier version's settings as a new version (plans with `rollback`). */
   async rollback(auth: OrgAuthContext, flagId: string, version: number): Promise<FeatureFlag> {
-    return this.modify(actorFromAuth(auth), flagId, 'flag.updated', async (flag, tier, manager) => {
-      if (!tier.features.rollback) {
-        throw new AppException(403, 'feature_unavailable', 'Rollback is available from the Pro plan');
-      }
-      const rows: { snapshot: Snapshot }[] = await manager.query(
-        `SELECT snapshot FROM feature_flag_versions WHERE flag_id = $1 AND version = $2`,
-        [flagId, version],
-      );
-      if (!rows[0]) throw notFound(`Version ${version} of this flag`);
-      const snapshot = rows[0].snapshot;
-      flag.name = snapshot.name;
-      flag.description = snapshot.description;
-      flag.defaultValue = snapshot.defaultValue;
-      flag.environments = snapshot.environments;
-      const restored = ENVIRONMENTS.some((env) => snapshot.environments[env].prerequisites?.length);
-      if (restored && !tier.features.flagDependencies) {
-        throw new AppException(403, 'feature_unavailable', 'Flag prerequisites are available from the Business plan');
-      }
-      // The app's flags may have changed since: the restored prerequisites must still hold.
-      if (restored) await this.assertPrerequisites(manager, flag);
-      return `rolled back to version ${version}`;
-    });
+    return this.rollbackAs(actorFromAuth(auth), flagId, version);
+  }
+
+  rollbackAs(
+    actor: FlagActor,
+    flagId: string,
+    version: number,
+    within?: EntityManager,
+    check?: (flag: FeatureFlag) => void,
+  ): Promise<ChangedFlag> {
+    return this.modify(
+      actor,
+      flagId,
+      'flag.updated',
+      async (flag, tier, manager) => {
+        check?.(flag);
+        if (!tier.features.rollback) {
+          throw new AppException(403, 'feature_unavailable', 'Rollback is available from the Pro plan');
+        }
+        const rows: { snapshot: Snapshot }[] = await manager.query(
+          `SELECT snapshot FROM feature_flag_versions WHERE flag_id = $1 AND version = $2`,
+          [flagId, version],
+        );
+        if (!rows[0]) throw notFound(`Version ${version} of this flag`);
+        const snapshot = rows[0].snapshot;
+        flag.name = snapshot.name;
+        flag.description = snapshot.description;
+        flag.defaultValue = snapshot.defaultValue;
+        // Which environments require approval is protection, not content: a rollback keeps it as it is now.
+        const current = flag.environments;
+        flag.environments = Object.fromEntries(
+          ENVIRONMENTS.map((env) => {
+            const { requireApproval: _old, ...restored } = snapshot.environments[env];
+            return [env, current[env].requireApproval ? { ...restored, requireApproval: true } : restored];
+          }),
+        ) as FeatureFlag['environments'];
+        const restored = ENVIRONMENTS.some((env) => snapshot.environments[env].prerequisites?.length);
+        if (restored && !tier.features.flagDependencies) {
+          throw new AppException(403, 'feature_unavailable', 'Flag prerequisites are available from the Business plan');
+        }
+        // The app's flags may have changed since: the restored prerequisites must still hold.
+        if (restored) await this.assertPrerequisites(manager, flag);
+        return `rolled back to version ${version}`;
+      },
+      within,
+    );
+  }
+
+  /** The environments of version `version` of a flag, or null when there is no such version. */
+  async versionEnvironments(organizationId: string, flagId: string, version: number) {
+    const rows: { snapshot: Snapshot }[] = await this.dataSource.query(
+      `SELECT snapshot FROM feature_flag_versions WHERE flag_id = $1 AND organization_id = $2 AND version = $3`,
+      [flagId, organizationId, version],
+    );
+    return rows[0]?.snapshot.environments ?? null;
   }
 
   async listOverrides(auth: OrgAuthContext, flagId: string): Promise<FlagOverride[]> {
@@ -575,13 +643,8 @@ export class FlagsService {
     }
   }
 
+  /** Features before limits: a rule the plan cannot have at all says which feature it lacks. */
   private assertTargetingAllowed(tier: TierDefinition, input: EnvironmentInput): void {
-    const maxRules = tier.limits.maxRulesPerFlag;
-    if (maxRules !== null && input.rules.length > maxRules) {
-      throw new AppException(403, 'rule_limit_reached', `Your plan allows ${maxRules} rules per flag`, {
-        hint: maxRules === 0 ? 'Targeting rules are available from the Pro plan' : 'Upgrade the plan for more rules',
-      });
-    }
     const partialRollout = input.rules.some(
       (r) => r.rolloutPercentage != null && r.rolloutPercentage > 0 && r.rolloutPercentage < 100,
     );
@@ -591,6 +654,12 @@ export class FlagsService {
     const targetsDevices = input.rules.some((r) => r.conditions.some((c) => DEVICE_ATTRIBUTES.has(c.attribute)));
     if (targetsDevices && !tier.features.deviceTargeting) {
       throw new AppException(403, 'feature_unavailable', 'Device targeting is not available on your plan');
+    }
+    const maxRules = tier.limits.maxRulesPerFlag;
+    if (maxRules !== null && input.rules.length > maxRules) {
+      throw new AppException(403, 'rule_limit_reached', `Your plan allows ${maxRules} rules per flag`, {
+        hint: maxRules === 0 ? 'Targeting rules are available from the Pro plan' : 'Upgrade the plan for more rules',
+      });
     }
   }
 }

@@ -70,6 +70,8 @@ export interface FlagEnvironmentConfig {
   readonly rules: readonly FlagRule[];
   /** Absent on flags stored before prerequisites existed: none. */
   readonly prerequisites?: readonly FlagPrerequisite[];
+  /** Changes need an approved change request (Enterprise); evaluation ignores it. */
+  readonly requireApproval?: boolean;
 }
 
 export interface FlagDefinition {
