@@ -112,6 +112,7 @@ const GATES: Partial<Record<TierFeature, Probe>> = {
     await flagOf(app, 'needed');
     return putEnvironment(app, { rules: [], prerequisites: [{ flagKey: 'needed', value: 'true' }] });
   },
+  sso: async (_t, app) => answer(await app.owner.get('/api/v1/org/sso')),
   approvalWorkflows: async (_t, app) =>
     answer(
       await app.owner
