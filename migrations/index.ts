@@ -11,8 +11,8 @@ import { ExpiredCredentialsIndexes1763727310000 } from './1763727310000-expired-
 import { CliSessionUserCode1763727320000 } from './1763727320000-cli-session-user-code.js';
 import { BlockedDevicesIndex1763727330000 } from './1763727330000-blocked-devices-index.js';
 import { SsoConnections1795565924704 } from './1795565924704-sso-connections.js';
-import { SubjectBinding1795568839690 } from './1795568839690-subject-binding.js';
 import { FlagSchedules1795566615165 } from './1795566615165-flag-schedules.js';
+import { SubjectBinding1795568839690 } from './1795568839690-subject-binding.js';
 import { FlagChangeRequests1795569346871 } from './1795569346871-flag-change-requests.js';
 
 /** Every migration, in order. Migrations are never edited after they land. */
@@ -30,7 +30,7 @@ export const migrations = [
   CliSessionUserCode1763727320000,
   BlockedDevicesIndex1763727330000,
   SsoConnections1795565924704,
-  SubjectBinding1795568839690,
   FlagSchedules1795566615165,
+  SubjectBinding1795568839690,
   FlagChangeRequests1795569346871,
 ];
