@@ -32,6 +32,24 @@ export const scenarios = [
     }),
   },
   {
+    name: 'flags-304',
+    title: 'GET /api/v1/flags with If-None-Match (304)',
+    expectedStatus: 304,
+    prepare: async (context) => {
+      const headers = {
+        ...context.identity(0),
+        authorization: `Bearer ${context.token}`,
+        'x-device-id': 'bench-device',
+        'x-app-version': '3.1.0',
+      };
+      const first = await fetch(`${context.baseUrl}/api/v1/flags`, { headers });
+      const etag = first.headers.get('etag');
+      await first.text();
+      if (!first.ok || !etag) throw new Error(`GET /api/v1/flags gave ${first.status} without an ETag`);
+      return { path: '/api/v1/flags', headers: { ...headers, 'if-none-match': etag } };
+    },
+  },
+  {
     name: 'evaluate',
     title: 'POST /api/v1/flags/:id/evaluate (traced)',
     prepare: async (context) => ({
@@ -95,6 +113,7 @@ export async function createContext(server, { authority, smoke = false }) {
   const { token } = await validateOnce(0);
 
   return {
+    baseUrl: server.baseUrl,
     token,
     flagIds,
     identity,

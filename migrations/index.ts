@@ -1,20 +1,22 @@
 import { Initial1763726400000 } from './1763726400000-initial.js';
 import { Identity1763726500000 } from './1763726500000-identity.js';
 import { DevicesAttestation1763726600000 } from './1763726600000-devices-attestation.js';
+import { OrganizationAdmin1763726700000 } from './1763726700000-organization-admin.js';
 import { Claims1763726800000 } from './1763726800000-claims.js';
 import { WebhooksEntitlements1763726900000 } from './1763726900000-webhooks-entitlements.js';
 import { FeatureFlags1763727000000 } from './1763727000000-feature-flags.js';
 import { FeedbackSupportReleaseNotes1763727100000 } from './1763727100000-feedback-support-release-notes.js';
-import { OrganizationAdmin1763726700000 } from './1763726700000-organization-admin.js';
 import { RiskCompliance1763727200000 } from './1763727200000-risk-compliance.js';
 import { ExpiredCredentialsIndexes1763727310000 } from './1763727310000-expired-credentials-indexes.js';
 import { CliSessionUserCode1763727320000 } from './1763727320000-cli-session-user-code.js';
 import { BlockedDevicesIndex1763727330000 } from './1763727330000-blocked-devices-index.js';
-import { SsoConnections1795565924704 } from './1795565924704-sso-connections.js';
-import { SubjectBinding1795568839690 } from './1795568839690-subject-binding.js';
 import { DebugTokens1795565762125 } from './1795565762125-debug-tokens.js';
+import { SsoConnections1795565924704 } from './1795565924704-sso-connections.js';
 import { ConsumedTokens1795566603034 } from './1795566603034-consumed-tokens.js';
+import { FlagSchedules1795566615165 } from './1795566615165-flag-schedules.js';
 import { Push1795568010724 } from './1795568010724-push.js';
+import { SubjectBinding1795568839690 } from './1795568839690-subject-binding.js';
+import { FlagChangeRequests1795569346871 } from './1795569346871-flag-change-requests.js';
 
 /** Every migration, in order. Migrations are never edited after they land. */
 export const migrations = [
@@ -30,9 +32,11 @@ export const migrations = [
   ExpiredCredentialsIndexes1763727310000,
   CliSessionUserCode1763727320000,
   BlockedDevicesIndex1763727330000,
-  SsoConnections1795565924704,
-  SubjectBinding1795568839690,
   DebugTokens1795565762125,
+  SsoConnections1795565924704,
   ConsumedTokens1795566603034,
+  FlagSchedules1795566615165,
   Push1795568010724,
+  SubjectBinding1795568839690,
+  FlagChangeRequests1795569346871,
 ];

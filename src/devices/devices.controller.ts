@@ -1,6 +1,8 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { Access } from '../common/access/access.decorator.js';
 import { OrgAuth, type OrgAuthContext } from '../common/access/auth-context.js';
+import { AppException } from '../common/errors/app-exception.js';
+import { tierDefinition, type TierFeature } from '../common/tiers.js';
 import { RateLimit } from '../rate-limit/rate-limit.guard.js';
 import { DeviceAnalyticsService } from './device-analytics.service.js';
 import { BlockDeviceDto, DeviceDetailsQuery, ListDevicesQuery, ListEventsQuery } from './devices.dto.js';
@@ -12,11 +14,16 @@ import { DevicesService } from './devices.service.js';
  */
 @Controller('api/v1/devices')
 export class DevicesController {
-  constructor(private readonly devices: DevicesService) {}
+  constructor(
+    private readonly devices: DevicesService,
+    private readonly analytics: DeviceAnalyticsService,
+  ) {}
 
+  /** The risk-scored device list: the `riskScoring` feature (every plan). */
   @Get()
   @Access({ session: 'viewer' })
-  list(@OrgAuth() auth: OrgAuthContext, @Query() query: ListDevicesQuery) {
+  async list(@OrgAuth() auth: OrgAuthContext, @Query() query: ListDevicesQuery) {
+    await requireFeature(this.analytics, auth, 'riskScoring', 'Device risk scores are not part of your plan');
     return this.devices.list(auth, query);
   }
 
@@ -48,11 +55,31 @@ export class AnalyticsController {
 
   @Get('devices/:keyId')
   async device(@OrgAuth() auth: OrgAuthContext, @Param('keyId') keyId: string, @Query() query: DeviceDetailsQuery) {
+    // Device intelligence: the profile, recent events and compliance of one device, from Business.
+    await requireFeature(
+      this.analytics,
+      auth,
+      'deviceIntelligence',
+      'Device details are available from the Business plan',
+    );
     return this.analytics.deviceDetails(auth, keyId, query);
   }
 
   @Get('events')
   async events(@OrgAuth() auth: OrgAuthContext, @Query() query: ListEventsQuery) {
+    await requireFeature(this.analytics, auth, 'riskScoring', 'Risk-scored device events are not part of your plan');
     return this.analytics.events(auth, query);
+  }
+}
+
+/** 403 `feature_unavailable` unless the organization's plan has `feature` (the tier table). */
+async function requireFeature(
+  analytics: DeviceAnalyticsService,
+  auth: OrgAuthContext,
+  feature: TierFeature,
+  message: string,
+): Promise<void> {
+  if (!tierDefinition(await analytics.serviceTier(auth.organizationId)).features[feature]) {
+    throw new AppException(403, 'feature_unavailable', message, { hint: 'Upgrade the plan' });
   }
 }

@@ -7,7 +7,7 @@ import { createLogger } from '../common/logging/logger.js';
 import { PgListener } from '../database/pg-listener.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { compileFlag, type CompiledFlag } from './evaluation/compile-flag.js';
+import { compileFlagSet, type CompiledFlag } from './evaluation/compile-flag.js';
 import type { FlagDefinition, FlagOverrideRecord } from './evaluation/flag-types.js';
 
 export const FLAG_CHANGES_CHANNEL = 'flag_changes';
@@ -120,6 +120,6 @@ export class FlagStore implements OnModuleInit, OnModuleDestroy {
       defaultValue: row.default_value,
       environments: row.environments,
     }));
-    return { definitions, flags: definitions.map(compileFlag), overrides: byFlag };
+    return { definitions, flags: compileFlagSet(definitions), overrides: byFlag };
   }
 }

@@ -1,16 +1,33 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Res } from '@nestjs/common';
+import type { Response } from 'express';
+import { ApiOperation, ApiResponse } from '@nestjs/swagger';
 import { Access } from '../common/access/access.decorator.js';
 import { OrgAuth, type OrgAuthContext } from '../common/access/auth-context.js';
 import { UuidParam } from '../common/validation/uuid-param.js';
 import { InvalidInputStatus } from '../common/validation/validation.js';
 import { toFlagResponse, toOverrideResponse } from './flag.entity.js';
-import { CreateFlagDto, CreateOverrideDto, EnvironmentConfigDto, RollbackDto, UpdateFlagDto } from './flags.dto.js';
+import { ChangeRequestsService, type Outcome } from './change-requests.service.js';
+import { FlagSchedulesService, toScheduleResponse } from './flag-schedules.service.js';
+import {
+  CreateFlagDto,
+  CreateOverrideDto,
+  CreateScheduleDto,
+  EnvironmentConfigDto,
+  RollbackDto,
+  SetApprovalDto,
+  UpdateFlagDto,
+} from './flags.dto.js';
+import { PROPOSED, SCHEDULE_SCHEMA } from './flags.openapi.js';
 import { FlagsService } from './flags.service.js';
 
 /** Flag management for the dashboard: any member reads, Members and above change. */
 @Controller('api/v1/dashboard')
 export class FlagsController {
-  constructor(private readonly flags: FlagsService) {}
+  constructor(
+    private readonly flags: FlagsService,
+    private readonly schedules: FlagSchedulesService,
+    private readonly changeRequests: ChangeRequestsService,
+  ) {}
 
   @Get('apps/:appId/flags')
   @Access({ session: 'viewer', personalKey: ['flags:read'] })
@@ -45,13 +62,27 @@ export class FlagsController {
 
   @Put('flags/:flagId/environments/:environment')
   @Access({ session: 'member', personalKey: ['flags:write'] })
+  @ApiResponse(PROPOSED)
   async putEnvironment(
     @OrgAuth() auth: OrgAuthContext,
+    @Res({ passthrough: true }) response: Response,
     @UuidParam('flagId') flagId: string,
     @Param('environment') environment: string,
     @Body() body: EnvironmentConfigDto,
   ) {
-    return toFlagResponse(await this.flags.putEnvironment(auth, flagId, environment, body));
+    return answer(response, await this.changeRequests.putEnvironment(auth, flagId, environment, body), toFlagResponse);
+  }
+
+  @Put('flags/:flagId/environments/:environment/approval')
+  @Access({ session: 'admin', personalKey: ['flags:write'] })
+  @ApiOperation({ summary: 'Require approved change requests for changes of an environment (Enterprise)' })
+  async setApproval(
+    @OrgAuth() auth: OrgAuthContext,
+    @UuidParam('flagId') flagId: string,
+    @Param('environment') environment: string,
+    @Body() body: SetApprovalDto,
+  ) {
+    return toFlagResponse(await this.flags.setApproval(auth, flagId, environment, body.requireApproval));
   }
 
   @Get('flags/:flagId/history')
@@ -63,8 +94,14 @@ export class FlagsController {
   @Post('flags/:flagId/rollback')
   @Access({ session: 'member', personalKey: ['flags:write'] })
   @HttpCode(200)
-  async rollback(@OrgAuth() auth: OrgAuthContext, @UuidParam('flagId') flagId: string, @Body() body: RollbackDto) {
-    return toFlagResponse(await this.flags.rollback(auth, flagId, body.version));
+  @ApiResponse(PROPOSED)
+  async rollback(
+    @OrgAuth() auth: OrgAuthContext,
+    @Res({ passthrough: true }) response: Response,
+    @UuidParam('flagId') flagId: string,
+    @Body() body: RollbackDto,
+  ) {
+    return answer(response, await this.changeRequests.rollback(auth, flagId, body.version), toFlagResponse);
   }
 
   @Get('flags/:flagId/overrides')
@@ -94,4 +131,51 @@ export class FlagsController {
   ): Promise<void> {
     await this.flags.deleteOverride(auth, flagId, overrideId);
   }
+
+  @Get('flags/:flagId/schedules')
+  @Access({ session: 'member', personalKey: ['flags:read'] })
+  @ApiOperation({ summary: "A flag's scheduled changes, newest first (Business plan and above)" })
+  @ApiResponse({ status: 200, description: 'The schedules.', schema: { type: 'array', items: SCHEDULE_SCHEMA } })
+  async listSchedules(@OrgAuth() auth: OrgAuthContext, @UuidParam('flagId') flagId: string) {
+    return (await this.schedules.list(auth, flagId)).map(toScheduleResponse);
+  }
+
+  @Post('flags/:flagId/schedules')
+  @Access({ session: 'member', personalKey: ['flags:write'] })
+  @ApiOperation({
+    summary: 'Schedule a change of one environment (Business plan and above)',
+    description:
+      'At `runAt` the change is applied once, as a new flag version with its audit entry, `flag.updated` webhook, stream update and flag toggle notice. A change that can no longer apply then marks the schedule `failed` with the reason.',
+  })
+  @ApiResponse({ status: 201, description: 'The pending schedule.', schema: SCHEDULE_SCHEMA })
+  @ApiResponse(PROPOSED)
+  async createSchedule(
+    @OrgAuth() auth: OrgAuthContext,
+    @Res({ passthrough: true }) response: Response,
+    @UuidParam('flagId') flagId: string,
+    @Body() body: CreateScheduleDto,
+  ) {
+    return answer(response, await this.changeRequests.createSchedule(auth, flagId, body), toScheduleResponse);
+  }
+
+  @Delete('flags/:flagId/schedules/:scheduleId')
+  @Access({ session: 'member', personalKey: ['flags:write'] })
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Cancel a pending schedule (409 once applied, failed or cancelled)' })
+  async cancelSchedule(
+    @OrgAuth() auth: OrgAuthContext,
+    @UuidParam('flagId') flagId: string,
+    @UuidParam('scheduleId') scheduleId: string,
+  ): Promise<void> {
+    await this.schedules.cancel(auth, flagId, scheduleId);
+  }
+}
+
+/** The change's own answer, or 202 with the change request an environment requiring approval made of it. */
+export function answer<T, R>(response: Response, outcome: Outcome<T>, map: (applied: T) => R) {
+  if ('proposed' in outcome) {
+    response.status(202);
+    return outcome.proposed;
+  }
+  return map(outcome.applied);
 }

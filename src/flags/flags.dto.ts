@@ -9,16 +9,24 @@ import {
   IsObject,
   IsOptional,
   IsString,
+  IsUUID,
   Length,
   Matches,
   Max,
+  MaxDate,
   MaxLength,
   Min,
   MinDate,
   ValidateNested,
 } from 'class-validator';
 import { IsDecimalNumber } from '../common/validation/decimal-places.js';
-import { CONDITION_OPERATORS, FLAG_VALUE_TYPES, type FlagValueType } from './evaluation/flag-types.js';
+import {
+  CONDITION_OPERATORS,
+  ENVIRONMENTS,
+  FLAG_VALUE_TYPES,
+  type Environment,
+  type FlagValueType,
+} from './evaluation/flag-types.js';
 
 const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
 
@@ -67,6 +75,17 @@ export class FlagRuleDto {
   value!: string;
 }
 
+export const FLAG_KEY_FORMAT = /^[A-Za-z][A-Za-z0-9_.-]{0,99}$/;
+
+export class FlagPrerequisiteDto {
+  @Matches(FLAG_KEY_FORMAT, { message: 'flagKey must be the key of a flag of this app' })
+  flagKey!: string;
+
+  @IsString()
+  @MaxLength(10_000)
+  value!: string;
+}
+
 export class EnvironmentConfigDto {
   @IsBoolean()
   enabled!: boolean;
@@ -80,6 +99,14 @@ export class EnvironmentConfigDto {
   @ValidateNested({ each: true })
   @Type(() => FlagRuleDto)
   rules!: FlagRuleDto[];
+
+  /** Flags of the same app that must hold these values (Business and up); left out, they stay as they are. */
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(10)
+  @ValidateNested({ each: true })
+  @Type(() => FlagPrerequisiteDto)
+  prerequisites?: FlagPrerequisiteDto[];
 }
 
 export class CreateFlagDto {
@@ -169,4 +196,61 @@ export class EvaluateFlagDto {
   @IsOptional()
   @IsObject()
   custom?: Record<string, string>;
+}
+
+/** The part of an environment a scheduled change sets; what it leaves out stays as it is then. */
+export class ScheduledChangeDto {
+  @IsOptional()
+  @IsBoolean()
+  enabled?: boolean;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(10_000)
+  value?: string;
+
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(100)
+  @ValidateNested({ each: true })
+  @Type(() => FlagRuleDto)
+  rules?: FlagRuleDto[];
+}
+
+/** How far ahead a change may be scheduled. */
+export const MAX_SCHEDULE_AHEAD_DAYS = 366;
+
+export class CreateScheduleDto {
+  @IsIn(ENVIRONMENTS, { message: `environment must be one of: ${ENVIRONMENTS.join(', ')}` })
+  environment!: Environment;
+
+  @Type(() => Date)
+  @IsDate({ message: 'runAt must be an ISO 8601 timestamp' })
+  @MinDate(() => new Date(), { message: 'runAt must be in the future' })
+  @MaxDate(() => new Date(Date.now() + MAX_SCHEDULE_AHEAD_DAYS * 86_400_000), {
+    message: `runAt must be within ${MAX_SCHEDULE_AHEAD_DAYS} days`,
+  })
+  runAt!: Date;
+
+  @IsObject()
+  @ValidateNested()
+  @Type(() => ScheduledChangeDto)
+  change!: ScheduledChangeDto;
+}
+
+export class SetApprovalDto {
+  @IsBoolean()
+  requireApproval!: boolean;
+}
+
+export class ListChangeRequestsQuery {
+  @IsOptional()
+  @IsIn(['pending', 'approved', 'rejected', 'applied', 'stale'], {
+    message: 'state must be one of: pending, approved, rejected, applied, stale',
+  })
+  state?: string;
+
+  @IsOptional()
+  @IsUUID('all', { message: 'flagId must be a UUID' })
+  flagId?: string;
 }

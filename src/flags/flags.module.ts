@@ -4,13 +4,18 @@ import { DevicesModule } from '../devices/devices.module.js';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { FeatureFlag, FlagOverride } from './flag.entity.js';
 import { FlagStore } from './flag-store.js';
+import { FlagScheduleJob } from './flag-schedule.job.js';
+import { FlagSchedulesService } from './flag-schedules.service.js';
+import { ChangeRequestsController } from './change-requests.controller.js';
+import { ChangeRequestsService } from './change-requests.service.js';
+import { FlagsByKeyController } from './flags-by-key.controller.js';
 import { FlagsController } from './flags.controller.js';
 import { FlagsService } from './flags.service.js';
 import { SdkFlagsController } from './sdk-flags.controller.js';
 
 @Module({
   imports: [TypeOrmModule.forFeature([FeatureFlag, FlagOverride]), RateLimitModule, DevicesModule],
-  controllers: [FlagsController, SdkFlagsController],
-  providers: [FlagsService, FlagStore],
+  controllers: [FlagsController, FlagsByKeyController, ChangeRequestsController, SdkFlagsController],
+  providers: [FlagsService, FlagStore, FlagSchedulesService, FlagScheduleJob, ChangeRequestsService],
 })
 export class FlagsModule {}

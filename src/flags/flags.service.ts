@@ -2,7 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
-import type { OrgAuthContext } from '../common/access/auth-context.js';
+import { Inject } from '@nestjs/common';
+import type { AuthContext, OrgAuthContext } from '../common/access/auth-context.js';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import type { Logger } from 'pino';
+import { createLogger } from '../common/logging/logger.js';
+import { adminRecipients } from '../mail/admin-recipients.js';
+import { renderMail } from '../mail/mail-templates.js';
+import { MailService } from '../mail/mail.service.js';
 import {
   AppException,
   ValidationFailedException,
@@ -23,11 +31,42 @@ import {
 } from './evaluation/flag-types.js';
 import { parseFlagValue } from './evaluation/flag-values.js';
 import { validateEnvironmentConfig } from './evaluation/validate-rule.js';
+import { dependentsOf, prerequisiteGraphProblem } from './evaluation/validate-prerequisites.js';
 import { FeatureFlag, FlagOverride } from './flag.entity.js';
+import { isUuid } from './flag-key-param.js';
 import { FLAG_CHANGES_CHANNEL, FlagStore } from './flag-store.js';
 import type { CreateFlagDto, CreateOverrideDto, EnvironmentConfigDto, UpdateFlagDto } from './flags.dto.js';
 
 type FlagChange = 'flag.created' | 'flag.updated' | 'flag.deleted';
+
+/**
+ * Who makes a change: a dashboard caller, or the service acting for one (a schedule applying,
+ * an approved change request). `auth` is null when no request is behind it; `email` is recorded
+ * as the version's author.
+ */
+export interface FlagActor {
+  readonly organizationId: string;
+  readonly email: string | null;
+  readonly auth: AuthContext | null;
+  /** Extra audit metadata (the schedule or change request applied). */
+  readonly via?: Record<string, string>;
+}
+
+export function actorFromAuth(auth: OrgAuthContext): FlagActor {
+  return { organizationId: auth.organizationId, email: auth.caller.email, auth };
+}
+
+/** A saved change and what it switched on or off, for the notices sent once it committed. */
+export type ChangedFlag = FeatureFlag & { change?: string; toggled?: { environment: Environment; enabled: boolean }[] };
+
+/** An environment's new state as the PUT route and scheduled changes give it. */
+export interface EnvironmentInput {
+  readonly enabled: boolean;
+  readonly value: string;
+  readonly rules: EnvironmentConfigDto['rules'];
+  /** Undefined: the environment keeps the prerequisites it has. */
+  readonly prerequisites?: EnvironmentConfigDto['prerequisites'];
+}
 
 const FLAG_EVENT_KIND = { 'flag.created': 'created', 'flag.updated': 'updated', 'flag.deleted': 'deleted' } as const;
 
@@ -48,7 +87,13 @@ export class FlagsService {
     private readonly audit: AuditService,
     private readonly store: FlagStore,
     private readonly webhooks: WebhookEvents,
-  ) {}
+    private readonly mail: MailService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {
+    this.logger = createLogger(config).child({ component: 'flags' });
+  }
+
+  private readonly logger: Logger;
 
   async list(auth: OrgAuthContext, appId: string): Promise<FeatureFlag[]> {
     await this.assertApp(this.dataSource.manager, auth, appId);
@@ -66,10 +111,25 @@ export class FlagsService {
     return flag;
   }
 
+  /**
+   * The id of the flag of `appId` whose key is `flagKey`; a UUID that is no key of the app is
+   * taken as the flag's id. 404 when the app or the flag is not the caller's.
+   */
+  async resolveKey(auth: OrgAuthContext, appId: string, flagKey: string): Promise<string> {
+    const rows: { id: string }[] = await this.dataSource.query(
+      `SELECT id FROM feature_flags
+        WHERE organization_id = $1 AND app_id = $2 AND (key = $3 OR ($4::uuid IS NOT NULL AND id = $4::uuid))
+        ORDER BY key = $3 DESC LIMIT 1`,
+      [auth.organizationId, appId, flagKey, isUuid(flagKey) ? flagKey : null],
+    );
+    if (!rows[0]) throw notFound('Flag');
+    return rows[0].id;
+  }
+
   async create(auth: OrgAuthContext, appId: string, input: CreateFlagDto): Promise<FeatureFlag> {
     const parsed = parseFlagValue(input.valueType, input.defaultValue);
     if (!parsed.ok) throw new ValidationFailedException([{ field: 'defaultValue', message: parsed.message }]);
-    return this.change(auth, appId, 'flag.created', async (manager, tier) => {
+    return this.change(actorFromAuth(auth), appId, 'flag.created', async (manager, tier) => {
       await this.assertApp(manager, auth, appId);
       if (!tier.features.percentRollout && input.valueType !== 'boolean') {
         throw new AppException(
@@ -107,7 +167,7 @@ export class FlagsService {
   }
 
   async update(auth: OrgAuthContext, flagId: string, input: UpdateFlagDto): Promise<FeatureFlag> {
-    return this.modify(auth, flagId, 'flag.updated', (flag) => {
+    return this.modify(actorFromAuth(auth), flagId, 'flag.updated', (flag) => {
       if (input.defaultValue !== undefined) {
         const parsed = parseFlagValue(flag.valueType, input.defaultValue);
         if (!parsed.ok) throw new ValidationFailedException([{ field: 'defaultValue', message: parsed.message }]);
@@ -121,43 +181,140 @@ export class FlagsService {
 
   /** Replaces one environment's state, value and rules, within the plan's targeting features. */
   async putEnvironment(auth: OrgAuthContext, flagId: string, environment: string, input: EnvironmentConfigDto) {
-    if (!isEnvironment(environment)) {
-      throw badRequest(`environment must be one of: ${ENVIRONMENTS.join(', ')}`);
-    }
-    return this.modify(auth, flagId, 'flag.updated', (flag, tier) => {
-      const rules = input.rules.map((rule, index) => ({
-        name: rule.name,
-        priority: rule.priority ?? index,
-        conditions: rule.conditions,
-        rolloutPercentage: rule.rolloutPercentage ?? null,
-        value: rule.value,
-      }));
-      const problems = validateEnvironmentConfig({ value: input.value, rules }, flag.valueType);
-      if (problems.length) throw new ValidationFailedException(problems);
-      this.assertTargetingAllowed(tier, input);
+    return this.putEnvironmentAs(actorFromAuth(auth), flagId, checkEnvironment(environment), input);
+  }
+
+  /** The PUT for `actor`; `check` runs first in the change's transaction (a change request's version). */
+  putEnvironmentAs(
+    actor: FlagActor,
+    flagId: string,
+    environment: Environment,
+    input: EnvironmentInput,
+    within?: EntityManager,
+    check?: (flag: FeatureFlag) => void,
+  ): Promise<ChangedFlag> {
+    return this.modify(
+      actor,
+      flagId,
+      'flag.updated',
+      (flag, tier, manager) => {
+        check?.(flag);
+        return this.applyEnvironment(flag, tier, environment, input, manager);
+      },
+      within,
+    );
+  }
+
+  /** Marks an environment as requiring approved change requests (Enterprise), or clears it. */
+  async setApproval(auth: OrgAuthContext, flagId: string, environment: string, requireApproval: boolean) {
+    const checked = checkEnvironment(environment);
+    return this.modify(actorFromAuth(auth), flagId, 'flag.updated', (flag, tier) => {
+      if (!tier.features.approvalWorkflows) {
+        throw new AppException(403, 'feature_unavailable', 'Change approvals are available on the Enterprise plan');
+      }
+      const { requireApproval: _previous, ...rest } = flag.environments[checked];
       flag.environments = {
         ...flag.environments,
-        [environment]: {
-          enabled: input.enabled,
-          value: input.value,
-          rules: input.rules.map((rule, index): FlagRule => ({
-            id: randomUUID(),
-            name: rule.name,
-            priority: rule.priority ?? index,
-            isActive: rule.isActive ?? true,
-            conditions: rule.conditions.map((c) => ({ attribute: c.attribute, operator: c.operator, value: c.value })),
-            rolloutPercentage: rule.rolloutPercentage ?? null,
-            value: rule.value,
-          })),
-        },
+        [checked]: requireApproval ? { ...rest, requireApproval: true } : rest,
       };
-      return `${environment} ${input.enabled ? 'enabled' : 'disabled'}, ${input.rules.length} rules`;
+      return `${checked} ${requireApproval ? 'requires' : 'no longer requires'} approval`;
     });
+  }
+
+  /**
+   * Checks `input` against the flag's type and the plan, and puts it in place of the environment's
+   * configuration; throws what the PUT route answers. Returns the version's change text.
+   */
+  async applyEnvironment(
+    flag: FeatureFlag,
+    tier: TierDefinition,
+    environment: Environment,
+    input: EnvironmentInput,
+    manager: EntityManager,
+  ): Promise<string> {
+    const rules = input.rules.map((rule, index) => ({
+      name: rule.name,
+      priority: rule.priority ?? index,
+      conditions: rule.conditions,
+      rolloutPercentage: rule.rolloutPercentage ?? null,
+      value: rule.value,
+    }));
+    const problems = validateEnvironmentConfig({ value: input.value, rules }, flag.valueType);
+    if (problems.length) throw new ValidationFailedException(problems);
+    this.assertTargetingAllowed(tier, input);
+    const prerequisites = input.prerequisites ?? flag.environments[environment].prerequisites ?? [];
+    if (input.prerequisites?.length && !tier.features.flagDependencies) {
+      throw new AppException(403, 'feature_unavailable', 'Flag prerequisites are available from the Business plan');
+    }
+    flag.environments = {
+      ...flag.environments,
+      [environment]: {
+        ...(flag.environments[environment].requireApproval ? { requireApproval: true } : {}),
+        enabled: input.enabled,
+        value: input.value,
+        prerequisites: prerequisites.map((p) => ({ flagKey: p.flagKey, value: p.value })),
+        rules: input.rules.map((rule, index): FlagRule => ({
+          id: randomUUID(),
+          name: rule.name,
+          priority: rule.priority ?? index,
+          isActive: rule.isActive ?? true,
+          conditions: rule.conditions.map((c) => ({ attribute: c.attribute, operator: c.operator, value: c.value })),
+          rolloutPercentage: rule.rolloutPercentage ?? null,
+          value: rule.value,
+        })),
+      },
+    };
+    if (input.prerequisites !== undefined) await this.assertPrerequisites(manager, flag);
+    return `${environment} ${input.enabled ? 'enabled' : 'disabled'}, ${input.rules.length} rules`;
+  }
+
+  /**
+   * The flag's prerequisites (as `flag` now holds them) against the app's other flags: each value
+   * typed for its flag (422), no unknown key, no cycle, no chain deeper than 5 (400). The
+   * organization row is locked by the change, so no concurrent change builds a cycle alongside.
+   */
+  private async assertPrerequisites(manager: EntityManager, flag: FeatureFlag): Promise<void> {
+    const others = await this.appFlags(manager, flag.appId);
+    const types = new Map(others.map((other) => [other.key, other.valueType]));
+    const problems = ENVIRONMENTS.flatMap((environment) =>
+      (flag.environments[environment].prerequisites ?? []).flatMap((prerequisite, index) => {
+        const type = prerequisite.flagKey === flag.key ? flag.valueType : types.get(prerequisite.flagKey);
+        const parsed = type ? parseFlagValue(type, prerequisite.value) : { ok: true as const };
+        return parsed.ok
+          ? []
+          : [
+              {
+                field: `prerequisites[${index}].value`,
+                message: `${parsed.message} (${prerequisite.flagKey} is ${type})`,
+              },
+            ];
+      }),
+    );
+    const problem = prerequisiteGraphProblem([...others.filter((other) => other.id !== flag.id), flag]);
+    if (problem) {
+      throw new AppException(400, 'invalid_prerequisites', problem, {
+        hint: 'Prerequisites name flags of the same app, without cycles, at most 5 deep',
+      });
+    }
+    if (problems.length) throw new ValidationFailedException(problems);
+  }
+
+  private appFlags(manager: EntityManager, appId: string): Promise<FeatureFlag[]> {
+    return manager.getRepository(FeatureFlag).find({ where: { appId } });
   }
 
   async remove(auth: OrgAuthContext, flagId: string): Promise<void> {
     const flag = await this.get(auth, flagId);
-    await this.change(auth, flag.appId, 'flag.deleted', async (manager) => {
+    await this.change(actorFromAuth(auth), flag.appId, 'flag.deleted', async (manager) => {
+      const dependents = dependentsOf(await this.appFlags(manager, flag.appId), flag.key);
+      if (dependents.length) {
+        throw new AppException(
+          409,
+          'flag_has_dependents',
+          `Other flags name ${flag.key} as a prerequisite: ${dependents.join(', ')}`,
+          { hint: 'Remove the prerequisite from those flags first', body: { dependents } },
+        );
+      }
       await manager.delete(FeatureFlag, { id: flagId, organizationId: auth.organizationId });
       return flag;
     });
@@ -182,22 +339,61 @@ export class FlagsService {
 
   /** Restores an earlier version's settings as a new version (plans with `rollback`). */
   async rollback(auth: OrgAuthContext, flagId: string, version: number): Promise<FeatureFlag> {
-    return this.modify(auth, flagId, 'flag.updated', async (flag, tier, manager) => {
-      if (!tier.features.rollback) {
-        throw new AppException(403, 'feature_unavailable', 'Rollback is available from the Pro plan');
-      }
-      const rows: { snapshot: Snapshot }[] = await manager.query(
-        `SELECT snapshot FROM feature_flag_versions WHERE flag_id = $1 AND version = $2`,
-        [flagId, version],
-      );
-      if (!rows[0]) throw notFound(`Version ${version} of this flag`);
-      const snapshot = rows[0].snapshot;
-      flag.name = snapshot.name;
-      flag.description = snapshot.description;
-      flag.defaultValue = snapshot.defaultValue;
-      flag.environments = snapshot.environments;
-      return `rolled back to version ${version}`;
-    });
+    return this.rollbackAs(actorFromAuth(auth), flagId, version);
+  }
+
+  rollbackAs(
+    actor: FlagActor,
+    flagId: string,
+    version: number,
+    within?: EntityManager,
+    check?: (flag: FeatureFlag) => void,
+  ): Promise<ChangedFlag> {
+    return this.modify(
+      actor,
+      flagId,
+      'flag.updated',
+      async (flag, tier, manager) => {
+        check?.(flag);
+        if (!tier.features.rollback) {
+          throw new AppException(403, 'feature_unavailable', 'Rollback is available from the Pro plan');
+        }
+        const rows: { snapshot: Snapshot }[] = await manager.query(
+          `SELECT snapshot FROM feature_flag_versions WHERE flag_id = $1 AND version = $2`,
+          [flagId, version],
+        );
+        if (!rows[0]) throw notFound(`Version ${version} of this flag`);
+        const snapshot = rows[0].snapshot;
+        flag.name = snapshot.name;
+        flag.description = snapshot.description;
+        flag.defaultValue = snapshot.defaultValue;
+        // Which environments require approval is protection, not content: a rollback keeps it as it is now.
+        const current = flag.environments;
+        flag.environments = Object.fromEntries(
+          ENVIRONMENTS.map((env) => {
+            const { requireApproval: _old, ...restored } = snapshot.environments[env];
+            return [env, current[env].requireApproval ? { ...restored, requireApproval: true } : restored];
+          }),
+        ) as FeatureFlag['environments'];
+        const restored = ENVIRONMENTS.some((env) => snapshot.environments[env].prerequisites?.length);
+        if (restored && !tier.features.flagDependencies) {
+          throw new AppException(403, 'feature_unavailable', 'Flag prerequisites are available from the Business plan');
+        }
+        // The app's flags may have changed since: the restored prerequisites must still hold.
+        if (restored) await this.assertPrerequisites(manager, flag);
+        return `rolled back to version ${version}`;
+      },
+      within,
+    );
+  }
+
+  /** The environments of version `version` of a flag, or null when there is no such version. */
+  async versionEnvironments(organizationId: string, flagId: string, version: number) {
+    const rows: { snapshot: Snapshot }[] = await this.dataSource.query(
+      `SELECT snapshot FROM feature_flag_versions WHERE flag_id = $1 AND organization_id = $2 AND version = $3`,
+      [flagId, organizationId, version],
+    );
+    return rows[0]?.snapshot.environments ?? null;
   }
 
   async listOverrides(auth: OrgAuthContext, flagId: string): Promise<FlagOverride[]> {
@@ -269,42 +465,67 @@ export class FlagsService {
     this.store.invalidate(flag.appId);
   }
 
-  /** Loads the flag locked, applies `edit`, and saves it as the next version. */
-  private async modify(
-    auth: OrgAuthContext,
+  /**
+   * Loads the flag locked, applies `edit`, and saves it as the next version. With `within`, runs
+   * in that transaction, and the caller calls `committed()` once it commits.
+   */
+  async modify(
+    actor: FlagActor,
     flagId: string,
     event: FlagChange,
     edit: (flag: FeatureFlag, tier: TierDefinition, manager: EntityManager) => string | Promise<string>,
-  ): Promise<FeatureFlag> {
-    const { appId } = await this.get(auth, flagId);
-    return this.change(auth, appId, event, async (manager, tier) => {
-      const flag = await manager
-        .createQueryBuilder(FeatureFlag, 'f')
-        .setLock('pessimistic_write')
-        .where('f.id = :flagId AND f.organization_id = :org', { flagId, org: auth.organizationId })
-        .getOne();
-      if (!flag) throw notFound('Flag');
-      const change = await edit(flag, tier, manager);
-      flag.version += 1;
-      await manager.save(flag);
-      return Object.assign(flag, { change });
-    });
+    within?: EntityManager,
+  ): Promise<ChangedFlag> {
+    // Not locked here: the organization row is locked first, then the flag (in `change`), on every path.
+    const rows: { app_id: string }[] = await (within ?? this.dataSource.manager).query(
+      `SELECT app_id FROM feature_flags WHERE id = $1 AND organization_id = $2`,
+      [flagId, actor.organizationId],
+    );
+    const appId = rows[0]?.app_id;
+    if (!appId) throw notFound('Flag');
+    return this.change(
+      actor,
+      appId,
+      event,
+      async (manager, tier) => {
+        const flag = await this.lockedFlag(manager, actor.organizationId, flagId);
+        if (!flag) throw notFound('Flag');
+        const before = Object.fromEntries(ENVIRONMENTS.map((env) => [env, flag.environments[env].enabled]));
+        const change = await edit(flag, tier, manager);
+        flag.version += 1;
+        await manager.save(flag);
+        const toggled = ENVIRONMENTS.filter((env) => flag.environments[env].enabled !== before[env]).map(
+          (environment) => ({ environment, enabled: flag.environments[environment].enabled }),
+        );
+        return Object.assign(flag, { change, toggled });
+      },
+      within,
+    );
+  }
+
+  private lockedFlag(manager: EntityManager, organizationId: string, flagId: string): Promise<FeatureFlag | null> {
+    return manager
+      .createQueryBuilder(FeatureFlag, 'f')
+      .setLock('pessimistic_write')
+      .where('f.id = :flagId AND f.organization_id = :org', { flagId, org: organizationId })
+      .getOne();
   }
 
   /**
-   * One transaction per change: the change, its version snapshot, its audit entry and the
-   * notification every instance's flag cache listens for commit together.
+   * One transaction per change: the change, its version snapshot, its audit entry, the webhook
+   * event and the notification every instance's flag cache listens for commit together.
    */
   private async change(
-    auth: OrgAuthContext,
+    actor: FlagActor,
     appId: string,
     event: FlagChange,
-    work: (manager: EntityManager, tier: TierDefinition) => Promise<FeatureFlag & { change?: string }>,
-  ): Promise<FeatureFlag> {
-    const flag = await this.dataSource.transaction(async (manager) => {
+    work: (manager: EntityManager, tier: TierDefinition) => Promise<ChangedFlag>,
+    within?: EntityManager,
+  ): Promise<ChangedFlag> {
+    const run = async (manager: EntityManager) => {
       const rows: { service_tier: string }[] = await manager.query(
         `SELECT service_tier FROM organizations WHERE id = $1 FOR UPDATE`,
-        [auth.organizationId],
+        [actor.organizationId],
       );
       const result = await work(manager, tierDefinition(rows[0].service_tier));
       if (event !== 'flag.deleted') {
@@ -313,39 +534,79 @@ export class FlagsService {
            VALUES ($1, $2, $3, $4, $5, $6)`,
           [
             result.id,
-            auth.organizationId,
+            actor.organizationId,
             result.version,
             JSON.stringify(snapshotOf(result)),
             result.change ?? 'created',
-            auth.caller.email,
+            actor.email,
           ],
+        );
+      } else {
+        await manager.query(
+          `UPDATE feature_flag_schedules SET status = 'failed', failure_reason = 'The flag was deleted'
+            WHERE flag_id = $1 AND organization_id = $2 AND status = 'pending'`,
+          [result.id, actor.organizationId],
         );
       }
       await this.audit.record(
-        auth,
+        actor.auth,
         {
-          organizationId: auth.organizationId,
+          organizationId: actor.organizationId,
           action: event,
           resourceType: 'flag',
           resourceId: result.id,
-          metadata: { key: result.key, version: result.version },
+          metadata: { key: result.key, version: result.version, ...actor.via },
         },
         manager,
       );
-      await this.webhooks.flagChanged(manager, auth.organizationId, FLAG_EVENT_KIND[event], {
+      await this.webhooks.flagChanged(manager, actor.organizationId, FLAG_EVENT_KIND[event], {
         flag_id: result.id,
         flag_key: result.key,
         app_id: appId,
         version: result.version,
         value_type: result.valueType,
         change: result.change ?? FLAG_EVENT_KIND[event],
-        changed_by: auth.caller.email,
+        changed_by: actor.email,
       });
       await notify(manager, appId);
       return result;
-    });
-    this.store.invalidate(appId);
+    };
+    if (within) return run(within);
+    const flag = await this.dataSource.transaction(run);
+    this.committed(flag);
     return flag;
+  }
+
+  /** What follows a committed change: this instance's cache at once, and the flagToggle notice. */
+  committed(flag: ChangedFlag): void {
+    this.store.invalidate(flag.appId);
+    if (flag.toggled?.length) {
+      this.noticeToggle(flag, flag.toggled).catch((error: unknown) =>
+        this.logger.error({ err: error, flagId: flag.id }, 'flag toggle notice failed'),
+      );
+    }
+  }
+
+  /** Mails the organization's Admins and Owners that a flag was switched, unless they opted out (flagToggle). */
+  private async noticeToggle(flag: FeatureFlag, toggled: { environment: Environment; enabled: boolean }[]) {
+    const preference: { flag_toggle: boolean }[] = await this.dataSource.query(
+      `SELECT flag_toggle FROM notification_preferences WHERE organization_id = $1`,
+      [flag.organizationId],
+    );
+    if (preference[0] && !preference[0].flag_toggle) return;
+    const states = toggled.map((t) => `${t.enabled ? 'on' : 'off'} in ${t.environment}`).join(', ');
+    const message = renderMail({
+      subject: `Flag ${flag.key} switched ${states}`,
+      heading: `Flag ${flag.key} switched ${states}`,
+      paragraphs: [`Version ${flag.version} of the flag "${flag.name}" (${flag.key}) switched it ${states}.`],
+      action: {
+        label: 'Open the flag',
+        url: `${this.config.dashboardOrigins[0] ?? this.config.baseUrl}/apps/${flag.appId}/flags/${flag.key}`,
+      },
+      footer: 'You receive this because flag toggle notices are on for your organization.',
+    });
+    for (const to of await adminRecipients(this.dataSource, flag.organizationId))
+      this.mail.sendLater({ to, ...message });
   }
 
   private async assertApp(manager: EntityManager, auth: OrgAuthContext, appId: string): Promise<void> {
@@ -382,13 +643,8 @@ export class FlagsService {
     }
   }
 
-  private assertTargetingAllowed(tier: TierDefinition, input: EnvironmentConfigDto): void {
-    const maxRules = tier.limits.maxRulesPerFlag;
-    if (maxRules !== null && input.rules.length > maxRules) {
-      throw new AppException(403, 'rule_limit_reached', `Your plan allows ${maxRules} rules per flag`, {
-        hint: maxRules === 0 ? 'Targeting rules are available from the Pro plan' : 'Upgrade the plan for more rules',
-      });
-    }
+  /** Features before limits: a rule the plan cannot have at all says which feature it lacks. */
+  private assertTargetingAllowed(tier: TierDefinition, input: EnvironmentInput): void {
     const partialRollout = input.rules.some(
       (r) => r.rolloutPercentage != null && r.rolloutPercentage > 0 && r.rolloutPercentage < 100,
     );
@@ -398,6 +654,12 @@ export class FlagsService {
     const targetsDevices = input.rules.some((r) => r.conditions.some((c) => DEVICE_ATTRIBUTES.has(c.attribute)));
     if (targetsDevices && !tier.features.deviceTargeting) {
       throw new AppException(403, 'feature_unavailable', 'Device targeting is not available on your plan');
+    }
+    const maxRules = tier.limits.maxRulesPerFlag;
+    if (maxRules !== null && input.rules.length > maxRules) {
+      throw new AppException(403, 'rule_limit_reached', `Your plan allows ${maxRules} rules per flag`, {
+        hint: maxRules === 0 ? 'Targeting rules are available from the Pro plan' : 'Upgrade the plan for more rules',
+      });
     }
   }
 }
@@ -423,4 +685,9 @@ function snapshotOf(flag: FeatureFlag): Snapshot & { key: string; valueType: str
 /** Delivered to every listening instance when the transaction commits, and not before. */
 async function notify(manager: EntityManager, appId: string): Promise<void> {
   await manager.query(`SELECT pg_notify($1, $2)`, [FLAG_CHANGES_CHANNEL, appId]);
+}
+
+export function checkEnvironment(environment: string): Environment {
+  if (!isEnvironment(environment)) throw badRequest(`environment must be one of: ${ENVIRONMENTS.join(', ')}`);
+  return environment;
 }

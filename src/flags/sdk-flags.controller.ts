@@ -11,6 +11,7 @@ import { Metrics } from '../metrics/metrics.js';
 import { RateLimit } from '../rate-limit/rate-limit.guard.js';
 import { evaluateFlag, evaluateFlagSet } from './evaluation/evaluate-flag.js';
 import { ENVIRONMENTS, isEnvironment, type Environment, type EvaluationContext } from './evaluation/flag-types.js';
+import { ifNoneMatchHits, strongEtag } from './conditional-fetch.js';
 import { FlagStore } from './flag-store.js';
 import { EvaluateFlagDto } from './flags.dto.js';
 
@@ -42,12 +43,32 @@ export class SdkFlagsController implements BeforeApplicationShutdown {
     );
   }
 
+  /**
+   * Answers with a strong ETag of the body it serialises once; a matching `If-None-Match` gets 304
+   * with no body, so a polling SDK whose flags did not change pays no transfer and no parsing.
+   */
   @Get()
   @RateLimit('flags')
-  async flags(@Req() request: Request, @Query('environment') environment?: string) {
+  async flags(
+    @Req() request: Request,
+    @Res() response: Response,
+    @Query('environment') environment?: string,
+  ): Promise<void> {
     // Checked by hand rather than through a query DTO: this is the hottest route.
     const checked = environmentOf(environment);
-    return { flags: await this.evaluate(request.tenant!, request, checked) };
+    const body = JSON.stringify({ flags: await this.evaluate(request.tenant!, request, checked) });
+    const etag = strongEtag(body);
+    response.setHeader('ETag', etag);
+    // The answer depends on the device's token and headers: never stored by a shared cache.
+    response.setHeader('Cache-Control', 'private, no-cache');
+    if (ifNoneMatchHits(request.headers['if-none-match'], etag)) {
+      response.status(304).end();
+      return;
+    }
+    response.status(200);
+    response.setHeader('Content-Type', 'application/json; charset=utf-8');
+    response.setHeader('Content-Length', Buffer.byteLength(body));
+    response.end(body);
   }
 
   /** Server-sent events: a snapshot on connect, then a new one after every change. */
@@ -127,11 +148,11 @@ export class SdkFlagsController implements BeforeApplicationShutdown {
   @HttpCode(200)
   async evaluateOne(@Req() request: Request, @UuidParam('flagId') flagId: string, @Body() body: EvaluateFlagDto) {
     const tenant = request.tenant!;
-    const { definitions } = await this.store.get(tenant.appId);
+    const { definitions, flags } = await this.store.get(tenant.appId);
     const flag = definitions.find((candidate) => candidate.id === flagId);
     if (!flag) throw notFound('Flag');
     const { environment, ...context } = body;
-    return evaluateFlag(flag, environment ?? 'production', context);
+    return evaluateFlag(flag, environment ?? 'production', context, { set: flags });
   }
 
   private async evaluate(tenant: Tenant, request: Request, environment: string) {

@@ -199,6 +199,11 @@ export const RESPONSE_SCHEMAS: Record<string, SchemaObject> = {
   },
 };
 
+const ETAG_HEADERS = {
+  ETag: { description: 'Strong tag of the body (a digest of its bytes).', schema: { type: 'string' } },
+  'Cache-Control': { schema: { type: 'string', example: 'private, no-cache' } },
+};
+
 const SDK_HEADERS: readonly ParameterObject[] = [
   ['X-Device-ID', 'The device identifier rules and overrides match (defaults to the token subject).'],
   ['X-App-Version', 'The app version, for `app_version` rules.'],
@@ -316,8 +321,25 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
   },
   'GET /api/v1/flags': {
     summary: "Every flag's value for this device",
-    parameters: SDK_HEADERS,
-    responses: { '200': json(ref('EvaluatedFlags'), 'The evaluated flags.', RATE_LIMIT_RESPONSE_HEADERS) },
+    description:
+      'Conditional: every answer carries a strong `ETag` of its body; send it back in `If-None-Match` and an unchanged result answers 304 with no body.',
+    parameters: [
+      ...SDK_HEADERS,
+      {
+        name: 'If-None-Match',
+        in: 'header',
+        required: false,
+        description: 'The `ETag` of an earlier answer (a list, or `*`): 304 when the result is unchanged.',
+        schema: { type: 'string' },
+      },
+    ],
+    responses: {
+      '200': json(ref('EvaluatedFlags'), 'The evaluated flags.', { ...RATE_LIMIT_RESPONSE_HEADERS, ...ETAG_HEADERS }),
+      '304': {
+        description: 'The result equals the one `If-None-Match` names; no body.',
+        headers: { ...RATE_LIMIT_RESPONSE_HEADERS, ...ETAG_HEADERS },
+      },
+    },
   },
   'GET /api/v1/flags/stream': {
     summary: 'Flag values as server-sent events (Business plan and above)',

@@ -196,13 +196,16 @@ describe('compliance settings', () => {
 
       await t.sql(`UPDATE organizations SET service_tier = 'basic' WHERE id = $1`, [app.org.id]);
       expect((await app.owner.get('/api/v1/org/compliance').expect(200)).body).toEqual(DEFAULTS);
-      expect((await complianceStatus(app, device.keyId)).isCompliant).toBe(true);
+      // Device details are themselves Business (deviceIntelligence): Pro reads no compliance status.
+      const details = `/api/v1/analytics/devices/${encodeURIComponent(device.keyId)}`;
+      expect((await app.owner.get(details).expect(403)).body.code).toBe('feature_unavailable');
 
       await t.sql(`UPDATE organizations SET service_tier = 'enterprise' WHERE id = $1`, [app.org.id]);
       expect((await app.owner.get('/api/v1/org/compliance').expect(200)).body).toMatchObject({
         maxRiskScore: 10,
         minOsVersion: '16',
       });
+      expect((await complianceStatus(app, device.keyId)).isCompliant).toBe(false);
     });
   });
 

@@ -258,7 +258,7 @@ describe('devices and analytics', () => {
 
   describe('GET /api/v1/analytics/devices/:keyId', () => {
     it('returns the device details with the last 20 events, to a viewer session', async () => {
-      const { org, appId } = await tenant();
+      const { org, appId } = await tenant('professional');
       const keyId = awkwardKeyId();
       await seedDevice(org, { appId, keyId, riskScore: 20, attestationCount: 4, lastSeenMinutesAgo: 5 });
       const base = Date.now() - 3_600_000;
@@ -331,7 +331,7 @@ describe('devices and analytics', () => {
     });
 
     it('reports a device above the default maximum risk of 50 as not compliant', async () => {
-      const { org, owner, appId } = await tenant();
+      const { org, owner, appId } = await tenant('professional');
       const risky = await seedDevice(org, { appId, riskScore: 51 });
       const jailbroken = await seedDevice(org, { appId, riskScore: 0, jailbreak: true });
       const borderline = await seedDevice(org, { appId, riskScore: 50 });
@@ -348,7 +348,7 @@ describe('devices and analytics', () => {
     });
 
     it('accepts an org:read API key as X-API-Key or Bearer, with the apikey rate-limit headers', async () => {
-      const { org, appId } = await tenant('basic');
+      const { org, appId } = await tenant('professional');
       const keyId = awkwardKeyId();
       await seedDevice(org, { appId, keyId });
       const key = await createApiKey(t, org, ['org:read']);
@@ -356,17 +356,17 @@ describe('devices and analytics', () => {
 
       const byHeader = await t.http().get(path).set('X-API-Key', key).expect(200);
       expect(byHeader.body.keyId).toBe(keyId);
-      expect(byHeader.headers['x-ratelimit-limit']).toBe('300');
-      expect(Number(byHeader.headers['x-ratelimit-remaining'])).toBe(299);
+      expect(byHeader.headers['x-ratelimit-limit']).toBe('1000');
+      expect(Number(byHeader.headers['x-ratelimit-remaining'])).toBe(999);
       expect(Number(byHeader.headers['x-ratelimit-reset'])).toBeGreaterThan(Date.now() / 1000);
 
       const byBearer = await t.http().get(path).set('Authorization', `Bearer ${key}`).expect(200);
       expect(byBearer.body.keyId).toBe(keyId);
-      expect(byBearer.headers['x-ratelimit-remaining']).toBe('298');
+      expect(byBearer.headers['x-ratelimit-remaining']).toBe('998');
     });
 
     it('refuses an API key without org:read (403) and a request without credentials (401)', async () => {
-      const { org, appId } = await tenant();
+      const { org, appId } = await tenant('professional');
       const keyId = await seedDevice(org, { appId });
       const path = `/api/v1/analytics/devices/${encodeURIComponent(keyId)}`;
       const feedbackKey = await createApiKey(t, org, ['feedback:read']);
@@ -376,8 +376,8 @@ describe('devices and analytics', () => {
     });
 
     it('answers 404 for an unknown key and for another organization key', async () => {
-      const { org, owner } = await tenant();
-      const other = await tenant();
+      const { org, owner } = await tenant('professional');
+      const other = await tenant('professional');
       const foreign = await seedDevice(other.org, { appId: other.appId });
       const key = await createApiKey(t, org, ['org:read']);
       expect(
@@ -391,11 +391,23 @@ describe('devices and analytics', () => {
         .expect(404);
     });
 
+    it('is the deviceIntelligence feature: 403 feature_unavailable below Business', async () => {
+      for (const tier of ['free', 'basic']) {
+        const { org, owner, appId } = await tenant(tier);
+        const keyId = await seedDevice(org, { appId });
+        const path = `/api/v1/analytics/devices/${encodeURIComponent(keyId)}`;
+        expect((await owner.get(path).expect(403)).body.code).toBe('feature_unavailable');
+        const key = await createApiKey(t, org, ['org:read']);
+        expect((await t.http().get(path).set('X-API-Key', key).expect(403)).body.code).toBe('feature_unavailable');
+      }
+    });
+
     it('answers 429 with Retry-After once a Free organization used its 30 API-key requests this minute', async () => {
       const { org, appId } = await tenant('free');
-      const keyId = await seedDevice(org, { appId });
+      await seedDevice(org, { appId });
       const key = await createApiKey(t, org, ['org:read']);
-      const path = `/api/v1/analytics/devices/${encodeURIComponent(keyId)}`;
+      // The API-key bucket is shared by the analytics routes; Free reads events (device details are Business).
+      const path = `/api/v1/analytics/events?appId=${appId}`;
       for (let i = 0; i < 30; i++) {
         const response = await t.http().get(path).set('X-API-Key', key).expect(200);
         expect(response.headers['x-ratelimit-remaining']).toBe(String(29 - i));
@@ -521,7 +533,7 @@ describe('devices and analytics', () => {
 
   describe('POST /api/v1/devices/:keyId/block and /unblock', () => {
     it('blocks every device row of the key in the organization, audited, for an Admin', async () => {
-      const { org, owner, appId } = await tenant();
+      const { org, owner, appId } = await tenant('professional');
       const otherAppId = await secondApp(owner);
       const keyId = awkwardKeyId();
       await seedDevice(org, { appId, keyId, riskScore: 15, environment: 'development' });

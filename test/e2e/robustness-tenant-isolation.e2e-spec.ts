@@ -78,6 +78,7 @@ describe('tenant isolation: another organization gets 404 for every resource of 
     session('POST /api/v1/apps/:appID/activate'),
     session('POST /api/v1/apps/:appID/deactivate'),
     session('POST /api/v1/apps/:appID/set-primary'),
+    session('POST /api/v1/apps/:appID/subject-signing-secret'),
     session('DELETE /api/v1/apps/:appID'),
     session('GET /api/v1/apps/:appID/debug-tokens'),
     session('POST /api/v1/apps/:appID/debug-tokens', { name: 'planted' }),
@@ -105,6 +106,45 @@ describe('tenant isolation: another organization gets 404 for every resource of 
     session('GET /api/v1/dashboard/flags/:flagId/overrides'),
     session('POST /api/v1/dashboard/flags/:flagId/overrides', { deviceKeyId: 'device-2', forcedValue: 'true' }),
     session('DELETE /api/v1/dashboard/flags/:flagId/overrides/:overrideId'),
+    session('GET /api/v1/dashboard/flags/:flagId/schedules'),
+    session('POST /api/v1/dashboard/flags/:flagId/schedules', {
+      environment: 'production',
+      runAt: new Date(Date.now() + 3_600_000).toISOString(),
+      change: { enabled: false },
+    }),
+    session('DELETE /api/v1/dashboard/flags/:flagId/schedules/:scheduleId'),
+    // The same flag by its key under A's app
+    session('GET /api/v1/dashboard/apps/:appId/flags/:flagKey'),
+    session('PATCH /api/v1/dashboard/apps/:appId/flags/:flagKey', { name: 'Taken over' }),
+    session('PUT /api/v1/dashboard/apps/:appId/flags/:flagKey/environments/:environment', {
+      enabled: true,
+      value: 'true',
+      rules: [],
+    }),
+    session('GET /api/v1/dashboard/apps/:appId/flags/:flagKey/history'),
+    session('POST /api/v1/dashboard/apps/:appId/flags/:flagKey/rollback', { version: 1 }),
+    session('GET /api/v1/dashboard/apps/:appId/flags/:flagKey/overrides'),
+    session('POST /api/v1/dashboard/apps/:appId/flags/:flagKey/overrides', {
+      deviceKeyId: 'device-2',
+      forcedValue: 'true',
+    }),
+    session('DELETE /api/v1/dashboard/apps/:appId/flags/:flagKey/overrides/:overrideId'),
+    session('GET /api/v1/dashboard/apps/:appId/flags/:flagKey/schedules'),
+    session('POST /api/v1/dashboard/apps/:appId/flags/:flagKey/schedules', {
+      environment: 'production',
+      runAt: new Date(Date.now() + 3_600_000).toISOString(),
+      change: { enabled: false },
+    }),
+    session('DELETE /api/v1/dashboard/apps/:appId/flags/:flagKey/schedules/:scheduleId'),
+    session('PUT /api/v1/dashboard/flags/:flagId/environments/:environment/approval', { requireApproval: true }),
+    session('PUT /api/v1/dashboard/apps/:appId/flags/:flagKey/environments/:environment/approval', {
+      requireApproval: true,
+    }),
+    session('GET /api/v1/dashboard/change-requests/:requestId'),
+    session('POST /api/v1/dashboard/change-requests/:requestId/approve'),
+    session('POST /api/v1/dashboard/change-requests/:requestId/reject'),
+    session('POST /api/v1/dashboard/change-requests/:requestId/apply'),
+    session('DELETE /api/v1/dashboard/apps/:appId/flags/:flagKey'),
     session('DELETE /api/v1/dashboard/flags/:flagId'),
     { route: 'POST /api/v1/flags/:flagId/evaluate', params: {}, body: {}, as: 'SDK of B with its JWT' },
     // Claims, both surfaces
@@ -224,6 +264,10 @@ describe('tenant isolation: another organization gets 404 for every resource of 
     });
     expect(await read(`/api/v1/dashboard/flags/${ids.flagId}`)).toMatchObject({ name: 'Isolated', version: 1 });
     expect(await read(`/api/v1/dashboard/flags/${ids.flagId}/overrides`)).toHaveLength(1);
+    expect(await read(`/api/v1/dashboard/change-requests/${ids.requestId}`)).toMatchObject({ state: 'pending' });
+    expect(await read(`/api/v1/dashboard/flags/${ids.flagId}/schedules`)).toEqual([
+      expect.objectContaining({ id: ids.scheduleId, status: 'pending' }),
+    ]);
     expect(await read(`/api/v1/claims/${ids.claimID}`)).toMatchObject({ claimKey: ids.claimKey });
     expect(await read(`/api/v1/org/release-notes/${ids.noteId}`)).toMatchObject({ title: 'One', isPublished: false });
     expect(await read(`/api/v1/org/feedback/${ids.featureId}`)).toMatchObject({
@@ -236,6 +280,11 @@ describe('tenant isolation: another organization gets 404 for every resource of 
     const debugTokens = (await read(`/api/v1/apps/${ids.appID}/debug-tokens`)) as unknown as { id: string }[];
     expect(debugTokens.map((token) => token.id)).toEqual([ids.tokenId]);
     expect(await read(`/api/v1/apps/${ids.appID}/push-credentials`)).toMatchObject({ keyId: 'ISOLATED01' });
+    const [app] = await t.sql<{ subject_signing_secret: string | null }>(
+      `SELECT subject_signing_secret FROM apps WHERE id = $1`,
+      [ids.appID],
+    );
+    expect(app.subject_signing_secret).toBeNull();
     const [member] = await t.sql<{ role: string }>(`SELECT role FROM memberships WHERE user_id = $1`, [ids.userId]);
     expect(member.role).toBe('member');
     const [invite] = await t.sql<{ status: string }>(`SELECT status FROM invites WHERE id = $1`, [ids.inviteId]);

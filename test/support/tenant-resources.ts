@@ -37,6 +37,35 @@ export async function buildResources(t: TestApp, client: ProbeClient, world: Wor
   ids.overrideId = (
     await create(`/api/v1/dashboard/flags/${ids.flagId}/overrides`, { deviceKeyId: 'device-1', forcedValue: 'true' })
   ).id as string;
+  ids.flagKey = 'isolated_flag';
+  ids.scheduleId = (
+    await create(`/api/v1/dashboard/flags/${ids.flagId}/schedules`, {
+      environment: 'production',
+      runAt: new Date(Date.now() + 86_400_000).toISOString(),
+      change: { enabled: true },
+    })
+  ).id as string;
+  // A change request, on a flag of its own whose production requires approval.
+  const guarded = (
+    await create(`/api/v1/dashboard/apps/${appId}/flags`, {
+      key: 'guarded_flag',
+      name: 'Guarded',
+      valueType: 'boolean',
+      defaultValue: 'false',
+    })
+  ).id as string;
+  const protect = await client.send('put', `/api/v1/dashboard/flags/${guarded}/environments/production/approval`, {
+    headers: world.ownerA,
+    body: { requireApproval: true },
+  });
+  if (protect.status !== 200) throw new Error(`arranging approvals failed: ${protect.status} ${protect.text}`);
+  const proposed = await client.send('put', `/api/v1/dashboard/flags/${guarded}/environments/production`, {
+    headers: world.ownerA,
+    body: { enabled: true, value: 'true', rules: [] },
+  });
+  if (proposed.status !== 202)
+    throw new Error(`arranging a change request failed: ${proposed.status} ${proposed.text}`);
+  ids.requestId = proposed.body!.id as string;
   const claim = await create('/api/v1/claims', staticClaim());
   ids.claimID = claim.id as string;
   ids.claimKey = claim.claimKey as string;

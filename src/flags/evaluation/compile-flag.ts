@@ -8,6 +8,15 @@ export interface CompiledValue {
   readonly raw: string;
   /** Not ok only when stored data no longer fits the flag's type (validation normally prevents it). */
   readonly parsed: FlagValueParseResult;
+  /** The typed value as JSON text, what prerequisites compare; null when it does not parse. */
+  readonly canonical: string | null;
+}
+
+export interface CompiledPrerequisite {
+  readonly flagKey: string;
+  readonly value: string;
+  /** `value` typed by the prerequisite flag's type, as JSON text; null when it cannot match. */
+  readonly expected: string | null;
 }
 
 export interface CompiledRule {
@@ -21,6 +30,8 @@ export interface CompiledRule {
 
 export interface CompiledEnvironment {
   readonly enabled: boolean;
+  /** Checked before the rules, against values evaluated earlier in the same pass. */
+  readonly prerequisites: readonly CompiledPrerequisite[];
   readonly value: CompiledValue;
   /** Active rules only, lowest priority first. */
   readonly rules: readonly CompiledRule[];
@@ -49,7 +60,12 @@ function deepFreeze<T>(value: T): T {
 
 function compileValue(valueType: FlagValueType, raw: string): CompiledValue {
   // Parsed JSON is shared by every request that receives it; freezing stops one caller from altering another's answer.
-  return { raw, parsed: deepFreeze(parseFlagValue(valueType, raw)) };
+  const parsed = deepFreeze(parseFlagValue(valueType, raw));
+  return { raw, parsed, canonical: canonicalOf(parsed) };
+}
+
+export function canonicalOf(parsed: FlagValueParseResult): string | null {
+  return parsed.ok ? JSON.stringify(parsed.value) : null;
 }
 
 function compileRule(valueType: FlagValueType, rule: FlagRule): CompiledRule {
@@ -63,9 +79,24 @@ function compileRule(valueType: FlagValueType, rule: FlagRule): CompiledRule {
   };
 }
 
-function compileEnvironment(valueType: FlagValueType, config: FlagEnvironmentConfig): CompiledEnvironment {
+/** The type of each flag of the set by key, so prerequisites compare typed values. */
+type TypesByKey = ReadonlyMap<string, FlagValueType>;
+
+function compileEnvironment(
+  valueType: FlagValueType,
+  config: FlagEnvironmentConfig,
+  types: TypesByKey,
+): CompiledEnvironment {
   return {
     enabled: config.enabled,
+    prerequisites: (config.prerequisites ?? []).map((prerequisite) => {
+      const type = types.get(prerequisite.flagKey);
+      return {
+        flagKey: prerequisite.flagKey,
+        value: prerequisite.value,
+        expected: type ? canonicalOf(parseFlagValue(type, prerequisite.value)) : null,
+      };
+    }),
     value: compileValue(valueType, config.value),
     // Array.prototype.sort is stable, so rules of equal priority keep their stored order.
     rules: config.rules
@@ -75,7 +106,13 @@ function compileEnvironment(valueType: FlagValueType, config: FlagEnvironmentCon
   };
 }
 
+/** One flag on its own: prerequisites naming other flags never match (compileFlagSet types them). */
 export function compileFlag(flag: FlagDefinition): CompiledFlag {
+  return compileWith(flag, new Map());
+}
+
+/** One flag; its prerequisites are typed by `types` (the flags of its app), unknown keys never match. */
+function compileWith(flag: FlagDefinition, types: TypesByKey): CompiledFlag {
   const { valueType, environments } = flag;
   return {
     id: flag.id,
@@ -83,9 +120,53 @@ export function compileFlag(flag: FlagDefinition): CompiledFlag {
     valueType,
     defaultValue: compileValue(valueType, flag.defaultValue),
     environments: {
-      production: compileEnvironment(valueType, environments.production),
-      staging: compileEnvironment(valueType, environments.staging),
-      development: compileEnvironment(valueType, environments.development),
+      production: compileEnvironment(valueType, environments.production, types),
+      staging: compileEnvironment(valueType, environments.staging, types),
+      development: compileEnvironment(valueType, environments.development, types),
     },
   };
+}
+
+/**
+ * An app's flags compiled and put in topological order of their prerequisites (in every
+ * environment): each flag comes after every flag it depends on, so one pass evaluates each flag
+ * once, its prerequisites already known. Ties go by key, so the order is stable. Flags caught in
+ * a cycle (the service refuses them; stored data could still hold one) come last, and a
+ * prerequisite not yet evaluated when it is needed fails.
+ */
+export function compileFlagSet(definitions: readonly FlagDefinition[]): CompiledFlag[] {
+  const types = new Map(definitions.map((flag) => [flag.key, flag.valueType]));
+  const byKey = new Map(definitions.map((flag) => [flag.key, flag]));
+  const dependents = new Map<string, string[]>();
+  const waiting = new Map<string, number>();
+  for (const flag of definitions) {
+    const needs = new Set(prerequisiteKeys(flag).filter((key) => byKey.has(key) && key !== flag.key));
+    waiting.set(flag.key, needs.size);
+    for (const key of needs) dependents.set(key, [...(dependents.get(key) ?? []), flag.key]);
+  }
+  const ready = definitions.filter((flag) => waiting.get(flag.key) === 0).map((flag) => flag.key);
+  ready.sort();
+  const ordered: string[] = [];
+  while (ready.length) {
+    const key = ready.shift()!;
+    ordered.push(key);
+    const released: string[] = [];
+    for (const dependent of dependents.get(key) ?? []) {
+      const left = waiting.get(dependent)! - 1;
+      waiting.set(dependent, left);
+      if (left === 0) released.push(dependent);
+    }
+    if (released.length) {
+      ready.push(...released);
+      ready.sort();
+    }
+  }
+  const placed = new Set(ordered);
+  const cyclic = definitions.map((flag) => flag.key).filter((key) => !placed.has(key));
+  return [...ordered, ...cyclic.sort()].map((key) => compileWith(byKey.get(key)!, types));
+}
+
+/** The keys a flag names as prerequisites, in any environment. */
+export function prerequisiteKeys(flag: Pick<FlagDefinition, 'environments'>): string[] {
+  return Object.values(flag.environments).flatMap((config) => (config.prerequisites ?? []).map((p) => p.flagKey));
 }

@@ -12,10 +12,20 @@
  *   longer fits the flag's type is ignored.
  * - Trace after the first match and rollout without a device id: see evaluateFlag and
  *   passesRollout.
+ * - Prerequisites are checked when the environment is enabled, before its rules: when a
+ *   prerequisite flag's value for this device (its override included, in GET /flags) differs
+ *   from the one required, the flag serves its off value (`defaultValue`, what a disabled
+ *   environment serves). Values compare typed (`1.0` equals `1` for a double).
  */
 
-import { compileFlag } from './compile-flag.js';
-import type { CompiledEnvironment, CompiledFlag, CompiledRule, CompiledValue } from './compile-flag.js';
+import { canonicalOf, compileFlag } from './compile-flag.js';
+import type {
+  CompiledEnvironment,
+  CompiledFlag,
+  CompiledPrerequisite,
+  CompiledRule,
+  CompiledValue,
+} from './compile-flag.js';
 import { conditionPasses, PreparedContext } from './conditions.js';
 import { isEnvironment } from './flag-types.js';
 import type {
@@ -33,6 +43,20 @@ import { passesRollout, rolloutBucket } from './rollout.js';
 export interface EvaluateFlagOptions {
   /** Only GET /flags applies overrides; the evaluate endpoint never passes one. */
   readonly override?: { readonly forcedValue: string } | null;
+  /** The app's flags (compileFlagSet), against which prerequisites are evaluated; none: every prerequisite fails. */
+  readonly set?: readonly CompiledFlag[];
+}
+
+/** The first prerequisite whose flag's value (canonical JSON, by key) differs, or null when all hold. */
+function failingPrerequisite(
+  prerequisites: readonly CompiledPrerequisite[],
+  served: ReadonlyMap<string, string | null>,
+): CompiledPrerequisite | null {
+  for (const prerequisite of prerequisites) {
+    const actual = served.get(prerequisite.flagKey);
+    if (prerequisite.expected === null || actual !== prerequisite.expected) return prerequisite;
+  }
+  return null;
 }
 
 export interface EvaluateFlagSetOptions {
@@ -133,6 +157,38 @@ export function evaluateFlag(
   const config = compiled.environments[resolved.environment];
   if (!config.enabled) return result(compiled.defaultValue.raw, null, []);
 
+  if (config.prerequisites.length) {
+    const served = new Map<string, string | null>();
+    const withTypes = options.set?.find((candidate) => candidate.id === flag.id);
+    const prerequisites = withTypes?.environments[resolved.environment].prerequisites ?? config.prerequisites;
+    evaluateInto(options.set ?? [], resolved.environment, context, new Map(), null, new Date(), served, flag.key);
+    const failing = failingPrerequisite(prerequisites, served);
+    if (failing) {
+      const actual = served.get(failing.flagKey) ?? null;
+      return result(compiled.defaultValue.raw, null, [
+        {
+          ruleName: `prerequisite ${failing.flagKey}`,
+          ruleId: `prerequisite:${failing.flagKey}`,
+          priority: -1,
+          matched: false,
+          rolloutPercentage: null,
+          passedRollout: null,
+          conditions: [
+            {
+              attribute: `flag.${failing.flagKey}`,
+              operator: 'equals',
+              expected: failing.value,
+              actual,
+              passed: false,
+            },
+          ],
+          value: compiled.defaultValue.raw,
+          prerequisite: failing.flagKey,
+        },
+      ]);
+    }
+  }
+
   const prepared = new PreparedContext(context);
   const bucket = lazyBucket(compiled.key, prepared);
   const trace = config.rules.map((rule) => traceRule(rule, prepared, bucket));
@@ -178,25 +234,60 @@ export function evaluateFlagSet(
   overridesByFlagId: ReadonlyMap<string, readonly FlagOverrideRecord[]> = new Map(),
   options: EvaluateFlagSetOptions = {},
 ): Record<string, FlagValue> {
-  const resolved = resolveEnvironment(environment);
-  const prepared = new PreparedContext(context);
   const deviceKeyId = options.deviceKeyId === undefined ? context.deviceId : options.deviceKeyId;
-  const now = options.now ?? new Date();
   // No prototype, so a flag keyed `__proto__` is an ordinary entry.
   const values: Record<string, FlagValue> = Object.create(null) as Record<string, FlagValue>;
+  evaluateInto(
+    flags,
+    environment,
+    context,
+    overridesByFlagId,
+    deviceKeyId ?? null,
+    options.now ?? new Date(),
+    null,
+    null,
+    values,
+  );
+  return values;
+}
+
+/**
+ * The one pass over a set in its compiled (topological) order. Each flag is evaluated once;
+ * `served` collects each flag's value as canonical JSON for the prerequisites of later flags
+ * (and for the caller), `values` the typed values. Stops after `until` when given.
+ */
+function evaluateInto(
+  flags: readonly CompiledFlag[],
+  environment: string,
+  context: EvaluationContext,
+  overridesByFlagId: ReadonlyMap<string, readonly FlagOverrideRecord[]>,
+  deviceKeyId: string | null,
+  now: Date,
+  servedOut: Map<string, string | null> | null,
+  until: string | null,
+  values?: Record<string, FlagValue>,
+): void {
+  const resolved = resolveEnvironment(environment);
+  const prepared = new PreparedContext(context);
+  const served = servedOut ?? new Map<string, string | null>();
 
   for (const flag of flags) {
+    if (flag.key === until) return;
     const override = deviceKeyId ? applicableOverride(overridesByFlagId.get(flag.id) ?? [], deviceKeyId, now) : null;
     if (override) {
       const forced = parseFlagValue(flag.valueType, override.forcedValue);
       if (forced.ok) {
-        values[flag.key] = forced.value;
+        if (values) values[flag.key] = forced.value;
+        served.set(flag.key, canonicalOf(forced));
         continue;
       }
     }
     const config = resolved.known ? flag.environments[resolved.environment] : null;
-    const served = servedValue(flag, config, prepared);
-    if (served.parsed.ok) values[flag.key] = served.parsed.value;
+    const value =
+      config?.enabled && config.prerequisites.length && failingPrerequisite(config.prerequisites, served)
+        ? flag.defaultValue
+        : servedValue(flag, config, prepared);
+    if (value.parsed.ok && values) values[flag.key] = value.parsed.value;
+    served.set(flag.key, value.canonical);
   }
-  return values;
 }

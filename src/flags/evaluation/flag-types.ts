@@ -54,11 +54,24 @@ export interface FlagRule {
   readonly value: string;
 }
 
+/** Another flag of the same app that must evaluate to `value` (raw form) for this flag to be on. */
+export interface FlagPrerequisite {
+  readonly flagKey: string;
+  readonly value: string;
+}
+
+/** Longest chain of prerequisites a flag may start (A needs B needs C: 2). */
+export const MAX_PREREQUISITE_DEPTH = 5;
+
 export interface FlagEnvironmentConfig {
   readonly enabled: boolean;
   /** Served when the environment is enabled and no rule matches. */
   readonly value: string;
   readonly rules: readonly FlagRule[];
+  /** Absent on flags stored before prerequisites existed: none. */
+  readonly prerequisites?: readonly FlagPrerequisite[];
+  /** Changes need an approved change request (Enterprise); evaluation ignores it. */
+  readonly requireApproval?: boolean;
 }
 
 export interface FlagDefinition {
@@ -103,6 +116,8 @@ export interface TraceEntry {
   readonly passedRollout: boolean | null;
   readonly conditions: readonly TraceCondition[];
   readonly value: string;
+  /** Set on the entry of a prerequisite that failed: the key of the flag it names. */
+  readonly prerequisite?: string;
 }
 
 export interface EvaluationResult {

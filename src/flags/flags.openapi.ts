@@ -1,0 +1,116 @@
+import type { SchemaObject } from '@nestjs/swagger';
+
+/** Response shapes of the flag routes added for schedules, prerequisites and change requests. */
+
+const dateTime = { type: 'string', format: 'date-time' } as const;
+/** OpenAPI 3.1 (JSON Schema) spelling of a value that may be null. */
+const nullable = (schema: SchemaObject & { type: string }): SchemaObject => ({
+  ...schema,
+  type: [schema.type, 'null'],
+});
+
+export const SCHEDULED_CHANGE_SCHEMA: SchemaObject = {
+  type: 'object',
+  description: 'The environment fields the change sets; those left out stay as they are when it runs.',
+  properties: {
+    enabled: { type: 'boolean' },
+    value: { type: 'string' },
+    rules: { type: 'array', items: { type: 'object' } },
+  },
+};
+
+export const SCHEDULE_SCHEMA: SchemaObject = {
+  type: 'object',
+  required: [
+    'id',
+    'flagId',
+    'environment',
+    'runAt',
+    'change',
+    'status',
+    'failureReason',
+    'createdBy',
+    'createdAt',
+    'appliedAt',
+  ],
+  properties: {
+    id: { type: 'string', format: 'uuid' },
+    flagId: { type: 'string', format: 'uuid' },
+    environment: { type: 'string', enum: ['production', 'staging', 'development'] },
+    runAt: dateTime,
+    change: SCHEDULED_CHANGE_SCHEMA,
+    status: {
+      type: 'string',
+      enum: ['pending', 'applied', 'failed', 'cancelled'],
+      description: '`pending` until it runs; `applied` as a new flag version; `failed` with `failureReason`.',
+    },
+    failureReason: nullable({
+      type: 'string',
+      description: 'Why the change could not apply (flag deleted, rules invalid, plan limits).',
+    }),
+    appliedVersion: nullable({ type: 'integer', description: 'The flag version the change became.' }),
+    createdBy: nullable({ type: 'string' }),
+    createdAt: dateTime,
+    appliedAt: nullable(dateTime),
+  },
+};
+
+export const CHANGE_REQUEST_SCHEMA: SchemaObject = {
+  type: 'object',
+  required: [
+    'id',
+    'flagId',
+    'flagKey',
+    'appId',
+    'kind',
+    'environment',
+    'change',
+    'state',
+    'baseVersion',
+    'author',
+    'createdAt',
+  ],
+  properties: {
+    id: { type: 'string', format: 'uuid' },
+    flagId: { type: 'string', format: 'uuid' },
+    flagKey: { type: 'string' },
+    appId: { type: 'string', format: 'uuid' },
+    kind: { type: 'string', enum: ['environment', 'rollback', 'schedule'] },
+    environment: nullable({ type: 'string', enum: ['production', 'staging', 'development'] }),
+    change: { type: 'object', description: 'The request as it was made (the PUT body, `{version}`, or the schedule).' },
+    state: {
+      type: 'string',
+      enum: ['pending', 'approved', 'rejected', 'applied', 'stale'],
+      description: '`stale` once the flag changed after the request was made (its version moved past `baseVersion`).',
+    },
+    baseVersion: { type: 'integer', description: 'The flag version the request was made against.' },
+    author: nullable({ type: 'string' }),
+    decidedBy: nullable({ type: 'string' }),
+    decidedAt: nullable(dateTime),
+    appliedBy: nullable({ type: 'string' }),
+    appliedAt: nullable(dateTime),
+    appliedVersion: nullable({ type: 'integer' }),
+    createdAt: dateTime,
+  },
+};
+
+export const CHANGE_REQUEST_WITH_DIFF_SCHEMA: SchemaObject = {
+  ...CHANGE_REQUEST_SCHEMA,
+  required: [...(CHANGE_REQUEST_SCHEMA.required ?? []), 'diff'],
+  properties: {
+    ...CHANGE_REQUEST_SCHEMA.properties,
+    diff: {
+      type: 'object',
+      required: ['before', 'after'],
+      description:
+        'The environment (all environments for a rollback) when the request was made, and as it would leave it.',
+      properties: { before: {}, after: {} },
+    },
+  },
+};
+
+export const PROPOSED = {
+  status: 202,
+  description: 'The environment requires approval: a pending change request instead of the change.',
+  schema: CHANGE_REQUEST_SCHEMA,
+} as const;
