@@ -257,9 +257,10 @@ describe('webhook delivery', () => {
     second.get(SchedulerRegistry).deleteInterval('webhook-sweep');
     const otherDispatcher = second.get(WebhookDispatcher);
     try {
-      // Small batches, so the two instances' claims interleave many times; a lease far longer than
-      // any attempt, so a slow machine cannot turn a lease expiry (tested on its own) into a retry.
-      WebhookDispatcher.settings = { ...TEST_SETTINGS, batchSize: 3, leaseMs: 120_000 };
+      // Small batches, so the two instances' claims interleave many times; a lease and a timeout far
+      // longer than any attempt, so a slow machine cannot turn a lease expiry or a slow answer (each
+      // tested on its own) into a retry, which would be a second attempt by design.
+      WebhookDispatcher.settings = { ...TEST_SETTINGS, batchSize: 3, leaseMs: 120_000, timeoutMs: 30_000 };
       const { org, agent } = await paidOrg();
       const targets = [await receiver(), await receiver()];
       const endpoints = [await endpoint(agent, targets[0]), await endpoint(agent, targets[1])];
