@@ -19,6 +19,7 @@ type OtherFailureCode =
   | 'reattest_required'
   | 'challenge_invalid'
   | 'challenge_expired'
+  | 'subject_signature_invalid'
   | 'debug_token_invalid'
   | 'debug_token_revoked'
   | 'debug_token_expired'
@@ -149,6 +150,12 @@ export const ATTESTATION_FAILURE_CODES: Readonly<Record<AttestationFailureCode, 
     counted: false,
     advice:
       'A challenge lives 5 minutes: fetch it right before attesting, and check the device clock is not the cause.',
+  },
+  subject_signature_invalid: {
+    status: 401,
+    counted: false,
+    advice:
+      'The app requires a signed `subjectId` (`requireSignedSubject`): have your backend sign it with the subject signing secret and send `subjectSignature` and `subjectExpiresAt` (README, subject binding).',
   },
   debug_token_invalid: {
     status: 401,
