@@ -37,7 +37,20 @@ export class CreateApiKeyDto {
   expiresAt?: Date;
 }
 
-export function toApiKeyResponse(key: ApiKey) {
+/** An API key as listed: never the key itself. */
+export interface ApiKeyResponse {
+  id: string;
+  name: string;
+  type: ApiKey['keyType'];
+  /** The first characters of the key, to recognize it; the key itself is shown once. */
+  prefix: string;
+  scopes: ApiKey['scopes'];
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  expiresAt: Date | null;
+}
+
+export function toApiKeyResponse(key: ApiKey): ApiKeyResponse {
   return {
     id: key.id,
     name: key.name,

@@ -95,7 +95,26 @@ export function riskThresholdsOf(app: Pick<App, 'riskThresholds'>): RiskThreshol
   return { ...DEFAULT_RISK_THRESHOLDS, ...app.riskThresholds };
 }
 
-export function toAppResponse(app: App) {
+/** An iOS app of the organization. */
+export interface AppResponse {
+  id: string;
+  appName: string;
+  bundleId: string;
+  /** The Apple developer Team ID. */
+  teamId: string;
+  description: string;
+  isActive: boolean;
+  /** The app the organization's quick start and defaults use. */
+  isPrimary: boolean;
+  jwtConfiguration: JwtConfiguration;
+  riskThresholds: RiskThresholds;
+  analyticsEnabled: boolean;
+  webhookEnabled: boolean;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export function toAppResponse(app: App): AppResponse {
   return {
     id: app.id,
     appName: app.appName,

@@ -1,12 +1,32 @@
 import type { DataSource } from 'typeorm';
 import { entitlementsOf } from '../common/tiers.js';
 
+/** The auth response object of login, me, verify-email, switch-org and clear-org. */
+export interface AuthResponse {
+  user: {
+    id: string;
+    email: string;
+    /** The role in the active organization; `super_admin` or `none` outside one. */
+    role: string;
+    organizationId: string | null;
+    /** Active and with a verified e-mail address. */
+    isActive: boolean;
+  };
+  /** The active organization; null without one. */
+  organization: { id: string; name: string | null; slug: string | null; serviceTier: string } | null;
+  entitlements: ReturnType<typeof entitlementsOf> | null;
+}
+
 /**
  * The auth response object of login, me, verify-email, switch-org and clear-org.
  * `user.role` is the role in the active organization, `super_admin` for a super admin outside
  * any organization they belong to, and `none` without an organization context.
  */
-export async function buildAuthResponse(dataSource: DataSource, userId: string, organizationId: string | null) {
+export async function buildAuthResponse(
+  dataSource: DataSource,
+  userId: string,
+  organizationId: string | null,
+): Promise<AuthResponse> {
   const rows: {
     id: string;
     email: string;
@@ -49,5 +69,3 @@ export async function buildAuthResponse(dataSource: DataSource, userId: string, 
     entitlements: organization ? entitlementsOf(organization.serviceTier) : null,
   };
 }
-
-export type AuthResponse = Awaited<ReturnType<typeof buildAuthResponse>>;

@@ -2,7 +2,17 @@ import type { CustomClaim } from './custom-claim.entity.js';
 import type { ClaimTestResult } from './engine/index.js';
 import { redactExternalConfig } from './external-secrets.js';
 
-function configurationOf(claim: CustomClaim) {
+/** A claim's type-specific fields. */
+export interface ClaimConfigurationResponse {
+  staticValue: string | null;
+  conditionalRules: CustomClaim['conditionalRules'];
+  dynamicExpression: string | null;
+  /** Secrets (header values, credentials) are never returned. */
+  externalConfig: CustomClaim['externalConfig'];
+  validationRules: CustomClaim['validationRules'];
+}
+
+function configurationOf(claim: CustomClaim): ClaimConfigurationResponse {
   return {
     staticValue: claim.staticValue,
     conditionalRules: claim.conditionalRules,
@@ -13,7 +23,21 @@ function configurationOf(claim: CustomClaim) {
 }
 
 /** The session surface: camelCase, the type-specific fields and validationRules under `configuration`. */
-export function toClaimResponse(claim: CustomClaim) {
+export interface ClaimResponse {
+  id: string;
+  claimKey: string;
+  claimName: string;
+  claimType: CustomClaim['claimType'];
+  dataType: CustomClaim['dataType'];
+  description: string | null;
+  priority: number;
+  isActive: boolean;
+  configuration: ClaimConfigurationResponse;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export function toClaimResponse(claim: CustomClaim): ClaimResponse {
   return {
     id: claim.id,
     claimKey: claim.claimKey,
@@ -34,7 +58,34 @@ export function toClaimResponse(claim: CustomClaim) {
  * The type-specific fields appear at top level, as the interface document lists them, and under
  * `configuration`, as on the session surface, so a client of either shape reads them.
  */
-export function toConsoleClaimResponse(claim: CustomClaim) {
+/** A claim definition on the console surface (snake_case). */
+export interface ConsoleClaimResponse {
+  id: string;
+  claim_key: string;
+  claim_name: string;
+  claim_type: CustomClaim['claimType'];
+  data_type: CustomClaim['dataType'];
+  description: string | null;
+  priority: number;
+  is_active: boolean;
+  static_value: string | null;
+  conditional_rules: CustomClaim['conditionalRules'];
+  dynamic_expression: string | null;
+  external_config: CustomClaim['externalConfig'];
+  validation_rules: CustomClaim['validationRules'];
+  /** The type-specific fields again, grouped. */
+  configuration: {
+    static_value: string | null;
+    conditional_rules: CustomClaim['conditionalRules'];
+    dynamic_expression: string | null;
+    external_config: CustomClaim['externalConfig'];
+    validation_rules: CustomClaim['validationRules'];
+  };
+  created_at: Date;
+  updated_at: Date;
+}
+
+export function toConsoleClaimResponse(claim: CustomClaim): ConsoleClaimResponse {
   const { staticValue, conditionalRules, dynamicExpression, externalConfig, validationRules } = configurationOf(claim);
   const configuration = {
     static_value: staticValue,
@@ -59,7 +110,16 @@ export function toConsoleClaimResponse(claim: CustomClaim) {
   };
 }
 
-export function toConsoleTestResult(result: ClaimTestResult) {
+export interface ConsoleClaimTestResult {
+  claim_key: string;
+  evaluated_value: ClaimTestResult['evaluatedValue'];
+  data_type: ClaimTestResult['dataType'];
+  /** Milliseconds. */
+  evaluation_time: number;
+  errors: ClaimTestResult['errors'];
+}
+
+export function toConsoleTestResult(result: ClaimTestResult): ConsoleClaimTestResult {
   return {
     claim_key: result.claimKey,
     evaluated_value: result.evaluatedValue,

@@ -84,7 +84,18 @@ export class UpdateComplianceDto {
   allowedCountries?: string[] | null;
 }
 
-export function toComplianceResponse(settings: ComplianceSettingsInForce) {
+export interface ComplianceResponse {
+  maxRiskScore: number;
+  minOsVersion: string | null;
+  minAppVersion: string | null;
+  blockOnJailbreak: boolean;
+  /** ISO country codes; null: every country. */
+  allowedCountries: string[] | null;
+  /** Null while the organization keeps the defaults. */
+  updatedAt: Date | null;
+}
+
+export function toComplianceResponse(settings: ComplianceSettingsInForce): ComplianceResponse {
   return {
     maxRiskScore: settings.maxRiskScore,
     minOsVersion: settings.minOsVersion,

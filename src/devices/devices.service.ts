@@ -30,7 +30,27 @@ export interface DeviceItemRow {
   last_seen_at: Date;
 }
 
-export function toDeviceItem(row: DeviceItemRow) {
+/** An attested device. */
+export interface DeviceResponse {
+  /** The App Attest key id, standard base64: the device's identity here. */
+  keyId: string;
+  appId: string;
+  deviceId: string;
+  deviceModel: string | null;
+  osVersion: string | null;
+  appVersion: string | null;
+  country: string | null;
+  riskScore: number;
+  jailbreakDetected: boolean;
+  attestationCount: number;
+  environment: DeviceItemRow['environment'];
+  isBlocked: boolean;
+  blockedReason: string | null;
+  firstSeenAt: Date;
+  lastSeenAt: Date;
+}
+
+export function toDeviceItem(row: DeviceItemRow): DeviceResponse {
   return {
     keyId: row.key_id,
     appId: row.app_id,

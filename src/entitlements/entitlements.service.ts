@@ -143,7 +143,26 @@ function withUpdatedAt(row: EntitlementRow): EntitlementState & { updatedAt: Dat
 }
 
 /** The ingestion response, snake_case like the events. */
-export function toIngestResponse(result: IngestResult) {
+export interface EntitlementIngestResponse {
+  event_id: string;
+  /** The event id was seen before: nothing changed. */
+  duplicate: boolean;
+  entitlement: {
+    subject_id: string;
+    tier: string;
+    status: IngestResult['entitlement']['status'];
+    interval: string;
+    source: string;
+    product_id: string;
+    expires_at: string | null;
+    source_subscription_id: string;
+    environment: string;
+    auto_renew: boolean;
+    updated_at: Date;
+  };
+}
+
+export function toIngestResponse(result: IngestResult): EntitlementIngestResponse {
   const { entitlement } = result;
   return {
     event_id: result.eventId,

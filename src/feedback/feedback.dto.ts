@@ -121,7 +121,21 @@ export class StaffCommentDto {
 
 // ---- Responses ----
 
-export function toConsoleFeature(feature: FeatureRequest) {
+/** A feature request on the console surface (snake_case). */
+export interface ConsoleFeatureResponse {
+  id: string;
+  app_id: string | null;
+  title: string;
+  description: string;
+  status: FeatureRequest['status'];
+  submitter_id: string;
+  vote_count: number;
+  comment_count: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export function toConsoleFeature(feature: FeatureRequest): ConsoleFeatureResponse {
   return {
     id: feature.id,
     app_id: feature.appId,
@@ -136,7 +150,15 @@ export function toConsoleFeature(feature: FeatureRequest) {
   };
 }
 
-export function toConsoleComment(comment: FeatureRequestComment) {
+export interface ConsoleCommentResponse {
+  id: string;
+  author_id: string;
+  author_type: FeatureRequestComment['authorType'];
+  body: string;
+  created_at: Date;
+}
+
+export function toConsoleComment(comment: FeatureRequestComment): ConsoleCommentResponse {
   return {
     id: comment.id,
     author_id: comment.authorId,
@@ -147,7 +169,20 @@ export function toConsoleComment(comment: FeatureRequestComment) {
 }
 
 /** The SDK form leaves out submitter and author ids: they identify other end users and staff. */
-export function toSdkFeature(feature: FeatureRequest) {
+/** A feature request as the app sees it. */
+export interface SdkFeatureResponse {
+  id: string;
+  appId: string | null;
+  title: string;
+  description: string;
+  status: FeatureRequest['status'];
+  voteCount: number;
+  commentCount: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export function toSdkFeature(feature: FeatureRequest): SdkFeatureResponse {
   return {
     id: feature.id,
     appId: feature.appId,
@@ -161,11 +196,24 @@ export function toSdkFeature(feature: FeatureRequest) {
   };
 }
 
-export function toSdkComment(comment: FeatureRequestComment) {
+export interface SdkCommentResponse {
+  id: string;
+  authorType: FeatureRequestComment['authorType'];
+  body: string;
+  createdAt: Date;
+}
+
+export function toSdkComment(comment: FeatureRequestComment): SdkCommentResponse {
   return { id: comment.id, authorType: comment.authorType, body: comment.body, createdAt: comment.createdAt };
 }
 
-export function toVoteResponse(vote: Pick<FeatureRequestVote, 'id' | 'featureRequestId' | 'createdAt'>) {
+export interface VoteResponse {
+  id: string;
+  featureRequestId: string;
+  createdAt: Date;
+}
+
+export function toVoteResponse(vote: Pick<FeatureRequestVote, 'id' | 'featureRequestId' | 'createdAt'>): VoteResponse {
   return { id: vote.id, featureRequestId: vote.featureRequestId, createdAt: vote.createdAt };
 }
 
@@ -178,7 +226,18 @@ export interface PushNotification {
   createdAt: Date;
 }
 
-export function toNotificationResponse(notification: PushNotification) {
+/** A staff comment on a feature request the device voted for or submitted. */
+export interface FeedbackNotificationResponse {
+  id: string;
+  type: 'staff_comment';
+  featureRequestId: string;
+  featureTitle: string;
+  commentId: string;
+  body: string;
+  createdAt: Date;
+}
+
+export function toNotificationResponse(notification: PushNotification): FeedbackNotificationResponse {
   return {
     id: notification.id,
     type: 'staff_comment' as const,

@@ -70,7 +70,25 @@ export class FlagOverride {
   createdAt!: Date;
 }
 
-export function toFlagResponse(flag: FeatureFlag) {
+/** A feature flag with its configuration per environment. */
+export interface FlagResponse {
+  id: string;
+  appId: string;
+  key: string;
+  name: string;
+  description: string;
+  valueType: FeatureFlag['valueType'];
+  /** The value in its type, written as a string (`true`, `42`, `{"a":1}`). */
+  defaultValue: string;
+  environments: FeatureFlag['environments'];
+  /** Raised by every change; POST …/rollback takes an earlier one. */
+  version: number;
+  createdBy: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export function toFlagResponse(flag: FeatureFlag): FlagResponse {
   return {
     id: flag.id,
     appId: flag.appId,
@@ -87,7 +105,18 @@ export function toFlagResponse(flag: FeatureFlag) {
   };
 }
 
-export function toOverrideResponse(override: FlagOverride) {
+export interface FlagOverrideResponse {
+  id: string;
+  flagId: string;
+  /** The App Attest key id of the device the value is forced for. */
+  deviceKeyId: string;
+  forcedValue: string;
+  expiresAt: Date | null;
+  createdAt: Date;
+  createdBy: string | null;
+}
+
+export function toOverrideResponse(override: FlagOverride): FlagOverrideResponse {
   return {
     id: override.id,
     flagId: override.flagId,

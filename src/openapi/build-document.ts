@@ -10,8 +10,10 @@ import type {
   ResponseObject,
   SchemaObject,
 } from './openapi-types.js';
+import { GENERATED_RESPONSES } from './response-schemas.generated.js';
 import { RESPONSE_SCHEMAS, ROUTE_DOCS, type RouteDoc } from './route-docs.js';
 import { operationIdOf, routeTable, type RouteInfo } from './route-table.js';
+import { CONTROLLER_TAGS } from './tags.js';
 
 export const OPENAPI_VERSION = '3.1.0';
 
@@ -29,8 +31,9 @@ const DESCRIPTION = [
  * @nestjs/swagger scans the controllers for the skeleton (paths, methods, parameters, body types,
  * `@HttpCode`, and any `@Api*` decorator a route carries); this then completes each operation
  * from the code's own metadata: request schemas from the DTOs' class-validator decorators,
- * security from the `@Access` rule, the error envelope, and the hand-written shapes of
- * `route-docs.ts`. Decorators on a route win over the generated defaults.
+ * security from the `@Access` rule, the error envelope, response schemas from the handlers'
+ * return types (`response-schemas.generated.ts`), and what `route-docs.ts` adds by hand (examples,
+ * non-JSON answers). Decorators on a route win over the generated defaults.
  */
 export function buildOpenApiDocument(app: INestApplication, options: { serverUrl?: string } = {}): OpenApiDocument {
   const builder = new DocumentBuilder()
@@ -41,6 +44,8 @@ export function buildOpenApiDocument(app: INestApplication, options: { serverUrl
   if (options.serverUrl) builder.addServer(options.serverUrl);
   const document = SwaggerModule.createDocument(app, builder.build(), {
     operationIdFactory: operationIdOf,
+    // Tags come from CONTROLLER_TAGS, with their descriptions.
+    autoTagControllers: false,
   }) as unknown as OpenApiDocument;
 
   const dtos = new DtoSchemas();
@@ -53,7 +58,10 @@ export function buildOpenApiDocument(app: INestApplication, options: { serverUrl
   const tags = new Set(
     Object.values(document.paths).flatMap((item) => Object.values(item).flatMap((op) => op?.tags ?? [])),
   );
-  document.tags = [...tags].sort().map((name) => ({ name }));
+  const described = new Map(Object.values(CONTROLLER_TAGS).map((tag) => [tag.name, tag.description]));
+  document.tags = [...tags]
+    .sort()
+    .map((name) => ({ name, ...(described.has(name) ? { description: described.get(name) } : {}) }));
   const decorated = document.components?.schemas ?? {};
   document.components = {
     ...document.components,
@@ -62,13 +70,69 @@ export function buildOpenApiDocument(app: INestApplication, options: { serverUrl
       ...Object.fromEntries(
         Object.entries(dtos.schemas).map(([name, schema]) => [name, withDecorations(schema, decorated[name])]),
       ),
+      ...distinct(GENERATED_RESPONSES.schemas, { ...dtos.schemas, ...ERROR_SCHEMAS, ...RESPONSE_SCHEMAS }),
       ...ERROR_SCHEMAS,
       ...RESPONSE_SCHEMAS,
     }),
     responses: ERROR_RESPONSES,
     securitySchemes: SECURITY_SCHEMES,
   };
+  freeFormObjects(document);
+  withoutUnusedComponents(document);
   return document;
+}
+
+/** Generated response schemas, which must not take a name the document already gives another schema. */
+function distinct(
+  generated: Readonly<Record<string, SchemaObject>>,
+  others: Record<string, SchemaObject>,
+): Record<string, SchemaObject> {
+  for (const name of Object.keys(generated)) {
+    if (others[name]) throw new Error(`OpenAPI: the response type ${name} has the name of another schema; rename one`);
+  }
+  return { ...generated };
+}
+
+const SCHEMA_STRUCTURE = ['properties', 'additionalProperties', 'patternProperties', '$ref', 'allOf', 'anyOf', 'oneOf'];
+
+/**
+ * An object schema that names no members (a DTO's `@IsObject()` field, say) is free-form: said
+ * with `additionalProperties: true`, so generated clients type it as a record of unknown values.
+ */
+function freeFormObjects(node: unknown): void {
+  if (Array.isArray(node)) {
+    node.forEach(freeFormObjects);
+    return;
+  }
+  if (!node || typeof node !== 'object') return;
+  const schema = node as SchemaObject;
+  const types = ([] as unknown[]).concat(schema.type ?? []);
+  if (types.includes('object') && !SCHEMA_STRUCTURE.some((keyword) => keyword in schema)) {
+    schema.additionalProperties = true;
+  }
+  Object.values(schema).forEach(freeFormObjects);
+}
+
+/** Drops the schemas and responses no operation reaches (query DTOs become parameters, for one). */
+function withoutUnusedComponents(document: OpenApiDocument): void {
+  const reached = new Set<string>();
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(visit);
+    if (!node || typeof node !== 'object') return;
+    for (const [key, value] of Object.entries(node)) {
+      if (key === '$ref' && typeof value === 'string' && !reached.has(value)) {
+        reached.add(value);
+        const [, , kind, name] = value.split('/');
+        if (kind === 'schemas') visit(document.components.schemas[name]);
+        if (kind === 'responses') visit(document.components.responses?.[name]);
+      } else visit(value);
+    }
+  };
+  visit(document.paths);
+  const keep = <T>(kind: string, record: Record<string, T>) =>
+    Object.fromEntries(Object.entries(record).filter(([name]) => reached.has(`#/components/${kind}/${name}`)));
+  document.components.schemas = keep('schemas', document.components.schemas);
+  document.components.responses = keep('responses', document.components.responses ?? {});
 }
 
 /**
@@ -94,8 +158,16 @@ function complete(generated: OperationObject, route: RouteInfo, dtos: DtoSchemas
   const doc: RouteDoc = ROUTE_DOCS[`${route.method.toUpperCase()} ${route.openApiPath}`] ?? {};
   const operation: OperationObject = { ...generated, operationId: route.operationId };
   operation.summary ??= doc.summary ?? sentence(route.handlerName);
+  if (!operation.tags?.length) operation.tags = [CONTROLLER_TAGS[route.controller.name]?.name ?? route.controller.name];
   if (doc.description) operation.description ??= doc.description;
-  operation.parameters = [...parameters(generated.parameters ?? [], route, dtos), ...(doc.parameters ?? [])];
+  // A hand-written parameter replaces the generated one of the same name and place.
+  const written = doc.parameters ?? [];
+  operation.parameters = [
+    ...parameters(generated.parameters ?? [], route, dtos).filter(
+      (parameter) => !written.some((other) => other.name === parameter.name && other.in === parameter.in),
+    ),
+    ...written,
+  ];
   if (!operation.parameters.length) delete operation.parameters;
 
   const body = doc.requestBody ?? requestBody(route, dtos);
@@ -196,11 +268,17 @@ function responses(
   ) {
     errors['400'] = responseRef('BadRequest');
   }
+  const changesState = route.method !== 'get' && route.method !== 'head' && route.method !== 'options';
   if (route.access && !route.access.public) errors['401'] = responseRef('Unauthorized');
-  if (!route.access || !route.access.public) errors['403'] = responseRef('Forbidden');
+  // Public routes that change state refuse a cross-site request that carries the session cookie.
+  if (!route.access || !route.access.public || (changesState && route.expressPath.startsWith('/api/'))) {
+    errors['403'] = responseRef('Forbidden');
+  }
   if (route.pathParams.length || route.access?.tenant) errors['404'] = responseRef('NotFound');
   if (validated && route.invalidInputStatus === 422) errors['422'] = responseRef('ValidationFailed');
-  if (route.access?.tenant) errors['429'] = responseRef('RateLimited');
+  // The API takes JSON bodies only: a state-changing request with another body type answers 415.
+  if (changesState && route.expressPath.startsWith('/api/')) errors['415'] = responseRef('UnsupportedMediaType');
+  if (route.rateLimits.length || doc.rateLimited) errors['429'] = responseRef('RateLimited');
   errors.default = responseRef('Error');
 
   return byStatus({ ...errors, ...result, ...(doc.responses ?? {}) });
@@ -217,7 +295,11 @@ function successResponse(status: number, route: RouteInfo): ResponseObject {
   if (status === 204) return { description };
   // `@Res()` without passthrough: the handler writes status, headers and body itself.
   if (route.rawResponse) return { description: `${description}; the handler writes the response itself` };
-  return { description, content: { 'application/json': { schema: {} } } };
+  // The handler's return type; `null` when it returns nothing. A route missing here (the generated
+  // file is stale) keeps an empty schema, which the document's test refuses.
+  const schema = GENERATED_RESPONSES.operations[route.operationId];
+  if (schema === null) return { description };
+  return { description, content: { 'application/json': { schema: schema ? structuredClone(schema) : {} } } };
 }
 
 function isSuccess(status: string): boolean {

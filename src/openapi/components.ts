@@ -78,9 +78,35 @@ const ERROR: SchemaObject = {
   },
 };
 
+const QUOTA_EXCEEDED: SchemaObject = {
+  type: 'object',
+  description: 'The error envelope of 402 `quota_exceeded`, with what the plan allows and how to get more.',
+  required: [...(ERROR.required ?? []), 'message', 'upgradeUrl', 'limit', 'current'],
+  properties: {
+    ...ERROR.properties,
+    message: { type: 'string', description: 'What is over the limit and what still works.' },
+    upgradeUrl: { type: 'string', format: 'uri', description: "The dashboard's billing page." },
+    limit: { type: 'integer', description: "The plan's monthly active devices." },
+    current: { type: 'integer', description: 'Monthly active devices so far in this period.' },
+  },
+};
+
+const LIMIT_REACHED: SchemaObject = {
+  type: 'object',
+  description: 'The error envelope of a 403 that may be a plan limit reached: then with `limit` and `current`.',
+  required: ERROR.required,
+  properties: {
+    ...ERROR.properties,
+    limit: { type: 'integer', description: "The plan's limit." },
+    current: { type: 'integer', description: 'What is used of it.' },
+  },
+};
+
 export const ERROR_SCHEMAS: Record<string, SchemaObject> = {
+  LimitReached: LIMIT_REACHED,
   Error: ERROR,
   FieldError: FIELD_ERROR,
+  QuotaExceeded: QUOTA_EXCEEDED,
   ValidationError: {
     allOf: [{ $ref: '#/components/schemas/Error' }, { type: 'object', required: ['fields'] }],
   },
@@ -109,8 +135,15 @@ export const ERROR_RESPONSES: Record<string, ResponseObject> = {
   Forbidden: errorResponse(
     'Authenticated, but not allowed: role, scope, inactive app or organization, or cross-site request.',
   ),
+  SeatsTaken: errorResponse(
+    'Not allowed, or every seat of the plan is taken (`limit` and `current` say how many).',
+    'LimitReached',
+  ),
   NotFound: errorResponse(
     'The resource does not exist or is not visible to the caller (`not_found`, `app_not_found`).',
+  ),
+  UnsupportedMediaType: errorResponse(
+    'The request carries a body that is not JSON (`unsupported_media_type`); send `Content-Type: application/json`.',
   ),
   ValidationFailed: errorResponse(
     'Invalid input: `fields` names each invalid field (`unprocessable_entity`).',
@@ -120,6 +153,10 @@ export const ERROR_RESPONSES: Record<string, ResponseObject> = {
     'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' } },
     ...RATE_LIMIT_HEADERS,
   }),
+  QuotaExceeded: errorResponse(
+    "The plan's monthly active devices are used up and the grace period has ended (`quota_exceeded`); retrying does not help.",
+    'QuotaExceeded',
+  ),
   Error: errorResponse('Any other error, in the same envelope (5xx included).'),
 };
 

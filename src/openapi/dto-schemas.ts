@@ -1,7 +1,7 @@
 import type { Type } from '@nestjs/common';
 // The CommonJS build, the one the application's `import 'class-transformer'` loads too.
 import { defaultMetadataStorage } from 'class-transformer/cjs/storage.js';
-import { ValidationTypes } from 'class-validator';
+import { IS_DATE, IS_ISO8601, ValidationTypes } from 'class-validator';
 import type { ValidationMetadata } from 'class-validator/types/metadata/ValidationMetadata.js';
 import { targetConstructorToSchema } from 'class-validator-jsonschema';
 import type { SchemaObject } from './openapi-types.js';
@@ -24,6 +24,9 @@ export class DtoSchemas {
     additionalConverters: {
       // class-validator 0.15 takes a function for MinDate/MaxDate; the library expects a Date.
       minDate: { type: 'string', format: 'date-time' },
+      // The library's date-or-date-time `oneOf` for these overlaps (both are strings): one schema each.
+      [IS_DATE]: { type: 'string', format: 'date-time' },
+      [IS_ISO8601]: { type: 'string', description: 'An ISO 8601 date or date-time.' },
       maxDate: { type: 'string', format: 'date-time' },
       [ValidationTypes.NESTED_VALIDATION]: (meta: ValidationMetadata) => this.typeSchema(nestedType(meta)) as never,
       [ValidationTypes.CUSTOM_VALIDATION]: (meta: ValidationMetadata) => this.typeSchema(designType(meta)) as never,

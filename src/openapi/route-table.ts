@@ -1,8 +1,15 @@
 import { RequestMethod, type INestApplication, type Type } from '@nestjs/common';
-import { HTTP_CODE_METADATA, METHOD_METADATA, PATH_METADATA, ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
+import {
+  HTTP_CODE_METADATA,
+  METHOD_METADATA,
+  PATH_METADATA,
+  RESPONSE_PASSTHROUGH_METADATA,
+  ROUTE_ARGS_METADATA,
+} from '@nestjs/common/constants.js';
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum.js';
 import { ModulesContainer } from '@nestjs/core';
 import { ACCESS_KEY, type AccessRule } from '../common/access/access.decorator.js';
+import { ROUTE_LIMITS_KEY } from '../rate-limit/route-limits.js';
 
 /** The metadata key of `@InvalidInputStatus` (src/common/validation/validation.ts). */
 const INVALID_INPUT_STATUS_KEY = 'invalidInputStatus';
@@ -35,6 +42,8 @@ export interface RouteInfo {
   readonly pathParams: readonly { readonly name: string; readonly uuid: boolean }[];
   /** The handler writes the response itself (`@Res()` without passthrough). */
   readonly rawResponse: boolean;
+  /** The limits the route declares with `@RateLimit(...)` (handler and controller). */
+  readonly rateLimits: readonly string[];
 }
 
 const METHODS: Partial<Record<RequestMethod, HttpMethod>> = {
@@ -87,6 +96,9 @@ function controllerRoutes(controller: Type): RouteInfo[] {
     const invalidInputStatus = (Reflect.getMetadata(INVALID_INPUT_STATUS_KEY, handler) ??
       Reflect.getMetadata(INVALID_INPUT_STATUS_KEY, controller)) as 400 | undefined;
     const httpCode = Reflect.getMetadata(HTTP_CODE_METADATA, handler) as number | undefined;
+    const rateLimits = [handler, controller].flatMap(
+      (target) => (Reflect.getMetadata(ROUTE_LIMITS_KEY, target) ?? []) as string[],
+    );
 
     for (const controllerPath of asArray(
       Reflect.getMetadata(PATH_METADATA, controller) as string | string[] | undefined,
@@ -113,7 +125,10 @@ function controllerRoutes(controller: Type): RouteInfo[] {
             .map((arg) => arg.data)
             .filter((data): data is string => typeof data === 'string'),
           pathParams,
-          rawResponse: response !== undefined && !(response.data as { passthrough?: boolean } | undefined)?.passthrough,
+          rawResponse:
+            response !== undefined &&
+            Reflect.getMetadata(RESPONSE_PASSTHROUGH_METADATA, controller, handlerName) !== true,
+          rateLimits,
         });
       }
     }

@@ -60,7 +60,20 @@ export class AuditLogQueryDto {
   per: number = AUDIT_LOG_DEFAULT_PER;
 }
 
-export function toSettingsResponse(organization: Organization) {
+export interface OrganizationSettingsResponse {
+  id: string;
+  name: string;
+  slug: string;
+  /** The plan's display name (`Pro`). */
+  serviceTier: string;
+  /** The plan as stored (`pro`). */
+  serviceTierRawValue: string;
+  billingEmail: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export function toSettingsResponse(organization: Organization): OrganizationSettingsResponse {
   return {
     id: organization.id,
     name: organization.name,
@@ -73,7 +86,18 @@ export function toSettingsResponse(organization: Organization) {
   };
 }
 
-export function toAuditEntryResponse(entry: AuditLog) {
+export interface AuditEntryResponse {
+  id: string;
+  actorEmail: string | null;
+  action: string;
+  resourceType: string;
+  resourceId: string | null;
+  metadata: Record<string, unknown>;
+  ipAddress: string | null;
+  createdAt: Date;
+}
+
+export function toAuditEntryResponse(entry: AuditLog): AuditEntryResponse {
   return {
     id: entry.id,
     actorEmail: entry.actorEmail,

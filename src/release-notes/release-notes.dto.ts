@@ -102,7 +102,20 @@ export class PendingNotesQuery {
   currentVersion!: string;
 }
 
-export function toReleaseNoteResponse(note: ReleaseNote) {
+export interface ReleaseNoteResponse {
+  id: string;
+  appId: string;
+  /** The app version the note is for. */
+  version: string;
+  title: string;
+  body: string;
+  isPublished: boolean;
+  publishedAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export function toReleaseNoteResponse(note: ReleaseNote): ReleaseNoteResponse {
   return {
     id: note.id,
     appId: note.appId,

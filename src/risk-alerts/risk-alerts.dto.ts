@@ -128,7 +128,25 @@ export interface StoredRiskAlertRule {
   updatedAt: Date;
 }
 
-export function toRiskAlertRuleResponse(rule: StoredRiskAlertRule) {
+export interface RiskAlertRuleResponse {
+  id: string;
+  name: string;
+  /** The app the rule watches; null for every app of the organization. */
+  appId: string | null;
+  condition: {
+    type: StoredRiskAlertRule['condition']['type'];
+    threshold: number;
+    windowMinutes: number | null;
+  };
+  channel: StoredRiskAlertRule['channel'];
+  cooldownMinutes: number;
+  isActive: boolean;
+  lastFiredAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export function toRiskAlertRuleResponse(rule: StoredRiskAlertRule): RiskAlertRuleResponse {
   return {
     id: rule.id,
     name: rule.name,

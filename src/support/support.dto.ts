@@ -107,7 +107,21 @@ export class StaffReplyDto {
 
 // ---- Responses ----
 
-export function toConsoleTicket(ticket: SupportTicket) {
+/** A support ticket on the console surface (snake_case). */
+export interface ConsoleTicketResponse {
+  id: string;
+  app_id: string | null;
+  subject: string;
+  status: SupportTicket['status'];
+  priority: SupportTicket['priority'];
+  submitter_id: string;
+  submitter_email: string | null;
+  message_count: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export function toConsoleTicket(ticket: SupportTicket): ConsoleTicketResponse {
   return {
     id: ticket.id,
     app_id: ticket.appId,
@@ -122,7 +136,15 @@ export function toConsoleTicket(ticket: SupportTicket) {
   };
 }
 
-export function toConsoleMessage(message: SupportTicketMessage) {
+export interface ConsoleMessageResponse {
+  id: string;
+  author_id: string;
+  author_type: SupportTicketMessage['authorType'];
+  body: string;
+  created_at: Date;
+}
+
+export function toConsoleMessage(message: SupportTicketMessage): ConsoleMessageResponse {
   return {
     id: message.id,
     author_id: message.authorId,
@@ -132,7 +154,18 @@ export function toConsoleMessage(message: SupportTicketMessage) {
   };
 }
 
-export function toSdkTicket(ticket: SupportTicket) {
+/** A support ticket as the app sees it. */
+export interface SdkTicketResponse {
+  id: string;
+  subject: string;
+  status: SupportTicket['status'];
+  priority: SupportTicket['priority'];
+  messageCount: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export function toSdkTicket(ticket: SupportTicket): SdkTicketResponse {
   return {
     id: ticket.id,
     subject: ticket.subject,
@@ -144,7 +177,15 @@ export function toSdkTicket(ticket: SupportTicket) {
   };
 }
 
-export function toSdkMessage(message: SupportTicketMessage) {
+export interface SdkMessageResponse {
+  id: string;
+  ticketId: string;
+  authorType: SupportTicketMessage['authorType'];
+  body: string;
+  createdAt: Date;
+}
+
+export function toSdkMessage(message: SupportTicketMessage): SdkMessageResponse {
   return {
     id: message.id,
     ticketId: message.ticketId,
@@ -154,6 +195,14 @@ export function toSdkMessage(message: SupportTicketMessage) {
   };
 }
 
-export function toSdkTicketWithMessages(ticket: SupportTicket, messages: SupportTicketMessage[]) {
+export interface SdkTicketWithMessagesResponse extends SdkTicketResponse {
+  /** Oldest first. */
+  messages: SdkMessageResponse[];
+}
+
+export function toSdkTicketWithMessages(
+  ticket: SupportTicket,
+  messages: SupportTicketMessage[],
+): SdkTicketWithMessagesResponse {
   return { ...toSdkTicket(ticket), messages: messages.map(toSdkMessage) };
 }

@@ -36,11 +36,28 @@ export interface MemberRecord {
   joinedAt: Date;
 }
 
-export function toMemberResponse(member: MemberRecord) {
+export interface MemberResponse {
+  userId: string;
+  email: string;
+  role: MemberRecord['role'];
+  joinedAt: Date;
+}
+
+export function toMemberResponse(member: MemberRecord): MemberResponse {
   return { userId: member.userId, email: member.email, role: member.role, joinedAt: member.joinedAt };
 }
 
-export function toInviteResponse(invite: Invite) {
+export interface InviteResponse {
+  id: string;
+  email: string;
+  role: Invite['role'];
+  status: Invite['status'];
+  invitedBy: string | null;
+  expiresAt: Date;
+  createdAt: Date;
+}
+
+export function toInviteResponse(invite: Invite): InviteResponse {
   return {
     id: invite.id,
     email: invite.email,

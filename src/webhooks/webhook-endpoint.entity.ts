@@ -32,7 +32,17 @@ export class WebhookEndpoint {
 }
 
 /** The endpoint as every response but the creation one shows it: never the secret. */
-export function toWebhookEndpointResponse(endpoint: WebhookEndpoint) {
+export interface WebhookEndpointResponse {
+  id: string;
+  url: string;
+  events: string[];
+  isActive: boolean;
+  description: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export function toWebhookEndpointResponse(endpoint: WebhookEndpoint): WebhookEndpointResponse {
   return {
     id: endpoint.id,
     url: endpoint.url,
@@ -45,7 +55,18 @@ export function toWebhookEndpointResponse(endpoint: WebhookEndpoint) {
 }
 
 /** The creation response: adds `secret` (shown only here) and omits `updatedAt`. */
-export function toCreatedWebhookEndpointResponse(endpoint: WebhookEndpoint) {
+export interface CreatedWebhookEndpointResponse {
+  id: string;
+  url: string;
+  events: string[];
+  isActive: boolean;
+  description: string;
+  createdAt: Date;
+  /** The signing secret, shown this once. */
+  secret: string;
+}
+
+export function toCreatedWebhookEndpointResponse(endpoint: WebhookEndpoint): CreatedWebhookEndpointResponse {
   const { updatedAt: _updatedAt, ...shown } = toWebhookEndpointResponse(endpoint);
   return { ...shown, secret: endpoint.secret };
 }

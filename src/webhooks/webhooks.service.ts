@@ -310,7 +310,35 @@ export class WebhooksService {
 }
 
 /** A delivery with every attempt; `nextAttemptAt` only while attempts remain. */
-export function toDeliveryResponse(row: DeliveryRow, attempts: AttemptRow[]) {
+/** One event sent to one endpoint, with its attempts. */
+export interface WebhookDeliveryResponse {
+  id: string;
+  endpointId: string;
+  eventId: string;
+  event: string;
+  status: DeliveryRow['status'];
+  attemptCount: number;
+  maxAttempts: number;
+  /** When the next attempt is due; null unless pending. */
+  nextAttemptAt: Date | null;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  deliveredAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+  /** The body that was (or will be) sent. */
+  payload: { event: string; timestamp: string; data: Record<string, unknown> };
+  attempts: {
+    attemptNumber: number;
+    statusCode: number | null;
+    responseBody: string | null;
+    error: string | null;
+    latencyMs: number;
+    attemptedAt: Date;
+  }[];
+}
+
+export function toDeliveryResponse(row: DeliveryRow, attempts: AttemptRow[]): WebhookDeliveryResponse {
   return {
     id: row.id,
     endpointId: row.endpoint_id,

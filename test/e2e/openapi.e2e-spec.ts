@@ -1,4 +1,8 @@
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { RequestMethod } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA, ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
@@ -16,6 +20,7 @@ import { startTestApp, type TestApp } from '../harness/test-app.js';
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = Record<string, any>;
 
+const root = new URL('../..', import.meta.url).pathname;
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 
 /** `/api/v1/apps/:appID` → `/api/v1/apps/{appID}`. */
@@ -204,6 +209,97 @@ describe('OpenAPI document (GET /api/v1/openapi.json) and /docs', () => {
     expect(Object.keys(envelope.properties)).toEqual(['error', 'code', 'hint', 'requestId', 'fields']);
   });
 
+  it("gives every JSON success response a schema, from the handler's return type", () => {
+    const empty: string[] = [];
+    let json = 0;
+    for (const [route, operation] of operations(document)) {
+      for (const [status, response] of Object.entries(operation.responses as Json)) {
+        if (!/^2/.test(status)) continue;
+        const schema = resolve(document, response as Json).content?.['application/json']?.schema as Json | undefined;
+        if (!schema) continue;
+        json++;
+        if (!Object.keys(schema).length) empty.push(`${route} ${status}`);
+      }
+    }
+    // A route missing from response-schemas.generated.ts (run `npm run openapi:responses`) or whose
+    // handler returns `unknown`/`any` lands here.
+    expect(empty).toEqual([]);
+    expect(json).toBeGreaterThan(110);
+    // The mappers' declared types are the components.
+    const schemas = document.components.schemas;
+    expect(operations(document).get('GET /api/v1/apps')!.responses['200'].content['application/json'].schema).toEqual({
+      type: 'array',
+      items: { $ref: '#/components/schemas/AppResponse' },
+    });
+    expect(schemas.AppResponse.required).toEqual(expect.arrayContaining(['id', 'appName', 'bundleId', 'createdAt']));
+    expect(schemas.AppResponse.properties.createdAt).toEqual({ type: 'string', format: 'date-time' });
+    expect(schemas.FlagOverrideResponse.properties.expiresAt).toMatchObject({ type: ['string', 'null'] });
+  });
+
+  it('gives free-form objects `additionalProperties: true`', () => {
+    const config = resolve(document, document.components.schemas.ClaimConfigurationResponse.properties.externalConfig);
+    const external = resolve(
+      document,
+      (config.anyOf as Json[]).find((s) => Boolean(s.$ref))!,
+    );
+    expect(external.type).toBe('object');
+    const loose: string[] = [];
+    const visit = (node: unknown, at: string): void => {
+      if (!node || typeof node !== 'object') return;
+      const schema = node as Json;
+      const structured = ['properties', 'additionalProperties', 'patternProperties', '$ref', 'allOf', 'anyOf', 'oneOf'];
+      if ([].concat(schema.type ?? []).includes('object' as never) && !structured.some((k) => k in schema))
+        loose.push(at);
+      for (const [key, value] of Object.entries(schema)) visit(value, `${at}/${key}`);
+    };
+    visit(document.paths, '#/paths');
+    visit(document.components, '#/components');
+    expect(loose).toEqual([]);
+    expect(document.components.schemas.AuditEntryResponse.properties.metadata).toEqual({
+      type: 'object',
+      additionalProperties: true,
+    });
+  });
+
+  it('tags every operation with a described tag', () => {
+    const described = new Map((document.tags as Json[]).map((tag) => [tag.name, tag.description]));
+    for (const [route, operation] of operations(document)) {
+      expect([route, operation.tags.length]).toEqual([route, 1]);
+      expect([route, typeof described.get(operation.tags[0])]).toEqual([route, 'string']);
+    }
+  });
+
+  it('documents 402 quota_exceeded on validate and 429 with its headers where a route is limited', () => {
+    const ops = operations(document);
+    const validate = ops.get('POST /api/v1/attestation/validate')!;
+    const quota = resolve(document, validate.responses['402']);
+    const quotaSchema = resolve(document, quota.content['application/json'].schema);
+    expect(quotaSchema.required).toEqual(expect.arrayContaining(['code', 'limit', 'current', 'upgradeUrl']));
+    const limited = [...ops].filter(([, op]) => op.responses['429']).map(([route]) => route);
+    expect(limited).toEqual(
+      expect.arrayContaining([
+        'POST /api/v1/attestation/validate',
+        'GET /api/v1/attestation/challenge',
+        'GET /api/v1/flags',
+        'POST /api/v1/auth/register',
+        'POST /api/v1/auth/login',
+        'POST /api/v1/feedback/features',
+        'GET /api/v1/analytics/events',
+      ]),
+    );
+    // Only where something limits: dashboard CRUD does not.
+    expect(limited).not.toContain('GET /api/v1/apps');
+    const tooMany = resolve(document, ops.get('GET /api/v1/flags')!.responses['429']);
+    expect(Object.keys(tooMany.headers)).toEqual(
+      expect.arrayContaining(['Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']),
+    );
+    expect(resolve(document, tooMany.content['application/json'].schema).required).toEqual([
+      'error',
+      'code',
+      'requestId',
+    ]);
+  });
+
   it('gives every route with a body a request schema', () => {
     const declared = declaredRoutes(t);
     const withBody = [...declared].filter(([, route]) => route.hasBody).map(([route]) => route);
@@ -328,6 +424,28 @@ describe('OpenAPI document (GET /api/v1/openapi.json) and /docs', () => {
       .expect(404);
     expect(schemaProblems(document, { $ref: '#/components/schemas/Error' }, unknownApp.body)).toEqual([]);
   });
+
+  it('lints clean with @redocly/cli (no error, no warning)', async () => {
+    // Where .redocly.lint-ignore.yaml names it.
+    const directory = join(root, 'var/openapi-lint');
+    mkdirSync(directory, { recursive: true });
+    const file = join(directory, 'openapi.json');
+    writeFileSync(file, JSON.stringify(document, null, 2));
+    const cli = join(root, 'node_modules/@redocly/cli/bin/cli.js');
+    const config = join(root, 'redocly.yaml');
+    const run = await promisify(execFile)(
+      process.execPath,
+      [cli, 'lint', file, `--config=${config}`, '--format=json'],
+      { cwd: root, env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' } },
+    ).catch((error: { stdout: string; stderr: string }) => error);
+    const report = JSON.parse(run.stdout.slice(run.stdout.indexOf('{'))) as {
+      totals: { errors: number; warnings: number };
+      problems: { ruleId: string; message: string; location: { pointer: string }[] }[];
+    };
+    const problems = report.problems.map((p) => `${p.ruleId} ${p.location[0]?.pointer}: ${p.message}`);
+    expect(problems).toEqual([]);
+    expect(report.totals).toMatchObject({ errors: 0, warnings: 0 });
+  }, 60_000);
 
   it('is built once per process', async () => {
     const service = t.app.get(OpenApiDocumentService);

@@ -33,6 +33,8 @@ export default async function globalSetup() {
   const url = new URL(adminUrl);
   url.pathname = `/${template}`;
   await runMigrations(url.toString());
+  // Each test app writes there what it answered and how that matched the OpenAPI document.
+  process.env.OPENAPI_CHECK_DIR = mkdtempSync(join(tmpdir(), 'attestly-openapi-check-'));
   process.env.TEST_DB_ADMIN_URL = adminUrl;
   process.env.TEST_DB_TEMPLATE = template;
 }

@@ -1,6 +1,7 @@
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { expect } from '@jest/globals';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
@@ -9,6 +10,7 @@ import { loadConfig, type AppConfig } from '../../src/config/app-config.js';
 import { createLogger } from '../../src/common/logging/logger.js';
 import { createTestDatabase, dropTestDatabase } from './database.js';
 import { BackgroundTasks } from '../../src/common/scheduling/background-tasks.js';
+import { checkRecordedResponses, recordJsonResponses } from '../support/openapi-responses.js';
 
 export interface TestApp {
   readonly app: NestExpressApplication;
@@ -63,6 +65,8 @@ async function bootInstance(
 ): Promise<TestApp> {
   const app = await createApp(config, createLogger(config));
   await app.init();
+  // Every JSON answer is held to the OpenAPI document when the app closes (see close()).
+  const recorded = recordJsonResponses(app);
   const dataSource = app.get(DataSource);
   // Each app gets its own client address, so per-IP limits never leak between test files that
   // share one Redis.
@@ -84,8 +88,13 @@ async function bootInstance(
     },
     close: async () => {
       for (const peer of peers) await peer.close();
+      const testFile = expect.getState().testPath ?? 'unknown';
+      const problems = checkRecordedResponses(app, recorded, testFile.replace(/^.*\/test\//, 'test/'));
       await app.close();
       await cleanup();
+      if (problems.length) {
+        throw new Error(`Answers that do not match the OpenAPI document:\n${problems.slice(0, 30).join('\n')}`);
+      }
     },
   };
 }
