@@ -19,12 +19,16 @@ const REF = '#/components/schemas/';
 
 /** `{ operations: { <Controller>_<handler>: schema | null }, schemas: { Name: schema } }`; null: no body. */
 export function generateResponseSchemas() {
-  const parsed = ts.getParsedCommandLineOfConfigFile(join(root, 'tsconfig.build.json'), {}, {
-    ...ts.sys,
-    onUnRecoverableConfigFileDiagnostic: (diagnostic) => {
-      throw new Error(ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'));
+  const parsed = ts.getParsedCommandLineOfConfigFile(
+    join(root, 'tsconfig.build.json'),
+    {},
+    {
+      ...ts.sys,
+      onUnRecoverableConfigFileDiagnostic: (diagnostic) => {
+        throw new Error(ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'));
+      },
     },
-  });
+  );
   const controllers = controllerFiles(join(root, 'src')).sort();
   const program = ts.createProgram({ rootNames: controllers, options: { ...parsed.options, noEmit: true } });
   const checker = program.getTypeChecker();
@@ -34,7 +38,8 @@ export function generateResponseSchemas() {
     const source = program.getSourceFile(file);
     if (!source) throw new Error(`${file}: not in the program`);
     for (const statement of source.statements) {
-      if (!ts.isClassDeclaration(statement) || !statement.name || !decoratorNames(statement).has('Controller')) continue;
+      if (!ts.isClassDeclaration(statement) || !statement.name || !decoratorNames(statement).has('Controller'))
+        continue;
       for (const member of statement.members) {
         if (!ts.isMethodDeclaration(member) || !ts.isIdentifier(member.name)) continue;
         if (![...decoratorNames(member)].some((name) => ROUTE_DECORATORS.has(name))) continue;
@@ -149,7 +154,11 @@ class Converter {
     if (literals.length) {
       const values = literals.map((literal) => literal.value);
       const types = [...new Set(values.map((value) => typeof value))];
-      schemas.push(values.length === 1 ? { type: types[0], const: values[0] } : { type: types.length === 1 ? types[0] : types, enum: values });
+      schemas.push(
+        values.length === 1
+          ? { type: types[0], const: values[0] }
+          : { type: types.length === 1 ? types[0] : types, enum: values },
+      );
     }
     if (booleans.length === 2) schemas.push({ type: 'boolean' });
     else if (booleans.length === 1) schemas.push({ type: 'boolean', const: booleans[0].intrinsicName === 'true' });
@@ -187,8 +196,7 @@ class Converter {
         (propertyType.isUnion() && propertyType.types.some(isNothing));
       const converted = this.schema(propertyType, `${where}.${property.name}`, depth + 1);
       const description = ts.displayPartsToString(property.getDocumentationComment(checker)).trim();
-      schema.properties[property.name] =
-        description && !converted.$ref ? { ...converted, description } : converted;
+      schema.properties[property.name] = description && !converted.$ref ? { ...converted, description } : converted;
       if (!optional) schema.required.push(property.name);
     }
     const index = checker.getIndexInfoOfType(type, ts.IndexKind.String);

@@ -42,7 +42,7 @@ function openApiCoverage(globalConfig) {
       `operations answered with a success, ${exercised.size} exercised at all; ${problems} mismatches.`,
   );
   const wholeSuite =
-    !globalConfig?.testPathPattern && !(globalConfig?.testPathPatterns?.length) && !globalConfig?.testNamePattern;
+    !globalConfig?.testPathPattern && !globalConfig?.testPathPatterns?.length && !globalConfig?.testNamePattern;
   if (wholeSuite && succeeded.size < MIN_COVERAGE * operations) {
     return `OpenAPI: the e2e suite answered only ${succeeded.size} of ${operations} operations with a success (at least ${Math.ceil(MIN_COVERAGE * operations)} expected)`;
   }
