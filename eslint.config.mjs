@@ -3,7 +3,7 @@ import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'packages/*/dist/', 'node_modules/', 'var/', 'coverage/', 'bench/.tmp/'] },
+  { ignores: ['dist/', 'packages/*/dist/', 'node_modules/', 'var/', 'coverage/', 'bench/.tmp/', 'test/client-smoke/'] },
   eslint.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

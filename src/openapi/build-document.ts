@@ -10,6 +10,7 @@ import type {
   ResponseObject,
   SchemaObject,
 } from './openapi-types.js';
+import { ROUTE_EXAMPLES } from './examples.js';
 import { GENERATED_RESPONSES } from './response-schemas.generated.js';
 import { RESPONSE_SCHEMAS, ROUTE_DOCS, type RouteDoc } from './route-docs.js';
 import { operationIdOf, routeTable, type RouteInfo } from './route-table.js';
@@ -183,7 +184,29 @@ function complete(generated: OperationObject, route: RouteInfo, dtos: DtoSchemas
       .join('\n\n');
   }
   operation.responses = responses(generated.responses ?? {}, route, doc);
+  withExamples(operation, route);
   return operation;
+}
+
+/** The route's example request body and success answer (examples.ts), on their JSON media types. */
+function withExamples(operation: OperationObject, route: RouteInfo): void {
+  const example = ROUTE_EXAMPLES[`${route.method.toUpperCase()} ${route.openApiPath}`];
+  if (!example) return;
+  const success = operation.responses[String(route.successStatus)];
+  const answer = success?.content?.['application/json'];
+  if (!success || !answer) throw new Error(`OpenAPI: ${route.operationId} has an example but no JSON answer`);
+  operation.responses[String(route.successStatus)] = {
+    ...success,
+    content: { ...success.content, 'application/json': { ...answer, example: example.response } },
+  };
+  const body = operation.requestBody?.content['application/json'];
+  if (example.request === undefined) return;
+  if (!operation.requestBody || !body)
+    throw new Error(`OpenAPI: ${route.operationId} has a request example but no body`);
+  operation.requestBody = {
+    ...operation.requestBody,
+    content: { ...operation.requestBody.content, 'application/json': { ...body, example: example.request } },
+  };
 }
 
 function parameters(generated: readonly ParameterObject[], route: RouteInfo, dtos: DtoSchemas): ParameterObject[] {

@@ -11,10 +11,12 @@ import { ModulesContainer, Reflector } from '@nestjs/core';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { ACCESS_KEY, type AccessRule } from '../../src/common/access/access.decorator.js';
 import { OpenApiDocumentService } from '../../src/openapi/openapi-document.service.js';
+import type { OpenApiDocument } from '../../src/openapi/openapi-types.js';
 import { ROUTE_DOCS } from '../../src/openapi/route-docs.js';
 import { createApiKey, createOrg } from '../factories/identity.js';
 import { createAppRow } from '../factories/organization.js';
 import { startTestApp, type TestApp } from '../harness/test-app.js';
+import { ResponseValidator } from '../support/openapi-responses.js';
 
 // JSON documents are walked freely in the assertions.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -259,6 +261,42 @@ describe('OpenAPI document (GET /api/v1/openapi.json) and /docs', () => {
       type: 'object',
       additionalProperties: true,
     });
+  });
+
+  it('gives the SDK routes and the main dashboard routes examples that match their schemas', () => {
+    const validator = new ResponseValidator(document as OpenApiDocument);
+    const problems: string[] = [];
+    const withExample: string[] = [];
+    for (const [route, operation] of operations(document)) {
+      const media = [
+        ...Object.entries(operation.responses as Json).map(
+          ([status, response]) => [status, resolve(document, response as Json).content?.['application/json']] as const,
+        ),
+        ['request', operation.requestBody?.content?.['application/json']] as const,
+      ];
+      for (const [where, content] of media) {
+        if (!content || !('example' in content)) continue;
+        withExample.push(`${route} ${where}`);
+        problems.push(...validator.problems(`${route} ${where}`, content.schema as Json, content.example));
+      }
+    }
+    expect(problems).toEqual([]);
+    expect(withExample).toEqual(
+      expect.arrayContaining([
+        'GET /api/v1/attestation/challenge 200',
+        'POST /api/v1/attestation/validate 200',
+        'POST /api/v1/attestation/validate request',
+        'GET /api/v1/flags 200',
+        'POST /api/v1/feedback/features 201',
+        'POST /api/v1/auth/login 200',
+        'GET /api/v1/apps 200',
+        'POST /api/v1/apps request',
+        'POST /api/v1/dashboard/apps/{appId}/flags 201',
+      ]),
+    );
+    // The check bites: a wrong example is reported.
+    const apps = operations(document).get('GET /api/v1/apps')!.responses['200'].content['application/json'];
+    expect(validator.problems('wrong', apps.schema as Json, [{ ...apps.example[0], bundleId: 7 }])).not.toEqual([]);
   });
 
   it('tags every operation with a described tag', () => {

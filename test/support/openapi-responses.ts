@@ -82,7 +82,9 @@ export class ResponseValidator {
   constructor(private readonly document: OpenApiDocument) {
     this.ajv = new Ajv2020({ strict: false, allErrors: true });
     addFormats.default(this.ajv);
-    this.ajv.addFormat('byte', /^[A-Za-z0-9+/]*={0,2}$/);
+    const base64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+    this.ajv.addFormat('byte', base64);
+    this.ajv.addFormat('base64', base64);
     // The components only: the document's own references (`#/components/…`) resolve inside it.
     this.ajv.addSchema({ $id: 'openapi', components: strict(document.components) });
   }
@@ -120,6 +122,13 @@ export class ResponseValidator {
           error.params && 'unevaluatedProperty' in error.params ? ` (${String(error.params.unevaluatedProperty)})` : ''
         }`,
     );
+  }
+
+  /** The problems of a value against a schema of the document (an example, say). */
+  problems(key: string, schema: object, value: unknown): string[] {
+    const validate = this.validator(`value:${key}`, schema);
+    if (validate(value)) return [];
+    return (validate.errors ?? []).map((error) => `${key}: ${error.instancePath || '(value)'} ${error.message ?? ''}`);
   }
 
   private validator(pointer: string, schema: object): ValidateFunction {
