@@ -194,6 +194,7 @@ export const RESPONSE_SCHEMAS: Record<string, SchemaObject> = {
           attestation: ref('ComponentHealth'),
           featureFlags: ref('ComponentHealth'),
           jwtSigning: ref('ComponentHealth'),
+          redis: { ...ref('ComponentHealth'), description: 'With REDIS_URL set: the shared Redis.' },
         },
       },
       version: { type: 'string', description: 'The deployed commit.' },
@@ -440,6 +441,7 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     summary: 'Device-login page for a CLI session',
     responses: {
       '200': html('Sign in, choose an organization, or review the request.'),
+      '422': responseRef('ValidationFailed'),
       '4XX': html('Why there is nothing to do: invalid link, unknown, decided or expired request.'),
     },
   },
