@@ -301,7 +301,7 @@ function responses(
   if (validated && route.invalidInputStatus === 422) errors['422'] = responseRef('ValidationFailed');
   // The API takes JSON bodies only: a state-changing request with another body type answers 415.
   if (changesState && route.expressPath.startsWith('/api/')) errors['415'] = responseRef('UnsupportedMediaType');
-  if (route.rateLimits.length || doc.rateLimited) errors['429'] = responseRef('RateLimited');
+  if (route.rateLimits.length) errors['429'] = responseRef('RateLimited');
   errors.default = responseRef('Error');
 
   return byStatus({ ...errors, ...result, ...(doc.responses ?? {}) });

@@ -13,8 +13,6 @@ export interface RouteDoc {
   readonly responses?: Record<string, ResponseObject>;
   readonly requestBody?: RequestBodyObject;
   readonly parameters?: readonly ParameterObject[];
-  /** The handler spends a rate-limit budget itself (`RateLimitService.enforce`): it can answer 429. */
-  readonly rateLimited?: boolean;
 }
 
 const json = (schema: SchemaObject, description: string, headers?: Record<string, unknown>): ResponseObject => ({
@@ -258,13 +256,11 @@ const SSO_PAGE = html('A page saying why the sign-in did not happen and what to 
 export const ROUTE_DOCS: Record<string, RouteDoc> = {
   'GET /api/v1/attestation/challenge': {
     summary: 'Issue a single-use attestation challenge',
-    rateLimited: true,
     responses: { '200': json(ref('AttestationChallenge'), 'A fresh challenge.', RATE_LIMIT_RESPONSE_HEADERS) },
   },
   'POST /api/v1/attestation/validate': {
     summary: "Verify a device's App Attest attestation and mint a token",
     description: SUBJECT_BINDING,
-    rateLimited: true,
     responses: {
       '402': responseRef('QuotaExceeded'),
       '200': json(
@@ -277,7 +273,6 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
   'POST /api/v1/attestation/refresh': {
     summary: "Mint a new token from a known device's assertion",
     description: `${SUBJECT_BINDING} A subjectId different from the device's is recorded as a \`subject_changed\` device event.`,
-    rateLimited: true,
     responses: {
       '200': json(ref('AttestationToken'), 'The assertion verified; a new token.', RATE_LIMIT_RESPONSE_HEADERS),
     },
@@ -359,16 +354,14 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
       },
     },
   },
-  'POST /api/v1/flags/{flagId}/evaluate': { summary: 'Evaluate one flag for a device context', rateLimited: true },
+  'POST /api/v1/flags/{flagId}/evaluate': { summary: 'Evaluate one flag for a device context' },
   'GET /api/v1/analytics/devices/{keyId}': {
     summary: "A device's profile and attestation history",
     description: "An API key spends the organization's API budget (`rate_limited` when it is used up).",
-    rateLimited: true,
   },
   'GET /api/v1/analytics/events': {
     summary: 'The attestation event log',
     description: "An API key spends the organization's API budget (`rate_limited` when it is used up).",
-    rateLimited: true,
   },
   'POST /api/v1/org/invites': {
     summary: 'Invite someone to the organization',
@@ -387,8 +380,8 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     ],
     responses: { '400': responseRef('BadRequest') },
   },
-  'POST /api/v1/auth/forgot-password': { summary: 'Mail a password-reset link', rateLimited: true },
-  'POST /api/v1/auth/reset-password': { summary: 'Set a new password with a reset token', rateLimited: true },
+  'POST /api/v1/auth/forgot-password': { summary: 'Mail a password-reset link' },
+  'POST /api/v1/auth/reset-password': { summary: 'Set a new password with a reset token' },
   'GET /.well-known/jwks.json': {
     summary: 'Public keys that verify attestation tokens',
     responses: {

@@ -9,7 +9,7 @@ import {
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum.js';
 import { ModulesContainer } from '@nestjs/core';
 import { ACCESS_KEY, type AccessRule } from '../common/access/access.decorator.js';
-import { ROUTE_LIMITS_KEY } from '../rate-limit/route-limits.js';
+import { RATE_LIMITS_KEY } from '../rate-limit/rate-limit.guard.js';
 
 /** The metadata key of `@InvalidInputStatus` (src/common/validation/validation.ts). */
 const INVALID_INPUT_STATUS_KEY = 'invalidInputStatus';
@@ -97,7 +97,7 @@ function controllerRoutes(controller: Type): RouteInfo[] {
       Reflect.getMetadata(INVALID_INPUT_STATUS_KEY, controller)) as 400 | undefined;
     const httpCode = Reflect.getMetadata(HTTP_CODE_METADATA, handler) as number | undefined;
     const rateLimits = [handler, controller].flatMap(
-      (target) => (Reflect.getMetadata(ROUTE_LIMITS_KEY, target) ?? []) as string[],
+      (target) => (Reflect.getMetadata(RATE_LIMITS_KEY, target) ?? []) as string[],
     );
 
     for (const controllerPath of asArray(
