@@ -38,6 +38,10 @@ const BILLING = tag('Billing', 'The Stripe customer portal and the Stripe webhoo
 const COMPLIANCE = tag('Compliance', 'Minimum OS and app versions and the risk ceiling devices must meet.');
 const RISK_ALERTS = tag('Risk alerts', 'Rules that raise an alert when devices cross a risk threshold.');
 const ENTITLEMENTS = tag('Entitlements', 'Subscription events from the app maker, which set the claims of a subject.');
+const SSO = tag(
+  'Single sign-on',
+  "OpenID Connect sign-in through the organization's identity provider, for the dashboard and the CLI's device login.",
+);
 const OPERATIONS = tag(
   'Operations',
   'Health and readiness probes, Prometheus metrics, the token keys and this document; no credentials.',
@@ -74,6 +78,9 @@ export const CONTROLLER_TAGS: Readonly<Record<string, OpenApiTag>> = {
   SdkFlagsController: SDK,
   SdkReleaseNotesController: SDK,
   SdkSupportController: SDK,
+  SsoConnectionsController: SSO,
+  SsoDeviceLoginController: SSO,
+  SsoSignInController: SSO,
   SupportController: SUPPORT,
   UsageController: USAGE,
   WebhooksController: WEBHOOKS,
