@@ -102,7 +102,21 @@ const LIMIT_REACHED: SchemaObject = {
   },
 };
 
+const SSO_REQUIRED: SchemaObject = {
+  type: 'object',
+  description: 'The error envelope of a refused sign-in; with `sso_required`, where to sign in instead.',
+  required: ERROR.required,
+  properties: {
+    ...ERROR.properties,
+    ssoStartUrl: {
+      type: 'string',
+      description: "With `sso_required`: the organization's SSO start, relative to the service.",
+    },
+  },
+};
+
 export const ERROR_SCHEMAS: Record<string, SchemaObject> = {
+  SsoRequired: SSO_REQUIRED,
   LimitReached: LIMIT_REACHED,
   Error: ERROR,
   FieldError: FIELD_ERROR,
@@ -138,6 +152,10 @@ export const ERROR_RESPONSES: Record<string, ResponseObject> = {
   SeatsTaken: errorResponse(
     'Not allowed, or every seat of the plan is taken (`limit` and `current` say how many).',
     'LimitReached',
+  ),
+  SsoRequired: errorResponse(
+    'Refused: a cross-site request, or (`sso_required`) an organization that requires single sign-on.',
+    'SsoRequired',
   ),
   NotFound: errorResponse(
     'The resource does not exist or is not visible to the caller (`not_found`, `app_not_found`).',

@@ -363,6 +363,10 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     summary: 'The attestation event log',
     description: "An API key spends the organization's API budget (`rate_limited` when it is used up).",
   },
+  'POST /api/v1/auth/login': {
+    summary: 'Sign in with e-mail and password (cookie session)',
+    responses: { '403': responseRef('SsoRequired') },
+  },
   'POST /api/v1/org/invites': {
     summary: 'Invite someone to the organization',
     responses: { '403': responseRef('SeatsTaken') },
