@@ -110,6 +110,10 @@ export interface AppResponse {
   riskThresholds: RiskThresholds;
   analyticsEnabled: boolean;
   webhookEnabled: boolean;
+  /** Attestations must carry a subject signed by the app maker's backend. */
+  requireSignedSubject: boolean;
+  /** A subject signing secret exists (the secret itself is shown once, when generated). */
+  hasSubjectSigningSecret: boolean;
   createdAt: Date;
   updatedAt: Date;
 }

@@ -35,6 +35,8 @@ const app = {
   },
   analyticsEnabled: true,
   webhookEnabled: false,
+  requireSignedSubject: false,
+  hasSubjectSigningSecret: false,
   createdAt: AT,
   updatedAt: AT,
 };

@@ -40,7 +40,7 @@ export const GENERATED_RESPONSES: {
           items: {
             type: 'object',
             properties: {
-              type: { type: 'string', enum: ['attestation', 'assertion'] },
+              type: { type: 'string', enum: ['attestation', 'assertion', 'subject_changed'] },
               result: { type: 'string', enum: ['success', 'failure'] },
               riskScore: { type: ['number', 'null'] },
               timestamp: { type: 'string', format: 'date-time' },
@@ -64,7 +64,7 @@ export const GENERATED_RESPONSES: {
               id: { type: 'string' },
               appId: { type: 'string' },
               keyId: { type: 'string' },
-              type: { type: 'string', enum: ['attestation', 'assertion'] },
+              type: { type: 'string', enum: ['attestation', 'assertion', 'subject_changed'] },
               result: { type: 'string', enum: ['success', 'failure'] },
               errorCode: { type: ['string', 'null'] },
               riskScore: { type: ['number', 'null'] },
@@ -194,6 +194,11 @@ export const GENERATED_RESPONSES: {
     AppsController_get: { $ref: '#/components/schemas/AppResponse' },
     AppsController_list: { type: 'array', items: { $ref: '#/components/schemas/AppResponse' } },
     AppsController_remove: null,
+    AppsController_rotateSubjectSecret: {
+      type: 'object',
+      properties: { subjectSigningSecret: { type: 'string' }, app: { $ref: '#/components/schemas/AppResponse' } },
+      required: ['subjectSigningSecret', 'app'],
+    },
     AppsController_setPrimary: { $ref: '#/components/schemas/AppResponse' },
     AppsController_update: { $ref: '#/components/schemas/AppResponse' },
     AppsController_usage: {
@@ -944,6 +949,14 @@ export const GENERATED_RESPONSES: {
         riskThresholds: { $ref: '#/components/schemas/RiskThresholds' },
         analyticsEnabled: { type: 'boolean' },
         webhookEnabled: { type: 'boolean' },
+        requireSignedSubject: {
+          type: 'boolean',
+          description: "Attestations must carry a subject signed by the app maker's backend.",
+        },
+        hasSubjectSigningSecret: {
+          type: 'boolean',
+          description: 'A subject signing secret exists (the secret itself is shown once, when generated).',
+        },
         createdAt: { type: 'string', format: 'date-time' },
         updatedAt: { type: 'string', format: 'date-time' },
       },
@@ -959,6 +972,8 @@ export const GENERATED_RESPONSES: {
         'riskThresholds',
         'analyticsEnabled',
         'webhookEnabled',
+        'requireSignedSubject',
+        'hasSubjectSigningSecret',
         'createdAt',
         'updatedAt',
       ],
