@@ -114,6 +114,8 @@ export interface AppResponse {
   requireSignedSubject: boolean;
   /** A subject signing secret exists (the secret itself is shown once, when generated). */
   hasSubjectSigningSecret: boolean;
+  /** Debug tokens (Simulator, CI) may be exchanged for device tokens of this app. */
+  debugTokensEnabled: boolean;
   createdAt: Date;
   updatedAt: Date;
 }

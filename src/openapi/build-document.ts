@@ -71,7 +71,7 @@ export function buildOpenApiDocument(app: INestApplication, options: { serverUrl
       ...Object.fromEntries(
         Object.entries(dtos.schemas).map(([name, schema]) => [name, withDecorations(schema, decorated[name])]),
       ),
-      ...distinct(GENERATED_RESPONSES.schemas, { ...dtos.schemas, ...ERROR_SCHEMAS, ...RESPONSE_SCHEMAS }),
+      ...distinct(GENERATED_RESPONSES.schemas, dtos.schemas, { ...ERROR_SCHEMAS, ...RESPONSE_SCHEMAS }),
       ...ERROR_SCHEMAS,
       ...RESPONSE_SCHEMAS,
     }),
@@ -83,15 +83,22 @@ export function buildOpenApiDocument(app: INestApplication, options: { serverUrl
   return document;
 }
 
-/** Generated response schemas, which must not take a name the document already gives another schema. */
+/**
+ * Generated response schemas, which must not take a name the document already gives another
+ * schema. A request DTO class echoed in an answer (a change request's proposed body) keeps the
+ * schema its validation rules give it: both describe the same class.
+ */
 function distinct(
   generated: Readonly<Record<string, SchemaObject>>,
+  dtos: Record<string, SchemaObject>,
   others: Record<string, SchemaObject>,
 ): Record<string, SchemaObject> {
-  for (const name of Object.keys(generated)) {
+  const result: Record<string, SchemaObject> = {};
+  for (const [name, schema] of Object.entries(generated)) {
     if (others[name]) throw new Error(`OpenAPI: the response type ${name} has the name of another schema; rename one`);
+    if (!dtos[name]) result[name] = schema;
   }
-  return { ...generated };
+  return result;
 }
 
 const SCHEMA_STRUCTURE = ['properties', 'additionalProperties', 'patternProperties', '$ref', 'allOf', 'anyOf', 'oneOf'];

@@ -37,6 +37,7 @@ const app = {
   webhookEnabled: false,
   requireSignedSubject: false,
   hasSubjectSigningSecret: false,
+  debugTokensEnabled: false,
   createdAt: AT,
   updatedAt: AT,
 };

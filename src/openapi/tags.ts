@@ -42,6 +42,8 @@ const SSO = tag(
   'Single sign-on',
   "OpenID Connect sign-in through the organization's identity provider, for the dashboard and the CLI's device login.",
 );
+const PUSH = tag('Push', "APNs credentials of an app and the devices' push tokens.");
+const TOKENS = tag('Tokens', "A backend's check of a device token, consumed once.");
 const OPERATIONS = tag(
   'Operations',
   'Health and readiness probes, Prometheus metrics, the token keys and this document; no credentials.',
@@ -57,13 +59,16 @@ export const CONTROLLER_TAGS: Readonly<Record<string, OpenApiTag>> = {
   AuthController: AUTH,
   BillingController: BILLING,
   ClaimsController: CLAIMS,
+  ChangeRequestsController: FLAGS,
   CliSessionsController: CLI_LOGIN,
   ComplianceController: COMPLIANCE,
   ConsoleClaimsController: CLAIMS,
+  DebugTokensController: APPS,
   DeviceLoginController: CLI_LOGIN,
   DevicesController: DEVICES,
   EntitlementsController: ENTITLEMENTS,
   FeedbackController: FEEDBACK,
+  FlagsByKeyController: FLAGS,
   FlagsController: FLAGS,
   HealthController: OPERATIONS,
   InvitesController: TEAM,
@@ -72,6 +77,8 @@ export const CONTROLLER_TAGS: Readonly<Record<string, OpenApiTag>> = {
   MetricsController: OPERATIONS,
   OpenApiController: OPERATIONS,
   OrganizationController: ORGANIZATION,
+  PushCredentialsController: PUSH,
+  PushTokensController: PUSH,
   ReleaseNotesController: RELEASE_NOTES,
   RiskAlertsController: RISK_ALERTS,
   SdkFeedbackController: SDK,
@@ -82,6 +89,7 @@ export const CONTROLLER_TAGS: Readonly<Record<string, OpenApiTag>> = {
   SsoDeviceLoginController: SSO,
   SsoSignInController: SSO,
   SupportController: SUPPORT,
+  TokensController: TOKENS,
   UsageController: USAGE,
   WebhooksController: WEBHOOKS,
 };
