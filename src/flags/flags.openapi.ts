@@ -7,6 +7,8 @@ const dateTime = { type: 'string', format: 'date-time' } as const;
 const nullable = (schema: SchemaObject & { type: string }): SchemaObject => ({
   ...schema,
   type: [schema.type, 'null'],
+  // An enum lists every value the schema admits: null too.
+  ...(Array.isArray(schema.enum) ? { enum: [...(schema.enum as unknown[]), null] } : {}),
 });
 
 export const SCHEDULED_CHANGE_SCHEMA: SchemaObject = {

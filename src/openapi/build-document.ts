@@ -283,8 +283,17 @@ function responses(
     if (placeholder && documentedSuccess) continue;
     result[status] = placeholder ? successResponse(Number(status), route) : response;
   }
+  const status = String(route.successStatus);
   if (!Object.keys(result).some(isSuccess) && !documentedSuccess) {
-    result[String(route.successStatus)] = successResponse(route.successStatus, route);
+    result[status] = successResponse(route.successStatus, route);
+  } else if (
+    !result[status] &&
+    !doc.responses?.[status] &&
+    !route.rawResponse &&
+    GENERATED_RESPONSES.operations[route.operationId]
+  ) {
+    // Another success is declared (a 202 by `@ApiResponse`), and the handler's own answer stays.
+    result[status] = successResponse(route.successStatus, route);
   }
 
   const errors: Record<string, ResponseObject> = {};

@@ -115,7 +115,22 @@ const SSO_REQUIRED: SchemaObject = {
   },
 };
 
+const FLAG_HAS_DEPENDENTS: SchemaObject = {
+  type: 'object',
+  description: 'The error envelope of a 409; with `flag_has_dependents`, the flags that need this one.',
+  required: ERROR.required,
+  properties: {
+    ...ERROR.properties,
+    dependents: {
+      type: 'array',
+      items: { type: 'string' },
+      description: 'Keys of the flags naming it a prerequisite.',
+    },
+  },
+};
+
 export const ERROR_SCHEMAS: Record<string, SchemaObject> = {
+  FlagHasDependents: FLAG_HAS_DEPENDENTS,
   SsoRequired: SSO_REQUIRED,
   LimitReached: LIMIT_REACHED,
   Error: ERROR,
@@ -156,6 +171,10 @@ export const ERROR_RESPONSES: Record<string, ResponseObject> = {
   SsoRequired: errorResponse(
     'Refused: a cross-site request, or (`sso_required`) an organization that requires single sign-on.',
     'SsoRequired',
+  ),
+  FlagHasDependents: errorResponse(
+    'A conflict; with `flag_has_dependents`, other flags name this one as a prerequisite (`dependents`).',
+    'FlagHasDependents',
   ),
   NotFound: errorResponse(
     'The resource does not exist or is not visible to the caller (`not_found`, `app_not_found`).',

@@ -367,6 +367,14 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     summary: 'Sign in with e-mail and password (cookie session)',
     responses: { '403': responseRef('SsoRequired') },
   },
+  'DELETE /api/v1/dashboard/flags/{flagId}': {
+    summary: 'Delete a flag',
+    responses: { '409': responseRef('FlagHasDependents') },
+  },
+  'DELETE /api/v1/dashboard/apps/{appId}/flags/{flagKey}': {
+    summary: 'Delete a flag, by key',
+    responses: { '409': responseRef('FlagHasDependents') },
+  },
   'POST /api/v1/org/invites': {
     summary: 'Invite someone to the organization',
     responses: { '403': responseRef('SeatsTaken') },
