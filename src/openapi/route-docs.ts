@@ -497,6 +497,7 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     summary: "Start single sign-on at the organization's identity provider",
     responses: {
       '303': { description: "To the provider's authorization endpoint; sets the `attestly.sso_state` cookie." },
+      '422': responseRef('ValidationFailed'),
       '4XX': SSO_PAGE,
       '5XX': SSO_PAGE,
     },
