@@ -24,7 +24,7 @@ import { CliSessionsService } from '../cli-login/cli-sessions.service.js';
 import { SessionResolver, type ResolvedSession } from '../session-resolver.js';
 import { SESSION_COOKIE, destroySession, regenerateSession, saveSession } from '../session/session-setup.js';
 import { DeviceLoginService, cliSessionIdOf } from './device-login.service.js';
-import { contentSecurityPolicy, renderDevicePage, type DevicePage } from './device-pages.js';
+import { sendPage, type DevicePage } from './device-pages.js';
 
 const RUN_LOGIN_AGAIN = 'Run the login command again to get a new link.';
 
@@ -38,7 +38,7 @@ class SignInRefusalPage implements ExceptionFilter {
     const request = host.switchToHttp().getRequest<Request>();
     const response = host.switchToHttp().getResponse<Response>();
     for (const [name, value] of Object.entries(error.details.headers ?? {})) response.setHeader(name, value);
-    renderPage(response, error.getStatus(), {
+    sendPage(response, error.getStatus(), {
       kind: 'signIn',
       sessionId: cliSessionIdOf(field(request, 'session_id')) ?? '',
       email: field(request, 'email')?.trim() ?? '',
@@ -317,25 +317,8 @@ export class DeviceLoginController {
   }
 
   private render(response: Response, status: number, page: DevicePage): void {
-    renderPage(response, status, page);
+    sendPage(response, status, page);
   }
-}
-
-function renderPage(response: Response, status: number, page: DevicePage): void {
-  const nonce = randomSecret(16);
-  response
-    .status(status)
-    .set({
-      'Content-Type': 'text/html; charset=utf-8',
-      'Content-Security-Policy': contentSecurityPolicy(nonce),
-      'Cache-Control': 'no-store',
-      // Not no-referrer: with it, browsers send `Origin: null` on the forms' posts, which the
-      // Origin checks refuse. The URL's session id still never leaves the site.
-      'Referrer-Policy': 'same-origin',
-      'X-Content-Type-Options': 'nosniff',
-      'X-Frame-Options': 'DENY',
-    })
-    .send(renderDevicePage(page, nonce));
 }
 
 function pageOf(sessionId: string): string {

@@ -1,3 +1,5 @@
+import type { Response } from 'express';
+import { randomSecret } from '../../common/crypto.js';
 /**
  * The device-login pages, rendered as plain strings: no template engine, no script, no external
  * asset. Every interpolated value goes through `escapeHtml`; the one stylesheet carries the
@@ -213,3 +215,23 @@ dd{margin:0}
 .signout{margin-top:1.5rem}
 .sso{margin-top:1.5rem;padding-top:1rem;border-top:1px solid #e2e5ea}
 `;
+
+/**
+ * Answers one of the server-rendered pages with its CSP nonce. Referrer-Policy is same-origin, not
+ * no-referrer: with it, browsers send `Origin: null` on the forms' posts, which the Origin checks
+ * refuse. The URL's session id still never leaves the site.
+ */
+export function sendPage(response: Response, status: number, page: DevicePage): void {
+  const nonce = randomSecret(16);
+  response
+    .status(status)
+    .set({
+      'Content-Type': 'text/html; charset=utf-8',
+      'Content-Security-Policy': contentSecurityPolicy(nonce),
+      'Cache-Control': 'no-store',
+      'Referrer-Policy': 'same-origin',
+      'X-Content-Type-Options': 'nosniff',
+      'X-Frame-Options': 'DENY',
+    })
+    .send(renderDevicePage(page, nonce));
+}

@@ -5,7 +5,7 @@ import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
 import { cliSessionIdOf } from '../device-login/device-login.service.js';
 import { SsoConnectionsService } from './sso-connections.service.js';
-import { sendPage } from './sso-pages.js';
+import { sendPage } from '../device-login/device-pages.js';
 
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,253}$/;
 

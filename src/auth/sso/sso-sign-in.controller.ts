@@ -7,7 +7,7 @@ import { APP_CONFIG } from '../../config/config.module.js';
 import { cliSessionIdOf } from '../device-login/device-login.service.js';
 import { regenerateSession, saveSession } from '../session/session-setup.js';
 import { SsoConnectionsService } from './sso-connections.service.js';
-import { sendPage } from './sso-pages.js';
+import { sendPage } from '../device-login/device-pages.js';
 import { SSO_ATTEMPT_TTL_SECONDS, SsoSignInFailure, SsoSignInService } from './sso-sign-in.service.js';
 import { SsoDiscoverDto } from './sso.dto.js';
 
