@@ -22,17 +22,28 @@ export type TokenInspection =
 
 const UNKNOWN_KID_RELOAD_MS = 10_000;
 
+/** How many verified tokens each instance remembers (about 1 KB each). */
+export const VERIFIED_TOKEN_CACHE_SIZE = 10_000;
+
 /**
  * Verifies the RS256 tokens this service minted (through `@nestjs/jwt`), for the device-token
  * strategy of SDK routes that take them (flags). Public keys are cached by `kid`; an unknown `kid`
  * reloads them (a rotation on another instance), at most every ten seconds so garbage tokens
  * cannot hammer the database. Only what this service mints is accepted: RS256, a known `kid`, an
  * unexpired `exp`, not before `nbf`, and the three identifying claims.
+ *
+ * An SDK shows the same token on every request until it refreshes it, so a token whose signature
+ * checked out is remembered, by its exact text, until its `exp`: the next request with it costs a
+ * map lookup and a clock comparison instead of an RSA verification. At most
+ * `VERIFIED_TOKEN_CACHE_SIZE` are kept, the oldest forgotten first. What can end a token before its
+ * `exp` (a blocked device, a deactivated app, a revoked debug token) is not the signature: the
+ * device-token strategy checks the deny set on every request, cached token or not.
  */
 @Injectable()
 export class DeviceTokenVerifier {
   private keys = new Map<string, KeyObject>();
   private loadedAt = 0;
+  private readonly verified = new Map<string, DeviceToken>();
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -46,6 +57,18 @@ export class DeviceTokenVerifier {
 
   /** The same checks as `verify`, naming the first that failed (backend verification). */
   async inspect(token: string): Promise<TokenInspection> {
+    const remembered = this.verified.get(token);
+    if (remembered) {
+      if (remembered.exp! > Date.now() / 1000) return { ok: true, claims: remembered };
+      this.verified.delete(token);
+      return { ok: false, reason: 'expired' };
+    }
+    const inspected = await this.check(token);
+    if (inspected.ok) this.remember(token, inspected.claims);
+    return inspected;
+  }
+
+  private async check(token: string): Promise<TokenInspection> {
     const kid = keyIdOf(token);
     if (!kid || token.split('.').length !== 3) return { ok: false, reason: 'malformed' };
     const key = await this.key(kid).catch(() => null);
@@ -64,6 +87,15 @@ export class DeviceTokenVerifier {
       return { ok: false, reason: 'malformed' };
     }
     return { ok: true, claims: payload as DeviceToken };
+  }
+
+  /** Only a token valid from now on is remembered: one with a future `nbf` is checked again. */
+  private remember(token: string, claims: DeviceToken): void {
+    if (typeof claims.nbf === 'number' && claims.nbf > Date.now() / 1000) return;
+    if (this.verified.size >= VERIFIED_TOKEN_CACHE_SIZE) {
+      this.verified.delete(this.verified.keys().next().value!);
+    }
+    this.verified.set(token, Object.freeze(claims));
   }
 
   private async key(kid: string): Promise<KeyObject> {

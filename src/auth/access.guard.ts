@@ -8,7 +8,7 @@ import { AppException, badRequest, forbidden, unauthorized } from '../common/err
 import type { AuthenticatedKey } from '../api-keys/api-keys.service.js';
 import { TenantResolver, type Tenant } from '../apps/tenant-resolver.js';
 import type { DeviceToken } from '../attestation/device-token-verifier.js';
-import { noteInvalidInputStatus } from '../common/validation/validation.js';
+import { invalidInputStatusOf } from '../common/validation/validation.js';
 import { STRATEGY, type Principal } from './strategies/principal.js';
 
 declare module 'express-serve-static-core' {
@@ -32,6 +32,11 @@ export const PASSPORT = Symbol('PASSPORT');
  */
 type Middleware = (request: Request, response: Response, next: (error?: Error) => void) => void;
 
+interface RouteDeclaration {
+  readonly rule: AccessRule | undefined;
+  readonly invalidInputStatus: 400 | undefined;
+}
+
 const SESSION_OR_KEY = [STRATEGY.cookieSession, STRATEGY.apiKey];
 const KEY_ONLY = [STRATEGY.apiKey];
 const DEVICE_TOKEN_OR_KEY = [STRATEGY.deviceToken, STRATEGY.apiKey];
@@ -44,14 +49,17 @@ export class AccessGuard implements CanActivate {
     @Inject(PASSPORT) private readonly passport: PassportStatic,
   ) {}
 
+  /**
+   * Each route's declarations, read from the reflector once, by class and handler: a handler
+   * inherited by two controllers carries each one's class declarations.
+   */
+  private readonly declarations = new WeakMap<object, WeakMap<object, RouteDeclaration>>();
+
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const rule = this.reflector.getAllAndOverride<AccessRule | undefined>(ACCESS_KEY, [
-      context.getHandler(),
-      context.getClass(),
-    ]);
+    const { rule, invalidInputStatus } = this.declarationOf(context);
     if (!rule) throw forbidden('This route declares no access rule');
     const request = context.switchToHttp().getRequest<Request>();
-    noteInvalidInputStatus(this.reflector, context, request);
+    if (invalidInputStatus) request.invalidInputStatus = invalidInputStatus;
     if (rule.public) return true;
     if (rule.tenant) {
       request.tenant = await this.resolveTenant(request);
@@ -62,6 +70,22 @@ export class AccessGuard implements CanActivate {
     if (!principal) throw unauthorized('Authentication required', { hint: describeAccepted(rule) });
     request.auth = this.admit(rule, request, principal);
     return true;
+  }
+
+  private declarationOf(context: ExecutionContext): RouteDeclaration {
+    const handler = context.getHandler();
+    const classRef = context.getClass();
+    let ofClass = this.declarations.get(classRef);
+    if (!ofClass) this.declarations.set(classRef, (ofClass = new WeakMap()));
+    let declaration = ofClass.get(handler);
+    if (!declaration) {
+      declaration = {
+        rule: this.reflector.getAllAndOverride<AccessRule | undefined>(ACCESS_KEY, [handler, classRef]),
+        invalidInputStatus: invalidInputStatusOf(this.reflector, context),
+      };
+      ofClass.set(handler, declaration);
+    }
+    return declaration;
   }
 
   /**

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /**
  * Conditional fetches of GET /flags (RFC 9110, sections 8.8.3 and 13.1.2). The ETag is strong:
@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
  */
 export function strongEtag(body: string): string {
   // 128 bits of SHA-256: collisions are not a practical concern, and the tag stays short.
-  return `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
+  return `"${hash('sha256', body, 'base64url').slice(0, 22)}"`;
 }
 
 /**

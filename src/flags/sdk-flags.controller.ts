@@ -9,7 +9,7 @@ import { debugTokenIdOf } from '../attestation/debug-subject.js';
 import { BlockedDevices, type Revocation } from '../devices/blocked-devices.js';
 import { Metrics } from '../metrics/metrics.js';
 import { RateLimit } from '../rate-limit/rate-limit.guard.js';
-import { evaluateFlag, evaluateFlagSet } from './evaluation/evaluate-flag.js';
+import { evaluateFlag, evaluateFlagSetJson } from './evaluation/evaluate-flag.js';
 import { ENVIRONMENTS, isEnvironment, type Environment, type EvaluationContext } from './evaluation/flag-types.js';
 import { ifNoneMatchHits, strongEtag } from './conditional-fetch.js';
 import { FlagStore } from './flag-store.js';
@@ -56,7 +56,7 @@ export class SdkFlagsController implements BeforeApplicationShutdown {
   ): Promise<void> {
     // Checked by hand rather than through a query DTO: this is the hottest route.
     const checked = environmentOf(environment);
-    const body = JSON.stringify({ flags: await this.evaluate(request.tenant!, request, checked) });
+    const body = `{"flags":${await this.evaluate(request.tenant!, request, checked)}}`;
     const etag = strongEtag(body);
     response.setHeader('ETag', etag);
     // The answer depends on the device's token and headers: never stored by a shared cache.
@@ -95,7 +95,7 @@ export class SdkFlagsController implements BeforeApplicationShutdown {
     });
     let last = '';
     const send = async () => {
-      const data = JSON.stringify({ flags: await this.evaluate(tenant, request, environment) });
+      const data = `{"flags":${await this.evaluate(tenant, request, environment)}}`;
       if (data === last || response.writableEnded) return;
       last = data;
       response.write(`event: snapshot\ndata: ${data}\n\n`);
@@ -155,10 +155,11 @@ export class SdkFlagsController implements BeforeApplicationShutdown {
     return evaluateFlag(flag, environment ?? 'production', context, { set: flags });
   }
 
-  private async evaluate(tenant: Tenant, request: Request, environment: string) {
+  /** The device's flag values as JSON text. */
+  private async evaluate(tenant: Tenant, request: Request, environment: string): Promise<string> {
     const { flags, overrides } = await this.store.get(tenant.appId);
     const context = deviceContext(request);
-    return evaluateFlagSet(flags, environment, context, overrides, { deviceKeyId: context.deviceId ?? null });
+    return evaluateFlagSetJson(flags, environment, context, overrides, { deviceKeyId: context.deviceId ?? null });
   }
 }
 

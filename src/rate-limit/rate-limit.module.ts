@@ -1,12 +1,11 @@
 import { Global, Inject, Module, type ExecutionContext, type OnApplicationShutdown } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
 import { ThrottlerModule, type ThrottlerOptions } from '@nestjs/throttler';
 import type { Request } from 'express';
 import { createLogger } from '../common/logging/logger.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { LIMIT_NAMES, LIMITS, limitOf, limitSubject, type Limit, type LimitName } from './limits.js';
-import { RATE_LIMITS_KEY, RateLimitGuard, SpentRateLimitInterceptor } from './rate-limit.guard.js';
+import { RateLimitGuard, SpentRateLimitInterceptor } from './rate-limit.guard.js';
 import { createRateLimitStore } from './rate-limit-store-factory.js';
 import { RATE_LIMIT_STORE, RateLimitService } from './rate-limit.service.js';
 import type { RateLimitStore } from './sliding-window.js';
@@ -47,10 +46,10 @@ class RateLimitStoreModule implements OnApplicationShutdown {
     RateLimitStoreModule,
     ThrottlerModule.forRootAsync({
       imports: [RateLimitStoreModule],
-      inject: [RateLimitService, Reflector],
-      useFactory: (storage: RateLimitService, reflector: Reflector) => ({
+      inject: [RateLimitService],
+      useFactory: (storage: RateLimitService) => ({
         storage,
-        throttlers: LIMIT_NAMES.map((name) => throttlerOf(name, LIMITS[name], reflector)),
+        throttlers: LIMIT_NAMES.map((name) => throttlerOf(name, LIMITS[name])),
       }),
     }),
   ],
@@ -59,26 +58,14 @@ class RateLimitStoreModule implements OnApplicationShutdown {
 })
 export class RateLimitModule {}
 
-function throttlerOf(name: LimitName, limit: Limit, reflector: Reflector): ThrottlerOptions {
+/** A limit as a named throttler; `RateLimitGuard` applies it only where a route declares it. */
+function throttlerOf(name: LimitName, limit: Limit): ThrottlerOptions {
   const requestOf = (context: ExecutionContext) => context.switchToHttp().getRequest<Request>();
   return {
     name,
     ttl: limit.windowMs,
     limit: typeof limit.limit === 'number' ? limit.limit : (context) => limitOf(limit, requestOf(context)),
-    skipIf: (context) => !declaredLimits(reflector, context).has(name),
     getTracker: (request) => limitSubject(limit, request) ?? '',
     generateKey: (_context, subject) => `${name}:${subject}`,
   };
-}
-
-/** The limits a route declares, read once per handler. */
-const declared = new WeakMap<object, ReadonlySet<string>>();
-function declaredLimits(reflector: Reflector, context: ExecutionContext): ReadonlySet<string> {
-  const handler = context.getHandler();
-  let names = declared.get(handler);
-  if (!names) {
-    names = new Set(reflector.getAllAndMerge<LimitName[]>(RATE_LIMITS_KEY, [handler, context.getClass()]));
-    declared.set(handler, names);
-  }
-  return names;
 }

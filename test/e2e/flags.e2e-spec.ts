@@ -331,6 +331,31 @@ describe('feature flags', () => {
       await sdk(t, app).get('/api/v1/flags').set('Authorization', `Bearer ${valid}`).expect(200);
     });
 
+    it('refuses a token once its exp has passed, though it was accepted (and remembered) before', async () => {
+      const key = await t.app.get(SigningKeysService).signingKey();
+      const expiresAt = Math.floor(Date.now() / 1000) + 2;
+      const shortLived = await new SignJWT({ app_id: app.id, org_id: app.org.id })
+        .setProtectedHeader({ alg: 'RS256', kid: key.kid })
+        .setSubject('short-lived-device')
+        .setExpirationTime(expiresAt)
+        .sign(key.privateKey);
+      const read = () => sdk(t, app).get('/api/v1/flags').set('Authorization', `Bearer ${shortLived}`);
+      await read().expect(200);
+      await read().expect(200);
+      await new Promise((resolve) => setTimeout(resolve, expiresAt * 1000 - Date.now() + 50));
+      expect((await read().expect(401)).body.error).toBe(
+        'The attestation token is invalid, expired or for another app',
+      );
+    });
+
+    it('refuses a token of the same device whose signature was altered, after the genuine one was accepted', async () => {
+      const { token } = await attestDevice(t, app);
+      await sdk(t, app).get('/api/v1/flags').set('Authorization', `Bearer ${token}`).expect(200);
+      const [header, payload, signature] = token.split('.');
+      const flipped = `${signature.slice(0, -2)}${signature.at(-2) === 'A' ? 'B' : 'A'}${signature.at(-1)}`;
+      await sdk(t, app).get('/api/v1/flags').set('Authorization', `Bearer ${header}.${payload}.${flipped}`).expect(401);
+    });
+
     it('answers 401 to identity headers alone or a token of another app', async () => {
       expect((await sdk(t, app).get('/api/v1/flags').expect(401)).body.code).toBe('unauthorized');
       await sdk(t, app).get('/api/v1/flags').set('Authorization', 'Bearer not.a.token').expect(401);

@@ -98,12 +98,8 @@ declare module 'express-serve-static-core' {
  * access guard, which runs for every route with the handler at hand; an interceptor would cost
  * an observable chain on every request, hot paths included.
  */
-export function noteInvalidInputStatus(reflector: Reflector, context: ExecutionContext, request: Request): void {
-  const status = reflector.getAllAndOverride<400 | undefined>(INVALID_INPUT_STATUS, [
-    context.getHandler(),
-    context.getClass(),
-  ]);
-  if (status) request.invalidInputStatus = status;
+export function invalidInputStatusOf(reflector: Reflector, context: ExecutionContext): 400 | undefined {
+  return reflector.getAllAndOverride<400 | undefined>(INVALID_INPUT_STATUS, [context.getHandler(), context.getClass()]);
 }
 
 /** A validation failure as the route documents it: 422 with `fields`, or 400 naming the field. */

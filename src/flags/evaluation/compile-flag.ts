@@ -45,6 +45,8 @@ export interface CompiledEnvironment {
 export interface CompiledFlag {
   readonly id: string;
   readonly key: string;
+  /** The key as a JSON string, written once so that GET /flags joins text instead of stringifying. */
+  readonly keyJson: string;
   readonly valueType: FlagValueType;
   readonly defaultValue: CompiledValue;
   readonly environments: Readonly<Record<Environment, CompiledEnvironment>>;
@@ -117,6 +119,7 @@ function compileWith(flag: FlagDefinition, types: TypesByKey): CompiledFlag {
   return {
     id: flag.id,
     key: flag.key,
+    keyJson: JSON.stringify(flag.key),
     valueType,
     defaultValue: compileValue(valueType, flag.defaultValue),
     environments: {

@@ -161,7 +161,7 @@ export function evaluateFlag(
     const served = new Map<string, string | null>();
     const withTypes = options.set?.find((candidate) => candidate.id === flag.id);
     const prerequisites = withTypes?.environments[resolved.environment].prerequisites ?? config.prerequisites;
-    evaluateInto(options.set ?? [], resolved.environment, context, new Map(), null, new Date(), served, flag.key);
+    evaluateInto(options.set ?? [], resolved.environment, context, NO_OVERRIDES, null, undefined, served, flag.key);
     const failing = failingPrerequisite(prerequisites, served);
     if (failing) {
       const actual = served.get(failing.flagKey) ?? null;
@@ -221,6 +221,9 @@ function servedValue(flag: CompiledFlag, config: CompiledEnvironment | null, con
   return config.value;
 }
 
+/** Receives each served flag of a pass: its typed value and that value as JSON text. */
+type ServedSink = (flag: CompiledFlag, value: FlagValue, json: string) => void;
+
 /**
  * GET /flags: every flag's typed value for one device, with no trace. The per-request work
  * is parsing the context once and walking precompiled rules. A flag whose served value no
@@ -231,30 +234,54 @@ export function evaluateFlagSet(
   flags: readonly CompiledFlag[],
   environment: string,
   context: EvaluationContext,
-  overridesByFlagId: ReadonlyMap<string, readonly FlagOverrideRecord[]> = new Map(),
+  overridesByFlagId: ReadonlyMap<string, readonly FlagOverrideRecord[]> = NO_OVERRIDES,
   options: EvaluateFlagSetOptions = {},
 ): Record<string, FlagValue> {
-  const deviceKeyId = options.deviceKeyId === undefined ? context.deviceId : options.deviceKeyId;
   // No prototype, so a flag keyed `__proto__` is an ordinary entry.
   const values: Record<string, FlagValue> = Object.create(null) as Record<string, FlagValue>;
-  evaluateInto(
-    flags,
-    environment,
-    context,
-    overridesByFlagId,
-    deviceKeyId ?? null,
-    options.now ?? new Date(),
-    null,
-    null,
-    values,
-  );
+  evaluateSet(flags, environment, context, overridesByFlagId, options, (flag, value) => {
+    values[flag.key] = value;
+  });
   return values;
+}
+
+/**
+ * The same values as `evaluateFlagSet`, as the JSON text of that object: each flag's key and
+ * value were serialised when the set was compiled, so a request joins text and allocates no
+ * object per flag. Keys come in the set's order.
+ */
+export function evaluateFlagSetJson(
+  flags: readonly CompiledFlag[],
+  environment: string,
+  context: EvaluationContext,
+  overridesByFlagId: ReadonlyMap<string, readonly FlagOverrideRecord[]> = NO_OVERRIDES,
+  options: EvaluateFlagSetOptions = {},
+): string {
+  let json = '';
+  evaluateSet(flags, environment, context, overridesByFlagId, options, (flag, _value, text) => {
+    json += json ? `,${flag.keyJson}:${text}` : `${flag.keyJson}:${text}`;
+  });
+  return `{${json}}`;
+}
+
+const NO_OVERRIDES: ReadonlyMap<string, readonly FlagOverrideRecord[]> = new Map();
+
+function evaluateSet(
+  flags: readonly CompiledFlag[],
+  environment: string,
+  context: EvaluationContext,
+  overridesByFlagId: ReadonlyMap<string, readonly FlagOverrideRecord[]>,
+  options: EvaluateFlagSetOptions,
+  sink: ServedSink,
+): void {
+  const deviceKeyId = options.deviceKeyId === undefined ? context.deviceId : options.deviceKeyId;
+  evaluateInto(flags, environment, context, overridesByFlagId, deviceKeyId ?? null, options.now, null, null, sink);
 }
 
 /**
  * The one pass over a set in its compiled (topological) order. Each flag is evaluated once;
  * `served` collects each flag's value as canonical JSON for the prerequisites of later flags
- * (and for the caller), `values` the typed values. Stops after `until` when given.
+ * (and for the caller), `sink` receives the typed values. Stops after `until` when given.
  */
 function evaluateInto(
   flags: readonly CompiledFlag[],
@@ -262,23 +289,27 @@ function evaluateInto(
   context: EvaluationContext,
   overridesByFlagId: ReadonlyMap<string, readonly FlagOverrideRecord[]>,
   deviceKeyId: string | null,
-  now: Date,
+  now: Date | undefined,
   servedOut: Map<string, string | null> | null,
   until: string | null,
-  values?: Record<string, FlagValue>,
+  sink?: ServedSink,
 ): void {
   const resolved = resolveEnvironment(environment);
   const prepared = new PreparedContext(context);
   const served = servedOut ?? new Map<string, string | null>();
+  const overridden = deviceKeyId !== null && overridesByFlagId.size > 0;
+  const at = overridden ? (now ?? new Date()) : null;
 
   for (const flag of flags) {
     if (flag.key === until) return;
-    const override = deviceKeyId ? applicableOverride(overridesByFlagId.get(flag.id) ?? [], deviceKeyId, now) : null;
+    const overrides = overridden ? overridesByFlagId.get(flag.id) : undefined;
+    const override = overrides ? applicableOverride(overrides, deviceKeyId!, at!) : null;
     if (override) {
       const forced = parseFlagValue(flag.valueType, override.forcedValue);
       if (forced.ok) {
-        if (values) values[flag.key] = forced.value;
-        served.set(flag.key, canonicalOf(forced));
+        const text = canonicalOf(forced)!;
+        sink?.(flag, forced.value, text);
+        served.set(flag.key, text);
         continue;
       }
     }
@@ -287,7 +318,7 @@ function evaluateInto(
       config?.enabled && config.prerequisites.length && failingPrerequisite(config.prerequisites, served)
         ? flag.defaultValue
         : servedValue(flag, config, prepared);
-    if (value.parsed.ok && values) values[flag.key] = value.parsed.value;
+    if (value.parsed.ok) sink?.(flag, value.parsed.value, value.canonical!);
     served.set(flag.key, value.canonical);
   }
 }
