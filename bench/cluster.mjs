@@ -26,10 +26,13 @@ const smoke = args.includes('--smoke');
 
 function load(baseUrl, options) {
   return new Promise((resolve, reject) => {
-    const instance = autocannon({ url: baseUrl, connections, duration, ...options }, (error, result) =>
-      error ? reject(error) : resolve(result),
-    );
-    process.once('SIGINT', () => instance.stop());
+    const stop = () => instance.stop();
+    const instance = autocannon({ url: baseUrl, connections, duration, ...options }, (error, result) => {
+      process.off('SIGINT', stop);
+      if (error) reject(error);
+      else resolve(result);
+    });
+    process.once('SIGINT', stop);
   });
 }
 

@@ -61,8 +61,14 @@ function load(baseUrl, scenario) {
       body: scenario.body,
     };
     for (const key of Object.keys(options)) if (options[key] === undefined) delete options[key];
-    const instance = autocannon(options, (error, result) => (error ? reject(error) : resolve(result)));
-    process.once('SIGINT', () => instance.stop());
+    // Ctrl-C stops the load under way; the listener goes with it (one load after another would pile them up).
+    const stop = () => instance.stop();
+    const instance = autocannon(options, (error, result) => {
+      process.off('SIGINT', stop);
+      if (error) reject(error);
+      else resolve(result);
+    });
+    process.once('SIGINT', stop);
   });
 }
 
