@@ -54,35 +54,39 @@ export async function seedChallenges(db, appId, count) {
   return challenges;
 }
 
+/**
+ * The stored `environments` of bench flag number `f`: 5 rules, one condition each, with a
+ * percentage rollout on every other flag; enabled in production only. Also what
+ * bench/flag-store-memory.mjs loads for 10,000 apps.
+ */
+export function flagEnvironments(f) {
+  const rules = Array.from({ length: 5 }, (_, r) => ({
+    id: randomUUID(),
+    name: `rule ${r}`,
+    priority: r,
+    isActive: true,
+    conditions: [
+      [{ attribute: 'app_version', operator: 'greater_than_or_equal', value: `${r + 2}.0` }],
+      [{ attribute: 'country', operator: 'in_list', value: 'DE,FR,IT,ES' }],
+      [{ attribute: 'device_model', operator: 'starts_with', value: 'iPad' }],
+      [{ attribute: 'risk_score', operator: 'greater_than', value: '90' }],
+      [{ attribute: 'custom.plan', operator: 'equals', value: 'beta' }],
+    ][r],
+    rolloutPercentage: f % 2 === 0 ? 25 + r * 10 : null,
+    value: 'true',
+  }));
+  const environment = (enabled) => ({ enabled, value: 'false', rules });
+  return { production: environment(true), staging: environment(false), development: environment(false) };
+}
+
 /** 50 flags of 5 rules each on one app, with percentage rollout on half of them. */
 export async function seedFlags(db, app) {
   const ids = [];
   for (let f = 0; f < 50; f++) {
-    const rules = Array.from({ length: 5 }, (_, r) => ({
-      id: randomUUID(),
-      name: `rule ${r}`,
-      priority: r,
-      isActive: true,
-      conditions: [
-        [{ attribute: 'app_version', operator: 'greater_than_or_equal', value: `${r + 2}.0` }],
-        [{ attribute: 'country', operator: 'in_list', value: 'DE,FR,IT,ES' }],
-        [{ attribute: 'device_model', operator: 'starts_with', value: 'iPad' }],
-        [{ attribute: 'risk_score', operator: 'greater_than', value: '90' }],
-        [{ attribute: 'custom.plan', operator: 'equals', value: 'beta' }],
-      ][r],
-      rolloutPercentage: f % 2 === 0 ? 25 + r * 10 : null,
-      value: 'true',
-    }));
-    const environment = (enabled) => ({ enabled, value: 'false', rules });
     const { rows } = await db.query(
       `INSERT INTO feature_flags (organization_id, app_id, key, name, value_type, default_value, environments)
        VALUES ($1, $2, $3, $3, 'boolean', 'false', $4) RETURNING id`,
-      [
-        app.organizationId,
-        app.appId,
-        `flag_${f}`,
-        JSON.stringify({ production: environment(true), staging: environment(false), development: environment(false) }),
-      ],
+      [app.organizationId, app.appId, `flag_${f}`, JSON.stringify(flagEnvironments(f))],
     );
     ids.push(rows[0].id);
   }

@@ -21,15 +21,27 @@ export const scenarios = [
   {
     name: 'flags',
     title: 'GET /api/v1/flags (50 flags, 5 rules each)',
-    prepare: async (context) => ({
-      path: '/api/v1/flags',
-      headers: {
+    // A new device id per request: rollouts bucket each device anew, as a fleet of devices asks.
+    prepare: async (context) => {
+      let device = 0;
+      const headers = {
         ...context.identity(0),
         authorization: `Bearer ${context.token}`,
-        'x-device-id': 'bench-device',
         'x-app-version': '3.1.0',
-      },
-    }),
+      };
+      return {
+        requests: [
+          {
+            method: 'GET',
+            path: '/api/v1/flags',
+            setupRequest: (request) => ({
+              ...request,
+              headers: { ...request.headers, ...headers, 'x-device-id': `bench-device-${++device}` },
+            }),
+          },
+        ],
+      };
+    },
   },
   {
     name: 'flags-304',
@@ -157,7 +169,8 @@ export async function createContext(server, { authority, smoke = false }) {
       const uncachedMs = Math.round((performance.now() - started) * 10) / 10;
       const body = await first.json();
       if (body.currentMAD < size(100_000, 1_000)) throw new Error(`usage seeding failed: ${JSON.stringify(body)}`);
-      console.log(`  (first, uncached answer: ${uncachedMs} ms for ${body.currentMAD} devices)`);
+      // On stderr, so that --json output stays one JSON document.
+      process.stderr.write(`  (first, uncached answer: ${uncachedMs} ms for ${body.currentMAD} devices)\n`);
       return { path: '/api/v1/org/usage', headers: { authorization: `Bearer ${key}` } };
     },
     async refreshRequests() {

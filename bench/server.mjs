@@ -1,6 +1,7 @@
-// Starts the built service on a fresh embedded database for a benchmark run.
+// Starts the built service on a fresh embedded database for a benchmark run (or, given a
+// DATABASE_URL, as a further instance on another's database), and the bare NestJS ceiling.
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,49 +19,84 @@ function freePort() {
   });
 }
 
+/**
+ * The built service as its own process. Without `env.DATABASE_URL` it starts its embedded
+ * PostgreSQL in a fresh directory (`databaseUrl` of the result names that database, for a second
+ * instance); with it, it joins that database.
+ */
 export async function startServer(env = {}) {
   const dataDir = mkdtempSync(join(tmpdir(), 'attestly-bench-'));
   // As root, the embedded server runs as the postgres user, which must reach its directory.
   chmodSync(dataDir, 0o755);
-  const port = await freePort();
   // BENCH_NODE_ARGS passes flags to the server process, e.g. --cpu-prof --cpu-prof-dir=/tmp/prof.
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, join(root, 'dist/src/main.js')], {
-    env: {
-      ...process.env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATA_DIR: dataDir,
-      LOG_LEVEL: 'warn',
-      DATABASE_URL: '',
-      REDIS_URL: '',
-      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
-      ...env,
+  const started = await startProcess([...nodeArgs, join(root, 'dist/src/main.js')], {
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'warn',
+    DATABASE_URL: '',
+    REDIS_URL: '',
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+    ...env,
+  });
+  const ownsDatabase = !env.DATABASE_URL;
+  return {
+    ...started,
+    dataDir,
+    /** The database this instance uses: its embedded one (port known once started) or the one given. */
+    databaseUrl: ownsDatabase
+      ? `postgres://postgres@127.0.0.1:${readFileSync(join(dataDir, 'postgres/port'), 'utf8').trim()}/attestly`
+      : env.DATABASE_URL,
+    async stop() {
+      await started.stop();
+      rmSync(dataDir, { recursive: true, force: true });
     },
+  };
+}
+
+/** The bare NestJS application of bench/ceiling-nest.mjs, as its own process. */
+export function startCeilingNest() {
+  return startProcess([join(root, 'bench/ceiling-nest.mjs')], {});
+}
+
+/** Resident memory of a process in MB, as the kernel counts it (VmRSS of /proc/<pid>/status). */
+export function residentMemoryMb(pid) {
+  const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (!match) throw new Error(`no VmRSS for process ${pid}`);
+  return Math.round((Number(match[1]) / 1024) * 10) / 10;
+}
+
+/** Spawns node with `args` on a free loopback port and waits until GET /health answers 200. */
+async function startProcess(args, env) {
+  const port = await freePort();
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const baseUrl = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`the server exited with code ${child.exitCode}`);
+    if (child.exitCode !== null) throw new Error(`${args.at(-1)} exited with code ${child.exitCode}`);
     try {
       const response = await fetch(`${baseUrl}/health`);
       if (response.ok) break;
     } catch {
       // not listening yet
     }
-    if (Date.now() > deadline) throw new Error('the server did not start within 60 s');
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`${args.at(-1)} did not start within 60 s`);
+    }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   return {
     baseUrl,
-    dataDir,
+    pid: child.pid,
     async stop() {
+      if (child.exitCode !== null) return;
       await new Promise((resolve) => {
         child.once('exit', resolve);
         child.kill('SIGTERM');
       });
-      rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }
