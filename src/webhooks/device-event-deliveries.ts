@@ -23,19 +23,21 @@ export class DeviceEventDeliveries implements DomainEventSubscriber<DeviceDomain
     this.domainEvents.subscribe(this);
   }
 
-  /** The events of one publication belong to one app: one query for what its endpoints listen to. */
+  /** One query per app (a publication is about one app) for what its endpoints listen to, then the inserts. */
   async receive(manager: EntityManager, events: readonly DeviceDomainEvent[]): Promise<void> {
-    const app = events[0].app;
     await this.outbox.guarded(
       manager,
       async () => {
-        const subscribed = await this.outbox.subscribedEvents(manager, app.organizationId, { appId: app.appId });
-        if (!subscribed.size) return;
+        const listening = new Map<string, Set<WebhookEventName>>();
         for (const event of events) {
+          const { organizationId, appId } = event.app;
+          let subscribed = listening.get(appId);
+          if (!subscribed) {
+            subscribed = await this.outbox.subscribedEvents(manager, organizationId, { appId });
+            listening.set(appId, subscribed);
+          }
           for (const [name, data] of webhooksOf(event)) {
-            if (subscribed.has(name)) {
-              await this.outbox.insert(manager, event.app.organizationId, name, data, { appId: event.app.appId });
-            }
+            if (subscribed.has(name)) await this.outbox.insert(manager, organizationId, name, data, { appId });
           }
         }
       },
