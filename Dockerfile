@@ -11,6 +11,8 @@ COPY nest-cli.json tsconfig.json tsconfig.build.json ormconfig.ts ./
 COPY scripts ./scripts
 COPY migrations ./migrations
 COPY src ./src
+# Demo tooling the CLI's attest:demo-* commands use (the service never loads it).
+COPY tools ./tools
 COPY packages/cli/tsconfig.json ./packages/cli/tsconfig.json
 COPY packages/cli/src ./packages/cli/src
 ARG SERVICE_COMMIT=unknown

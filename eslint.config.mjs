@@ -20,6 +20,22 @@ export default tseslint.config(
     },
   },
   {
+    // The App Attest fabricator forges attestations (tests, bench, demo): only the CLI's demo commands
+    // may load it from src/, never the service and least of all the verifier in src/attestation.
+    files: ['src/**/*.ts'],
+    ignores: ['src/cli/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['**/tools/**', '**/*fabricator*'], message: 'Test and demo tooling stays out of the service.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['**/*.spec.ts', '**/*.e2e-spec.ts', 'test/**/*.ts', 'packages/*/test/**/*.ts'],
     rules: {
       '@typescript-eslint/no-unsafe-member-access': 'off',

@@ -12,7 +12,7 @@ export const ORG_COUNT = 20;
 const sha256 = (text) => createHash('sha256').update(text).digest('hex');
 
 export async function loadFabricator() {
-  return import(join(root, 'dist/src/attestation/app-attest/fabricator.js'));
+  return import(join(root, 'dist/tools/app-attest-fabricator/fabricator.js'));
 }
 
 export async function connect(dataDir) {

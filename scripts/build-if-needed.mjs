@@ -8,6 +8,7 @@ const root = new URL('..', import.meta.url).pathname;
 const marker = join(root, 'dist/COMMIT');
 const sources = [
   'src',
+  'tools',
   'migrations',
   'ormconfig.ts',
   'package.json',

@@ -1,5 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { DevicesDataModule } from '../devices/devices-data.module.js';
 import { App } from './app.entity.js';
 import { AppStatsService } from './app-stats.service.js';
 import { AppsController } from './apps.controller.js';
@@ -8,7 +9,7 @@ import { TenantResolver } from './tenant-resolver.js';
 
 @Global()
 @Module({
-  imports: [TypeOrmModule.forFeature([App])],
+  imports: [TypeOrmModule.forFeature([App]), DevicesDataModule],
   controllers: [AppsController],
   providers: [AppsService, AppStatsService, TenantResolver],
   exports: [TenantResolver, AppsService],

@@ -1,5 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import { JwtModule } from '@nestjs/jwt';
+import { DomainEventsModule } from '../common/domain-events/domain-events.module.js';
 import { DevicesModule } from '../devices/devices.module.js';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { AttestationController, JwksController } from './attestation.controller.js';
@@ -14,7 +15,7 @@ import { TokenService } from './token.service.js';
 @Global()
 @Module({
   // Device tokens are signed and verified with per-call keys (the signing-key table), so no module secret.
-  imports: [RateLimitModule, JwtModule.register({}), DevicesModule],
+  imports: [RateLimitModule, JwtModule.register({}), DevicesModule, DomainEventsModule],
   controllers: [AttestationController, JwksController, DebugTokensController],
   providers: [
     AttestationService,

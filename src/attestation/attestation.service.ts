@@ -6,13 +6,16 @@ import { DataSource, type EntityManager } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { AppException, badRequest } from '../common/errors/app-exception.js';
-import { queryRows } from '../database/sql.js';
 import type { Tenant } from '../apps/tenant-resolver.js';
+import { DomainEvents } from '../common/domain-events/domain-events.js';
+import { highRiskThreshold } from '../compliance/compliance-settings.js';
+import type { AttestingApp, DeviceDomainEvent, DeviceFacts } from '../devices/device-domain-events.js';
+import { DevicesRepository, type DeviceRow, type FailedDeviceRow } from '../devices/devices.repository.js';
 import { scoreRisk } from '../devices/risk-score.js';
 import { MadService } from '../usage/mad.service.js';
 import { Metrics } from '../metrics/metrics.js';
 import { RiskAlertsService } from '../risk-alerts/risk-alerts.service.js';
-import { WebhookEvents, type DeviceFacts } from '../webhooks/webhook-events.js';
+import { anomaliesOf, FAILURE_BURST, isHighRisk } from './anomalies.js';
 import {
   challengeClientDataHashes,
   createTrustStore,
@@ -26,41 +29,6 @@ import { ChallengeService } from './challenge.service.js';
 import { checkSubjectSignature } from './subject-signature.js';
 import { TokenService, type MintedToken, type TokenSubject } from './token.service.js';
 
-interface DeviceRow {
-  id: string;
-  inserted: boolean;
-  public_key_pem: string;
-  sign_counter: string;
-  environment: 'development' | 'production';
-  client_device_id: string;
-  subject_id: string | null;
-  subject_verified: boolean;
-  device_model: string | null;
-  os_version: string | null;
-  app_version: string | null;
-  country: string | null;
-  jailbreak_detected: boolean;
-  attestation_count: number;
-  failure_count: number;
-  counter_anomalies: number;
-  velocity_count: number;
-  is_blocked: boolean;
-  first_seen_at: Date;
-}
-
-/** A device's risk signals after a failure was counted. */
-interface FailedDeviceRow {
-  client_device_id: string;
-  environment: 'development' | 'production';
-  jailbreak_detected: boolean;
-  failure_count: number;
-  counter_anomalies: number;
-  is_blocked: boolean;
-  device_model: string | null;
-  os_version: string | null;
-  attestations_this_hour: number;
-}
-
 /** What the admission transaction learnt before a refusal rolled it back. */
 interface AttemptFacts {
   scored: DeviceFacts | null;
@@ -72,14 +40,12 @@ const CHALLENGE_REFUSALS: ReadonlySet<string> = new Set(['challenge_invalid', 'c
 /** Malformed input rather than a failed check: 400 instead of 401. */
 const MALFORMED: ReadonlySet<AppAttestErrorCode> = new Set(['invalid_cbor', 'invalid_format', 'invalid_assertion']);
 
-const DEVICE_COLUMNS = `id, public_key_pem, sign_counter, environment, client_device_id, subject_id, subject_verified, device_model,
-  os_version, app_version, country, jailbreak_detected, attestation_count, failure_count, counter_anomalies,
-  velocity_count, is_blocked, first_seen_at`;
-
 /**
  * Validate (a new App Attest key) and refresh (an assertion by a known key): verification, the
- * device record and its events, risk, the app's thresholds, the MAD quota, then a signed token.
- * Every failure is recorded as a device event naming the failed step.
+ * device record and its events (through the devices feature's repository), risk, the app's
+ * thresholds, the MAD quota, then a signed token. Every failure is recorded as a device event
+ * naming the failed step. What an attempt means is decided here and published as domain events
+ * (new device, high risk, failure, anomaly) in the transaction of the change that causes them.
  */
 @Injectable()
 export class AttestationService {
@@ -91,7 +57,8 @@ export class AttestationService {
     private readonly challenges: ChallengeService,
     private readonly tokens: TokenService,
     private readonly mad: MadService,
-    private readonly webhooks: WebhookEvents,
+    private readonly devices: DevicesRepository,
+    private readonly domainEvents: DomainEvents,
     private readonly riskAlerts: RiskAlertsService,
     private readonly metrics: Metrics,
   ) {
@@ -127,22 +94,21 @@ export class AttestationService {
     // device) rolls the admission back, never the challenge, so the same payload cannot be retried.
     await this.challenges.consume(tenant.appId, input.challenge);
     return this.withFailureEvents(tenant, input.keyId, 'attestation', async (manager, seen) => {
-      const device = await this.upsertAttestedDevice(
-        manager,
-        tenant,
-        input,
-        result.publicKeyPem,
-        result.environment,
-        result.receipt,
+      const device = await this.devices.in(manager).upsertAttested(tenant.organizationId, tenant.appId, {
+        keyId: input.keyId,
+        publicKeyPem: result.publicKeyPem,
+        environment: result.environment,
+        receipt: result.receipt,
+        report: input,
         subjectVerified,
-      );
+      });
       return this.admit(manager, tenant, device, input.keyId, 'attestation', device.inserted, seen);
     });
   }
 
   async refresh(tenant: Tenant, input: RefreshAttestationDto): Promise<MintedToken> {
     const subjectVerified = this.checkSubject(tenant, input);
-    const known = await this.findDevice(this.dataSource.manager, tenant.appId, input.keyId);
+    const known = await this.devices.findByKey(tenant.organizationId, tenant.appId, input.keyId);
     if (!known || known.is_blocked) {
       throw new AppException(401, 'reattest_required', 'This key is unknown or revoked: attest the device again', {
         hint: 'Generate a new App Attest key and call POST /api/v1/attestation/validate',
@@ -167,16 +133,17 @@ export class AttestationService {
     this.assertDeviceAge(tenant, known);
     await this.challenges.consume(tenant.appId, input.challenge);
     return this.withFailureEvents(tenant, input.keyId, 'assertion', async (manager, seen) => {
+      const devices = this.devices.in(manager);
       // The counter only moves forward: of two concurrent refreshes with one counter, one wins.
-      const device = await this.touchDevice(manager, known.id, input, false, subjectVerified, result.counter);
+      const device = await devices.touch(tenant.organizationId, known.id, input, {
+        attested: false,
+        subjectVerified,
+        advanceCounterTo: result.counter,
+      });
       if (!device) throw attestationFailure('counter_not_increasing', 'The assertion counter did not increase');
       if (input.subjectId !== undefined && input.subjectId !== known.subject_id) {
         // Who uses the device changed: an event in the device's history, committed with the admission.
-        await manager.query(
-          `INSERT INTO device_events (organization_id, app_id, device_id, key_id, event_type, result)
-           VALUES ($1, $2, $3, $4, 'subject_changed', 'success')`,
-          [tenant.organizationId, tenant.appId, known.id, input.keyId],
-        );
+        await devices.recordSubjectChanged(tenant.organizationId, tenant.appId, known.id, input.keyId);
       }
       return this.admit(manager, tenant, device, input.keyId, 'assertion', false, seen, input.limitedUse === true);
     });
@@ -225,14 +192,15 @@ export class AttestationService {
       });
     }
     await this.mad.count(manager, tenant, device.id, isNewDevice);
-    // One round trip: the device's new score and its success event.
-    await manager.query(
-      `WITH scored AS (UPDATE devices SET risk_score = $6 WHERE id = $3)
-       INSERT INTO device_events (organization_id, app_id, device_id, key_id, event_type, result, risk_score)
-       VALUES ($1, $2, $3, $4, $5, 'success', $6)`,
-      [tenant.organizationId, tenant.appId, device.id, keyId, eventType, risk.score],
-    );
-    await this.webhooks.deviceAdmitted(manager, tenant, scored, isNewDevice);
+    await this.devices
+      .in(manager)
+      .recordSuccess(tenant.organizationId, tenant.appId, device.id, keyId, eventType, risk.score);
+    const events: DeviceDomainEvent[] = [];
+    if (isNewDevice) events.push({ type: 'DeviceRegistered', app: attestingApp(tenant), device: scored });
+    const highRisk = await this.highRiskEvent(manager, tenant, scored);
+    if (highRisk) events.push(highRisk);
+    // The hot path (a refresh by a clean device) publishes nothing and costs no query.
+    await this.domainEvents.publish(manager, events);
     return this.tokens.mint(subjectOf(tenant, keyId, device, risk.score), { limitedUse });
   }
 
@@ -258,98 +226,11 @@ export class AttestationService {
     } catch (error) {
       // A stale or reused challenge says nothing about the device: no failure event for it.
       if (error instanceof AppException && error.getStatus() < 500 && !CHALLENGE_REFUSALS.has(error.code)) {
-        const device = await this.findDevice(this.dataSource.manager, tenant.appId, keyId);
+        const device = await this.devices.findByKey(tenant.organizationId, tenant.appId, keyId);
         await this.recordFailure(tenant, keyId, eventType, error.code, device?.id ?? null, seen.scored);
       }
       throw error;
     }
-  }
-
-  private async upsertAttestedDevice(
-    manager: EntityManager,
-    tenant: Tenant,
-    input: ValidateAttestationDto,
-    publicKeyPem: string,
-    environment: 'development' | 'production',
-    receipt: Buffer,
-    subjectVerified: boolean,
-  ): Promise<DeviceRow> {
-    const rows: DeviceRow[] = await manager.query(
-      `INSERT INTO devices (organization_id, app_id, key_id, public_key_pem, sign_counter, environment, receipt,
-                           client_device_id, subject_id, device_model, os_version, app_version, country,
-                           jailbreak_detected, attestation_count, velocity_count, subject_verified)
-       VALUES ($1, $2, $3, $4, 0, $5, $6, COALESCE($7, ''), $8, $9, $10, $11, upper($12), COALESCE($13, false), 1, 1,
-               $8::text IS NOT NULL AND $14::boolean)
-       ON CONFLICT (app_id, key_id) DO UPDATE SET
-         public_key_pem = EXCLUDED.public_key_pem, sign_counter = 0, environment = EXCLUDED.environment,
-         receipt = EXCLUDED.receipt
-       RETURNING ${DEVICE_COLUMNS}, (xmax = 0) AS inserted`,
-      [
-        tenant.organizationId,
-        tenant.appId,
-        input.keyId,
-        publicKeyPem,
-        environment,
-        receipt,
-        input.deviceId ?? null,
-        input.subjectId ?? null,
-        input.deviceModel ?? null,
-        input.osVersion ?? null,
-        input.appVersion ?? null,
-        input.country ?? null,
-        input.jailbreakDetected ?? null,
-        subjectVerified,
-      ],
-    );
-    const device = rows[0];
-    if (device.inserted) return device;
-    const touched = await this.touchDevice(manager, device.id, input, true, subjectVerified);
-    return { ...touched!, inserted: false };
-  }
-
-  /** Profile fields the device reports, the attestation count and the hourly velocity window. */
-  /**
-   * Profile fields the device reports, the attestation count and the hourly velocity window; with
-   * `advanceCounterTo`, also the assertion counter, only if it moves forward (null otherwise).
-   */
-  private async touchDevice(
-    manager: EntityManager,
-    id: string,
-    input: ValidateAttestationDto | RefreshAttestationDto,
-    attested: boolean,
-    subjectVerified: boolean,
-    advanceCounterTo: number | null = null,
-  ): Promise<DeviceRow | null> {
-    const rows = await queryRows<DeviceRow>(
-      manager,
-      `UPDATE devices SET
-         device_model = COALESCE($2, device_model), os_version = COALESCE($3, os_version),
-         app_version = COALESCE($4, app_version), country = COALESCE(upper($5), country),
-         subject_id = COALESCE($6, subject_id), client_device_id = COALESCE($7, client_device_id),
-         subject_verified = CASE WHEN $6::text IS NULL THEN subject_verified ELSE $11::boolean END,
-         jailbreak_detected = COALESCE($8, jailbreak_detected),
-         attestation_count = attestation_count + CASE WHEN $9 THEN 1 ELSE 0 END,
-         velocity_count = CASE WHEN velocity_window_start < now() - interval '1 hour' THEN 1 ELSE velocity_count + 1 END,
-         velocity_window_start = CASE WHEN velocity_window_start < now() - interval '1 hour' THEN now() ELSE velocity_window_start END,
-         sign_counter = COALESCE($10, sign_counter),
-         last_seen_at = now(), updated_at = now()
-       WHERE id = $1 AND ($10::bigint IS NULL OR sign_counter < $10)
-       RETURNING ${DEVICE_COLUMNS}, false AS inserted`,
-      [
-        id,
-        input.deviceModel ?? null,
-        input.osVersion ?? null,
-        input.appVersion ?? null,
-        input.country ?? null,
-        input.subjectId ?? null,
-        input.deviceId ?? null,
-        'jailbreakDetected' in input ? (input.jailbreakDetected ?? null) : null,
-        attested,
-        advanceCounterTo,
-        subjectVerified,
-      ],
-    );
-    return rows[0] ?? null;
   }
 
   /**
@@ -391,14 +272,6 @@ export class AttestationService {
     }
   }
 
-  private async findDevice(manager: EntityManager, appId: string, keyId: string): Promise<DeviceRow | null> {
-    const rows: DeviceRow[] = await manager.query(
-      `SELECT ${DEVICE_COLUMNS}, false AS inserted FROM devices WHERE app_id = $1 AND key_id = $2`,
-      [appId, keyId],
-    );
-    return rows[0] ?? null;
-  }
-
   private assertDeviceAge(tenant: Tenant, device: DeviceRow): void {
     const maxDays = tenant.riskThresholds.maxDeviceAge;
     if (maxDays !== null && Date.now() - device.first_seen_at.getTime() > maxDays * 86_400_000) {
@@ -409,9 +282,26 @@ export class AttestationService {
   }
 
   /**
+   * The organization's high-risk event for a scored device, or null. A score of 0 exceeds no
+   * threshold, so a clean device costs no query; otherwise one indexed read of the compliance
+   * settings in force, in the caller's transaction.
+   */
+  private async highRiskEvent(
+    manager: EntityManager,
+    tenant: Tenant,
+    device: DeviceFacts,
+  ): Promise<DeviceDomainEvent | null> {
+    if (device.riskScore <= 0) return null;
+    const threshold = await highRiskThreshold(manager, tenant.organizationId);
+    if (!isHighRisk(device.riskScore, threshold)) return null;
+    return { type: 'HighRiskDevice', app: attestingApp(tenant), device, threshold };
+  }
+
+  /**
    * A failure event; attributed to the device (and counted in its risk) when the key is known.
-   * The event, its webhooks and the risk alerts carry the score of this attempt: `scored` when the
-   * refusal came after scoring, else the device's signals with this failure counted.
+   * The event, its domain events and the risk alerts carry the score of this attempt: `scored`
+   * when the refusal came after scoring, else the device's signals with this failure counted.
+   * The count, the event and what they mean (failure, high risk, anomalies) commit together.
    */
   private async recordFailure(
     tenant: Tenant,
@@ -421,56 +311,55 @@ export class AttestationService {
     deviceId: string | null = null,
     scored: DeviceFacts | null = null,
   ): Promise<void> {
-    let facts = scored;
     this.metrics.attestationFailure(tenant.appId, code);
-    if (deviceId) {
-      const [device] = await queryRows<FailedDeviceRow>(
-        this.dataSource.manager,
-        `UPDATE devices SET failure_count = failure_count + 1,
-                counter_anomalies = counter_anomalies + CASE WHEN $2 = 'counter_not_increasing' THEN 1 ELSE 0 END
-          WHERE id = $1
-        RETURNING client_device_id, environment, jailbreak_detected, failure_count, counter_anomalies, is_blocked,
-                  device_model, os_version,
-                  CASE WHEN velocity_window_start >= now() - interval '1 hour' THEN velocity_count ELSE 0 END
-                    AS attestations_this_hour`,
-        [deviceId, code],
-      );
-      if (device && !facts) {
-        const risk = scoreRisk({
-          jailbreakDetected: device.jailbreak_detected,
-          environment: device.environment,
-          failureCount: device.failure_count,
-          counterAnomalies: device.counter_anomalies,
-          attestationsThisHour: device.attestations_this_hour,
-          blocked: device.is_blocked,
-        });
-        facts = {
-          keyId,
-          clientDeviceId: device.client_device_id,
-          riskScore: risk.score,
-          jailbreakDetected: device.jailbreak_detected,
-          deviceModel: device.device_model,
-          osVersion: device.os_version,
-        };
+    const facts = await this.dataSource.transaction(async (manager) => {
+      const devices = this.devices.in(manager);
+      let counted = scored;
+      if (deviceId) {
+        const device = await devices.countFailure(tenant.organizationId, deviceId, code);
+        if (device && !counted) counted = countedFacts(keyId, device);
       }
-    }
-    await this.dataSource.query(
-      `INSERT INTO device_events (organization_id, app_id, device_id, key_id, event_type, result, error_code, risk_score)
-       VALUES ($1, $2, $3, $4, $5, 'failure', $6, $7)`,
-      [tenant.organizationId, tenant.appId, deviceId, keyId, eventType, code, facts?.riskScore ?? null],
-    );
+      const recorded = await devices.recordFailure(tenant.organizationId, {
+        appId: tenant.appId,
+        deviceId,
+        keyId,
+        eventType,
+        errorCode: code,
+        riskScore: counted?.riskScore ?? null,
+        windowMinutes: FAILURE_BURST.windowMinutes,
+      });
+      // A new device refused after scoring was rolled back: only `scored` still knows it.
+      const device: DeviceFacts = counted ?? {
+        keyId,
+        clientDeviceId: recorded.stored?.client_device_id ?? null,
+        riskScore: recorded.stored?.risk_score ?? 0,
+        jailbreakDetected: recorded.stored?.jailbreak_detected ?? false,
+        deviceModel: recorded.stored?.device_model ?? null,
+        osVersion: recorded.stored?.os_version ?? null,
+      };
+      const app = attestingApp(tenant);
+      const events: DeviceDomainEvent[] = [{ type: 'AttestationFailed', app, device, errorCode: code }];
+      // High risk only for a score this attempt computed, not for one the failure counting made up.
+      const highRisk = scored ? await this.highRiskEvent(manager, tenant, scored) : null;
+      if (highRisk) events.push(highRisk);
+      const anomalies = anomaliesOf({
+        errorCode: code,
+        recentFailures: recorded.recentFailures,
+        keyInOtherApps: recorded.keyInOtherApps,
+      });
+      for (const anomaly of anomalies) {
+        events.push({ type: 'DeviceAnomalyDetected', app, device, errorCode: code, ...anomaly });
+      }
+      await this.domainEvents.publish(manager, events);
+      return counted;
+    });
+    // Committed: the evaluation counts this event.
     this.riskAlerts.onDeviceEvent(tenant, {
       keyId,
       result: 'failure',
       riskScore: facts?.riskScore ?? null,
       isNewDevice: false,
       errorCode: code,
-    });
-    await this.webhooks.attestationFailed(this.dataSource.manager, tenant, {
-      keyId,
-      errorCode: code,
-      scored,
-      counted: facts,
     });
   }
 }
@@ -487,6 +376,31 @@ function clientDataHashesFor(clientData: Buffer, challenge: string): Buffer[] {
     throw badRequest('clientData: must contain the challenge');
   }
   return [createHash('sha256').update(clientData).digest()];
+}
+
+/** Where a device event happened, without the rest of the tenant (its secrets stay here). */
+function attestingApp(tenant: Tenant): AttestingApp {
+  return { organizationId: tenant.organizationId, appId: tenant.appId, bundleId: tenant.bundleId };
+}
+
+/** A known device's facts with a failure just counted: its current signals, scored. */
+function countedFacts(keyId: string, device: FailedDeviceRow): DeviceFacts {
+  const risk = scoreRisk({
+    jailbreakDetected: device.jailbreak_detected,
+    environment: device.environment,
+    failureCount: device.failure_count,
+    counterAnomalies: device.counter_anomalies,
+    attestationsThisHour: device.attestations_this_hour,
+    blocked: device.is_blocked,
+  });
+  return {
+    keyId,
+    clientDeviceId: device.client_device_id,
+    riskScore: risk.score,
+    jailbreakDetected: device.jailbreak_detected,
+    deviceModel: device.device_model,
+    osVersion: device.os_version,
+  };
 }
 
 function deviceFacts(keyId: string, device: DeviceRow, riskScore: number): DeviceFacts {

@@ -8,6 +8,7 @@ import type { Tenant } from '../apps/tenant-resolver.js';
 import { AuditService } from '../audit/audit.service.js';
 import { queryRows } from '../database/sql.js';
 import { BlockedDevices, announceRevocation } from '../devices/blocked-devices.js';
+import { DevicesRepository } from '../devices/devices.repository.js';
 import type { CreateDebugTokenDto, DebugAttestationDto } from './debug-tokens.dto.js';
 import { debugSubject } from './debug-subject.js';
 import { TokenService, type MintedToken } from './token.service.js';
@@ -46,6 +47,7 @@ export class DebugTokensService {
     private readonly audit: AuditService,
     private readonly tokens: TokenService,
     private readonly blocked: BlockedDevices,
+    private readonly devices: DevicesRepository,
   ) {}
 
   /** The app's unrevoked debug tokens (expired ones included, marked by `expiresAt`), newest first. */
@@ -173,12 +175,11 @@ export class DebugTokensService {
       });
     }
     const subject = debugSubject(row.id, input.deviceId);
-    await this.dataSource.query(
-      `WITH used AS (UPDATE debug_tokens SET last_used_at = now() WHERE id = $1)
-       INSERT INTO device_events (organization_id, app_id, device_id, key_id, event_type, result, risk_score, debug)
-       VALUES ($2, $3, NULL, $4, 'attestation', 'success', 0, true)`,
-      [row.id, tenant.organizationId, tenant.appId, subject],
-    );
+    // Two statements on two connections at once: the token's use here, its event in the devices' log.
+    await Promise.all([
+      this.dataSource.query(`UPDATE debug_tokens SET last_used_at = now() WHERE id = $1`, [row.id]),
+      this.devices.recordDebugExchange(tenant.organizationId, tenant.appId, subject),
+    ]);
     return this.tokens.mint(
       {
         tenant,

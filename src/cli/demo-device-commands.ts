@@ -1,7 +1,7 @@
 import { createPrivateKey } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { persistentAppAttestAuthority } from '../attestation/app-attest/fabricator.js';
+import { persistentAppAttestAuthority } from '../../tools/app-attest-fabricator/fabricator.js';
 import type { CliArgs } from './cli-args.js';
 import { CliError, withoutDatabase, type CliContext } from './cli-context.js';
 

@@ -46,3 +46,12 @@ export async function complianceSettingsOf(runner: Runner, organizationId: strin
     updatedAt: row.updated_at,
   };
 }
+
+/**
+ * The risk score above which a device counts as high risk (`HighRiskDevice`, `device.high_risk`):
+ * the organization's compliance `maxRiskScore` in force, the default on plans without
+ * `complianceRules`. `runner` may be the caller's transaction.
+ */
+export async function highRiskThreshold(runner: Runner, organizationId: string): Promise<number> {
+  return (await complianceSettingsOf(runner, organizationId)).maxRiskScore;
+}

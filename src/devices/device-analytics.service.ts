@@ -6,7 +6,7 @@ import { complianceStatus } from '../compliance/compliance-checks.js';
 import { complianceSettingsOf } from '../compliance/compliance-settings.js';
 import { ValidationFailedException, notFound } from '../common/errors/app-exception.js';
 import type { DeviceDetailsQuery, ListEventsQuery } from './devices.dto.js';
-import { failuresByDayAndCode } from './failure-trend.js';
+import { DevicesRepository } from './devices.repository.js';
 
 /** How many events the device details show. */
 export const RECENT_EVENTS = 20;
@@ -46,7 +46,10 @@ interface EventRow {
  */
 @Injectable()
 export class DeviceAnalyticsService {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly devices: DevicesRepository,
+  ) {}
 
   /** The organization's raw plan, for the feature gates of the device and analytics routes. */
   async serviceTier(organizationId: string): Promise<string> {
@@ -82,7 +85,7 @@ export class DeviceAnalyticsService {
     );
     const [compliance, failures] = await Promise.all([
       complianceSettingsOf(this.dataSource, auth.organizationId),
-      failuresByDayAndCode(this.dataSource, { appId: device.app_id, keyId, days: query.days ?? 30 }),
+      this.devices.failureTrend(auth.organizationId, { appId: device.app_id, keyId, days: query.days ?? 30 }),
     ]);
     const times = [device.updated_at, device.last_seen_at, events[0]?.created_at].filter(
       (time): time is Date => !!time,

@@ -2,14 +2,15 @@ import { Module } from '@nestjs/common';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { BlockedDevices } from './blocked-devices.js';
 import { DeviceAnalyticsService } from './device-analytics.service.js';
+import { DevicesDataModule } from './devices-data.module.js';
 import { AnalyticsController, DevicesController } from './devices.controller.js';
 import { DevicesService } from './devices.service.js';
 
 /** Device records (list, block) and the analytics read endpoints (DESIGN.md section 4, Devices). */
 @Module({
-  imports: [RateLimitModule],
+  imports: [RateLimitModule, DevicesDataModule],
   controllers: [DevicesController, AnalyticsController],
   providers: [DevicesService, DeviceAnalyticsService, BlockedDevices],
-  exports: [DevicesService, DeviceAnalyticsService, BlockedDevices],
+  exports: [DevicesService, DeviceAnalyticsService, BlockedDevices, DevicesDataModule],
 })
 export class DevicesModule {}

@@ -1,5 +1,3 @@
-import type { DataSource } from 'typeorm';
-
 export interface FailureTrend {
   /** Failed attestations per code in the window, most frequent first. */
   failuresByCode: { code: string; count: number; lastSeen: Date }[];
@@ -7,25 +5,16 @@ export interface FailureTrend {
   dailyFailures: { date: string; total: number; byCode: Record<string, number> }[];
 }
 
-/**
- * Failed attestation events by code over the last `days` days, of an app or of one device (its
- * key id in that app): what app usage and device details show. One grouped query on the
- * `(app_id, created_at)` index; debug exchanges never fail into it.
- */
-export async function failuresByDayAndCode(
-  dataSource: DataSource,
-  scope: { appId: string; keyId?: string; days: number },
-): Promise<FailureTrend> {
-  const rows = await dataSource.query<{ date: string; code: string; count: number; last_seen: Date }[]>(
-    `SELECT to_char(date_trunc('day', created_at AT TIME ZONE 'utc'), 'YYYY-MM-DD') AS date,
-            COALESCE(error_code, 'unknown') AS code, count(*)::int AS count, max(created_at) AS last_seen
-       FROM device_events
-      WHERE app_id = $1 AND result = 'failure' AND created_at >= now() - make_interval(days => $2)
-        AND ($3::text IS NULL OR key_id = $3::text)
-      GROUP BY 1, 2
-      ORDER BY 1 DESC, 3 DESC, 2`,
-    [scope.appId, scope.days, scope.keyId ?? null],
-  );
+/** One (UTC day, code) group of failures, newest day first (`DevicesRepository.failureTrend`). */
+export interface FailureTrendRow {
+  date: string;
+  code: string;
+  count: number;
+  last_seen: Date;
+}
+
+/** What app usage and device details show of the failures grouped by day and code. Pure. */
+export function toFailureTrend(rows: readonly FailureTrendRow[]): FailureTrend {
   const byCode = new Map<string, { code: string; count: number; lastSeen: Date }>();
   const byDay = new Map<string, { date: string; total: number; byCode: Record<string, number> }>();
   for (const row of rows) {

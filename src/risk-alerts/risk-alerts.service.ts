@@ -1,17 +1,26 @@
 import { Inject, Injectable, type BeforeApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Logger } from 'pino';
-import { DataSource } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import { createLogger } from '../common/logging/logger.js';
 import { RAW_TIERS, tierDefinition } from '../common/tiers.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { adminRecipients } from '../mail/admin-recipients.js';
 import { MailService } from '../mail/mail.service.js';
-import { WebhookEvents, type AttestingApp } from '../webhooks/webhook-events.js';
+import { DomainEvents } from '../common/domain-events/domain-events.js';
+import type { AttestingApp, DeviceAnomalyDetected } from '../devices/device-domain-events.js';
+import { DevicesRepository } from '../devices/devices.repository.js';
 import { riskAlertMail } from './risk-alert-mail.js';
 import { RULE_COLUMNS, toStoredRule, type RuleRow } from './risk-alert-rule-row.js';
-import { describeAlert, inCooldown, ruleApplies, type AlertRule, type DeviceEventNotice } from './risk-alert-rule.js';
+import {
+  DEFAULT_WINDOW_MINUTES,
+  describeAlert,
+  inCooldown,
+  ruleApplies,
+  type AlertRule,
+  type DeviceEventNotice,
+} from './risk-alert-rule.js';
 
 /** The app an event happened in; the attestation service's tenant is one. */
 export interface AlertingApp extends AttestingApp {
@@ -53,7 +62,8 @@ export class RiskAlertsService implements BeforeApplicationShutdown {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly webhooks: WebhookEvents,
+    private readonly devices: DevicesRepository,
+    private readonly domainEvents: DomainEvents,
     private readonly mail: MailService,
   ) {
     this.logger = createLogger(config).child({ component: 'risk-alerts' });
@@ -95,44 +105,25 @@ export class RiskAlertsService implements BeforeApplicationShutdown {
     }
   }
 
-  /** The number the rule's threshold is compared with. */
+  /** The number the rule's threshold is compared with, counted by the devices' repository. */
   private async observe(rule: AlertRule, app: AlertingApp, event: DeviceEventNotice): Promise<number> {
-    const window = rule.condition.windowMinutes;
+    const window = rule.condition.windowMinutes ?? DEFAULT_WINDOW_MINUTES;
     switch (rule.condition.type) {
       case 'risk_score_above':
         return event.riskScore ?? 0;
       case 'failed_attestations_per_device':
-        return this.count(
-          `SELECT count(*)::int AS observed FROM device_events
-            WHERE app_id = $1 AND key_id = $2 AND result = 'failure' AND created_at > now() - make_interval(mins => $3)`,
-          [app.appId, event.keyId, window],
-        );
+        return this.devices.failuresOfKey(app.organizationId, app.appId, event.keyId, window);
       case 'failed_attestations_per_app':
-        return this.count(
-          `SELECT count(*)::int AS observed FROM device_events
-            WHERE app_id = $1 AND result = 'failure' AND created_at > now() - make_interval(mins => $2)`,
-          [app.appId, window],
-        );
+        return this.devices.failuresOfApp(app.organizationId, app.appId, window);
       case 'new_devices_per_hour':
         // Devices whose first successful attestation falls in the window.
-        return this.count(
-          `SELECT count(DISTINCT e.device_id)::int AS observed
-             FROM device_events e JOIN devices d ON d.id = e.device_id
-            WHERE e.organization_id = $1 AND ($2::uuid IS NULL OR e.app_id = $2::uuid)
-              AND e.created_at > now() - make_interval(mins => $3) AND e.result = 'success'
-              AND e.event_type = 'attestation' AND d.first_seen_at > now() - make_interval(mins => $3)`,
-          [app.organizationId, rule.appId, window],
-        );
+        return this.devices.newDevices(app.organizationId, rule.appId, window);
     }
   }
 
-  private async count(sql: string, parameters: unknown[]): Promise<number> {
-    const [row] = await this.dataSource.query<{ observed: number }[]>(sql, parameters);
-    return row?.observed ?? 0;
-  }
-
   /**
-   * Claims the cooldown and, for the webhook channel, writes the alert in the same transaction.
+   * Claims the cooldown and, for the webhook channel, publishes the alert as a
+   * `DeviceAnomalyDetected` (pattern `alert_rule`) in the same transaction.
    * A lost claim teaches this instance when the rule last fired, so it stops counting for it.
    */
   private async fire(rule: AlertRule, app: AlertingApp, event: DeviceEventNotice, observed: number): Promise<void> {
@@ -151,28 +142,7 @@ export class RiskAlertsService implements BeforeApplicationShutdown {
       rule.lastFiredAt = claim.claimed_at ?? claim.last_fired_at;
       if (!claim.claimed_at) return false;
       if (rule.channel === 'webhook') {
-        await this.webhooks.alertRuleFired(
-          manager,
-          app,
-          { keyId: event.keyId, riskScore: event.riskScore },
-          {
-            pattern: 'alert_rule',
-            error_code: event.errorCode,
-            detail: describeAlert(rule, observed),
-            observed,
-            rule: {
-              id: rule.id,
-              name: rule.name,
-              app_id: rule.appId,
-              condition: {
-                type: rule.condition.type,
-                threshold: rule.condition.threshold,
-                window_minutes: rule.condition.windowMinutes,
-              },
-              cooldown_minutes: rule.cooldownMinutes,
-            },
-          },
-        );
+        await this.domainEvents.publish(manager, [await this.anomalyOf(manager, rule, app, event, observed)]);
       }
       return true;
     });
@@ -191,6 +161,46 @@ export class RiskAlertsService implements BeforeApplicationShutdown {
         await this.mail.send({ to, ...message });
       }
     }
+  }
+
+  /** The alert as a device anomaly; the event's score, when it was scored, wins over the stored one. */
+  private async anomalyOf(
+    manager: EntityManager,
+    rule: AlertRule,
+    app: AlertingApp,
+    event: DeviceEventNotice,
+    observed: number,
+  ): Promise<DeviceAnomalyDetected> {
+    const stored = await this.devices.in(manager).storedFacts(app.organizationId, app.appId, event.keyId);
+    return {
+      type: 'DeviceAnomalyDetected',
+      app: { organizationId: app.organizationId, appId: app.appId, bundleId: app.bundleId },
+      device: {
+        keyId: event.keyId,
+        clientDeviceId: stored?.client_device_id ?? null,
+        riskScore: event.riskScore ?? stored?.risk_score ?? 0,
+        jailbreakDetected: stored?.jailbreak_detected ?? false,
+        deviceModel: stored?.device_model ?? null,
+        osVersion: stored?.os_version ?? null,
+      },
+      pattern: 'alert_rule',
+      errorCode: event.errorCode,
+      detail: describeAlert(rule, observed),
+      alert: {
+        observed,
+        rule: {
+          id: rule.id,
+          name: rule.name,
+          appId: rule.appId,
+          condition: {
+            type: rule.condition.type,
+            threshold: rule.condition.threshold,
+            windowMinutes: rule.condition.windowMinutes,
+          },
+          cooldownMinutes: rule.cooldownMinutes,
+        },
+      },
+    };
   }
 
   /** The organization's active rules, from this instance's cache when fresh. */

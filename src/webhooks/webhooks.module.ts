@@ -1,5 +1,7 @@
 import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { DomainEventsModule } from '../common/domain-events/domain-events.module.js';
+import { DeviceEventDeliveries } from './device-event-deliveries.js';
 import { WebhookDispatcher } from './webhook-dispatcher.js';
 import { WebhookEndpoint } from './webhook-endpoint.entity.js';
 import { WebhookEvents } from './webhook-events.js';
@@ -10,9 +12,9 @@ import { WebhooksService } from './webhooks.service.js';
 /** Global: any feature may announce events through WebhookEvents (or the raw WebhookOutbox). */
 @Global()
 @Module({
-  imports: [TypeOrmModule.forFeature([WebhookEndpoint])],
+  imports: [TypeOrmModule.forFeature([WebhookEndpoint]), DomainEventsModule],
   controllers: [WebhooksController],
-  providers: [WebhooksService, WebhookOutbox, WebhookEvents, WebhookDispatcher],
+  providers: [WebhooksService, WebhookOutbox, WebhookEvents, WebhookDispatcher, DeviceEventDeliveries],
   exports: [WebhookOutbox, WebhookEvents, WebhookDispatcher],
 })
 export class WebhooksModule {}

@@ -1,2 +1,2 @@
-/** The fabricator ships with the service (the bench and the README tour use it); tests import it from here. */
-export * from '../../src/attestation/app-attest/fabricator.js';
+/** The fabricator lives in tools/ (test and demo tooling, outside the service); tests import it from here. */
+export * from '../../tools/app-attest-fabricator/fabricator.js';

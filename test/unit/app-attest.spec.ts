@@ -11,8 +11,8 @@ import {
   type FabricatedAttestationObject,
   type FabricatedAuthority,
   type FabricatedDevice,
-} from './fabricator.js';
-import { APP_ATTEST_ERROR_CODES } from './app-attest-errors.js';
+} from '../../tools/app-attest-fabricator/fabricator.js';
+import { APP_ATTEST_ERROR_CODES } from '../../src/attestation/app-attest/app-attest-errors.js';
 import {
   challengeClientDataHashes,
   createTrustStore,
@@ -23,7 +23,7 @@ import {
   type AttestationInput,
   type AttestationVerification,
   type TrustStore,
-} from './app-attest.js';
+} from '../../src/attestation/app-attest/app-attest.js';
 
 const VECTOR_DIR = path.resolve(process.cwd(), '../shared/data/appattest');
 const SHIPPED_ROOT = path.resolve(process.cwd(), 'src/attestation/app-attest/apple-app-attestation-root-ca.pem');

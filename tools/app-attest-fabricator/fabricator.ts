@@ -1,4 +1,5 @@
-// Test and benchmark tooling, not used by the running service: it signs with keys it makes up.
+// Test, benchmark and demo tooling, outside the service (src/ may not import it, bar the CLI's demo
+// commands): it signs with keys it makes up.
 // Fabricates Apple-like App Attest attestations and assertions for tests.
 //
 // A fabricated authority is a root CA and an intermediate CA, both P-384 like Apple's; each device

@@ -1,0 +1,505 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
+import { queryRows } from '../database/sql.js';
+import type { AttestationEnvironment } from './device.entity.js';
+import { toFailureTrend, type FailureTrend, type FailureTrendRow } from './failure-trend.js';
+
+/** The devices table's state as the attestation path reads it. */
+export interface DeviceRow {
+  id: string;
+  /** True when this statement created the row (a key seen for the first time). */
+  inserted: boolean;
+  public_key_pem: string;
+  sign_counter: string;
+  environment: AttestationEnvironment;
+  client_device_id: string;
+  subject_id: string | null;
+  subject_verified: boolean;
+  device_model: string | null;
+  os_version: string | null;
+  app_version: string | null;
+  country: string | null;
+  jailbreak_detected: boolean;
+  attestation_count: number;
+  failure_count: number;
+  counter_anomalies: number;
+  velocity_count: number;
+  is_blocked: boolean;
+  first_seen_at: Date;
+}
+
+/** A device's risk signals after a failure was counted. */
+export interface FailedDeviceRow {
+  client_device_id: string;
+  environment: AttestationEnvironment;
+  jailbreak_detected: boolean;
+  failure_count: number;
+  counter_anomalies: number;
+  is_blocked: boolean;
+  device_model: string | null;
+  os_version: string | null;
+  attestations_this_hour: number;
+}
+
+/** What a device reports about itself with a validate or refresh; absent fields keep what is stored. */
+export interface DeviceReport {
+  deviceId?: string;
+  subjectId?: string;
+  deviceModel?: string;
+  osVersion?: string;
+  appVersion?: string;
+  country?: string;
+  jailbreakDetected?: boolean;
+}
+
+/** A verified App Attest key, as validate stores it. */
+export interface AttestedKey {
+  keyId: string;
+  publicKeyPem: string;
+  environment: AttestationEnvironment;
+  receipt: Buffer;
+  report: DeviceReport;
+  subjectVerified: boolean;
+}
+
+/** The stored facts a device event announces. */
+export interface StoredDeviceFacts {
+  client_device_id: string;
+  risk_score: number;
+  jailbreak_detected: boolean;
+  device_model: string | null;
+  os_version: string | null;
+}
+
+/** A recorded failure and what the device's history says around it. */
+export interface RecordedFailure {
+  /** The key's device in this app, when known (whether or not the failure was attributed to it). */
+  stored: StoredDeviceFacts | null;
+  /** Failures attributed to that device within the window, this one included; null without one. */
+  recentFailures: number | null;
+  /** Whether another app of the organization knows the key. */
+  keyInOtherApps: boolean;
+}
+
+export interface FailureToRecord {
+  appId: string;
+  /** The device the failure counts against; null for a key not known or not attributed. */
+  deviceId: string | null;
+  keyId: string;
+  eventType: 'attestation' | 'assertion';
+  errorCode: string;
+  riskScore: number | null;
+  /** The window `recentFailures` counts over. */
+  windowMinutes: number;
+}
+
+/** Per app, the attestation figures of the organization's dashboard. */
+export interface AppDeviceTotals {
+  total: number;
+  successes: number;
+  lastAt: Date | null;
+  devices: number;
+  avgRisk: number | null;
+}
+
+export interface DailyUsageRow {
+  date: string;
+  attestations: number;
+  uniqueDevices: number;
+  avgRiskScore: number | null;
+}
+
+export interface TopDeviceRow {
+  key_id: string;
+  attestation_count: number;
+  risk_score: number;
+  last_seen_at: Date;
+  device_model: string | null;
+}
+
+export interface RecentFailureRow {
+  created_at: Date;
+  error_code: string | null;
+  key_id: string;
+}
+
+const DEVICE_COLUMNS = `id, public_key_pem, sign_counter, environment, client_device_id, subject_id, subject_verified, device_model,
+  os_version, app_version, country, jailbreak_detected, attestation_count, failure_count, counter_anomalies,
+  velocity_count, is_blocked, first_seen_at`;
+
+type Runner = DataSource | EntityManager;
+
+/**
+ * The devices feature's tables, `devices` and `device_events`, as other features reach them: the
+ * attestation path's writes and the reads of app statistics and risk alerts (the devices feature's
+ * own services query them directly). Every method takes the organization id first and keeps to
+ * it. `DevicesRepository` runs on the pool; `in(manager)` gives the same methods inside a caller's
+ * transaction.
+ */
+export class DeviceStore {
+  constructor(protected readonly runner: Runner) {}
+
+  /** The key's device in the app, or null. */
+  async findByKey(organizationId: string, appId: string, keyId: string): Promise<DeviceRow | null> {
+    const rows = await queryRows<DeviceRow>(
+      this.runner,
+      `SELECT ${DEVICE_COLUMNS}, false AS inserted FROM devices
+        WHERE app_id = $2 AND key_id = $3 AND organization_id = $1`,
+      [organizationId, appId, keyId],
+    );
+    return rows[0] ?? null;
+  }
+
+  /**
+   * Stores a verified key: one upsert, which for a key already known replaces its public key and
+   * resets its counter, then `touch` records the attestation (a second statement only then).
+   */
+  async upsertAttested(organizationId: string, appId: string, key: AttestedKey): Promise<DeviceRow> {
+    const report = key.report;
+    const rows = await queryRows<DeviceRow>(
+      this.runner,
+      `INSERT INTO devices (organization_id, app_id, key_id, public_key_pem, sign_counter, environment, receipt,
+                           client_device_id, subject_id, device_model, os_version, app_version, country,
+                           jailbreak_detected, attestation_count, velocity_count, subject_verified)
+       VALUES ($1, $2, $3, $4, 0, $5, $6, COALESCE($7, ''), $8, $9, $10, $11, upper($12), COALESCE($13, false), 1, 1,
+               $8::text IS NOT NULL AND $14::boolean)
+       ON CONFLICT (app_id, key_id) DO UPDATE SET
+         public_key_pem = EXCLUDED.public_key_pem, sign_counter = 0, environment = EXCLUDED.environment,
+         receipt = EXCLUDED.receipt
+       RETURNING ${DEVICE_COLUMNS}, (xmax = 0) AS inserted`,
+      [
+        organizationId,
+        appId,
+        key.keyId,
+        key.publicKeyPem,
+        key.environment,
+        key.receipt,
+        report.deviceId ?? null,
+        report.subjectId ?? null,
+        report.deviceModel ?? null,
+        report.osVersion ?? null,
+        report.appVersion ?? null,
+        report.country ?? null,
+        report.jailbreakDetected ?? null,
+        key.subjectVerified,
+      ],
+    );
+    const device = rows[0];
+    if (device.inserted) return device;
+    const touched = await this.touch(organizationId, device.id, report, {
+      attested: true,
+      subjectVerified: key.subjectVerified,
+    });
+    return { ...touched!, inserted: false };
+  }
+
+  /**
+   * Profile fields the device reports, the attestation count (when `attested`) and the hourly
+   * velocity window; with `advanceCounterTo`, also the assertion counter, only if it moves
+   * forward (null otherwise: of two concurrent refreshes with one counter, one wins).
+   */
+  async touch(
+    organizationId: string,
+    deviceId: string,
+    report: DeviceReport,
+    options: { attested: boolean; subjectVerified: boolean; advanceCounterTo?: number | null },
+  ): Promise<DeviceRow | null> {
+    const rows = await queryRows<DeviceRow>(
+      this.runner,
+      `UPDATE devices SET
+         device_model = COALESCE($2, device_model), os_version = COALESCE($3, os_version),
+         app_version = COALESCE($4, app_version), country = COALESCE(upper($5), country),
+         subject_id = COALESCE($6, subject_id), client_device_id = COALESCE($7, client_device_id),
+         subject_verified = CASE WHEN $6::text IS NULL THEN subject_verified ELSE $11::boolean END,
+         jailbreak_detected = COALESCE($8, jailbreak_detected),
+         attestation_count = attestation_count + CASE WHEN $9 THEN 1 ELSE 0 END,
+         velocity_count = CASE WHEN velocity_window_start < now() - interval '1 hour' THEN 1 ELSE velocity_count + 1 END,
+         velocity_window_start = CASE WHEN velocity_window_start < now() - interval '1 hour' THEN now() ELSE velocity_window_start END,
+         sign_counter = COALESCE($10, sign_counter),
+         last_seen_at = now(), updated_at = now()
+       WHERE id = $1 AND organization_id = $12 AND ($10::bigint IS NULL OR sign_counter < $10)
+       RETURNING ${DEVICE_COLUMNS}, false AS inserted`,
+      [
+        deviceId,
+        report.deviceModel ?? null,
+        report.osVersion ?? null,
+        report.appVersion ?? null,
+        report.country ?? null,
+        report.subjectId ?? null,
+        report.deviceId ?? null,
+        report.jailbreakDetected ?? null,
+        options.attested,
+        options.advanceCounterTo ?? null,
+        options.subjectVerified,
+        organizationId,
+      ],
+    );
+    return rows[0] ?? null;
+  }
+
+  /** Who uses the device changed: an event in its history. */
+  async recordSubjectChanged(organizationId: string, appId: string, deviceId: string, keyId: string): Promise<void> {
+    await this.runner.query(
+      `INSERT INTO device_events (organization_id, app_id, device_id, key_id, event_type, result)
+       VALUES ($1, $2, $3, $4, 'subject_changed', 'success')`,
+      [organizationId, appId, deviceId, keyId],
+    );
+  }
+
+  /** One round trip: the device's new score and its success event. */
+  async recordSuccess(
+    organizationId: string,
+    appId: string,
+    deviceId: string,
+    keyId: string,
+    eventType: 'attestation' | 'assertion',
+    riskScore: number,
+  ): Promise<void> {
+    await this.runner.query(
+      `WITH scored AS (UPDATE devices SET risk_score = $6 WHERE id = $3 AND organization_id = $1)
+       INSERT INTO device_events (organization_id, app_id, device_id, key_id, event_type, result, risk_score)
+       VALUES ($1, $2, $3, $4, $5, 'success', $6)`,
+      [organizationId, appId, deviceId, keyId, eventType, riskScore],
+    );
+  }
+
+  /** A debug-token exchange: a success event of the debug subject, which has no device row. */
+  async recordDebugExchange(organizationId: string, appId: string, subjectKeyId: string): Promise<void> {
+    await this.runner.query(
+      `INSERT INTO device_events (organization_id, app_id, device_id, key_id, event_type, result, risk_score, debug)
+       VALUES ($1, $2, NULL, $3, 'attestation', 'success', 0, true)`,
+      [organizationId, appId, subjectKeyId],
+    );
+  }
+
+  /** Counts a failure against the device (and a counter anomaly for `counter_not_increasing`). */
+  async countFailure(organizationId: string, deviceId: string, errorCode: string): Promise<FailedDeviceRow | null> {
+    const [device] = await queryRows<FailedDeviceRow>(
+      this.runner,
+      `UPDATE devices SET failure_count = failure_count + 1,
+              counter_anomalies = counter_anomalies + CASE WHEN $2 = 'counter_not_increasing' THEN 1 ELSE 0 END
+        WHERE id = $1 AND organization_id = $3
+      RETURNING client_device_id, environment, jailbreak_detected, failure_count, counter_anomalies, is_blocked,
+                device_model, os_version,
+                CASE WHEN velocity_window_start >= now() - interval '1 hour' THEN velocity_count ELSE 0 END
+                  AS attestations_this_hour`,
+      [deviceId, errorCode, organizationId],
+    );
+    return device ?? null;
+  }
+
+  /**
+   * The failure event, answering in the same round trip what the device's history says around it:
+   * the key's stored device, its failures in the window (this one included) and whether another
+   * app of the organization knows the key. Indexed lookups only.
+   */
+  async recordFailure(organizationId: string, failure: FailureToRecord): Promise<RecordedFailure> {
+    const [row] = await queryRows<
+      StoredDeviceFacts & { known: boolean; recent_failures: number | null; key_in_other_apps: boolean }
+    >(
+      this.runner,
+      `WITH recorded AS (
+         INSERT INTO device_events (organization_id, app_id, device_id, key_id, event_type, result, error_code, risk_score)
+         VALUES ($1, $2, $3, $4, $5, 'failure', $6, $7)
+       ), stored AS (
+         SELECT id, client_device_id, risk_score, jailbreak_detected, device_model, os_version
+           FROM devices WHERE app_id = $2 AND key_id = $4 AND organization_id = $1
+       )
+       SELECT s.id IS NOT NULL AS known, s.client_device_id, s.risk_score, s.jailbreak_detected, s.device_model,
+              s.os_version,
+              CASE WHEN s.id IS NOT NULL THEN
+                (SELECT count(*)::int FROM device_events e
+                  WHERE e.device_id = s.id AND e.result = 'failure' AND e.created_at > now() - make_interval(mins => $8))
+                + CASE WHEN $3::uuid IS NULL THEN 0 ELSE 1 END
+              END AS recent_failures,
+              EXISTS (SELECT 1 FROM devices o WHERE o.organization_id = $1 AND o.key_id = $4 AND o.app_id <> $2)
+                AS key_in_other_apps
+         FROM (SELECT 1) AS one LEFT JOIN stored s ON true`,
+      [
+        organizationId,
+        failure.appId,
+        failure.deviceId,
+        failure.keyId,
+        failure.eventType,
+        failure.errorCode,
+        failure.riskScore,
+        failure.windowMinutes,
+      ],
+    );
+    return {
+      stored: row.known
+        ? {
+            client_device_id: row.client_device_id,
+            risk_score: row.risk_score,
+            jailbreak_detected: row.jailbreak_detected,
+            device_model: row.device_model,
+            os_version: row.os_version,
+          }
+        : null,
+      recentFailures: row.recent_failures,
+      keyInOtherApps: row.key_in_other_apps,
+    };
+  }
+
+  /** The stored facts of the key's device in the app, or null. */
+  async storedFacts(organizationId: string, appId: string, keyId: string): Promise<StoredDeviceFacts | null> {
+    const [row] = await queryRows<StoredDeviceFacts>(
+      this.runner,
+      `SELECT client_device_id, risk_score, jailbreak_detected, device_model, os_version
+         FROM devices WHERE app_id = $2 AND key_id = $3 AND organization_id = $1`,
+      [organizationId, appId, keyId],
+    );
+    return row ?? null;
+  }
+
+  /** Failed attempts of one key in one app within the last `windowMinutes`. */
+  failuresOfKey(organizationId: string, appId: string, keyId: string, windowMinutes: number): Promise<number> {
+    return this.count(
+      `SELECT count(*)::int AS observed FROM device_events
+        WHERE app_id = $2 AND key_id = $3 AND result = 'failure' AND created_at > now() - make_interval(mins => $4)
+          AND organization_id = $1`,
+      [organizationId, appId, keyId, windowMinutes],
+    );
+  }
+
+  /** Failed attempts in one app within the last `windowMinutes`. */
+  failuresOfApp(organizationId: string, appId: string, windowMinutes: number): Promise<number> {
+    return this.count(
+      `SELECT count(*)::int AS observed FROM device_events
+        WHERE app_id = $2 AND result = 'failure' AND created_at > now() - make_interval(mins => $3)
+          AND organization_id = $1`,
+      [organizationId, appId, windowMinutes],
+    );
+  }
+
+  /** Devices (of one app, or of the organization) whose first successful attestation is in the window. */
+  newDevices(organizationId: string, appId: string | null, windowMinutes: number): Promise<number> {
+    return this.count(
+      `SELECT count(DISTINCT e.device_id)::int AS observed
+         FROM device_events e JOIN devices d ON d.id = e.device_id
+        WHERE e.organization_id = $1 AND ($2::uuid IS NULL OR e.app_id = $2::uuid)
+          AND e.created_at > now() - make_interval(mins => $3) AND e.result = 'success'
+          AND e.event_type = 'attestation' AND d.first_seen_at > now() - make_interval(mins => $3)`,
+      [organizationId, appId, windowMinutes],
+    );
+  }
+
+  /** Per app of the organization: attestations (debug exchanges left out), successes, devices, average risk. */
+  async totalsByApp(organizationId: string): Promise<Map<string, AppDeviceTotals>> {
+    const rows = await queryRows<{
+      app_id: string;
+      total: string | null;
+      successes: string | null;
+      last_at: Date | null;
+      devices: string | null;
+      avg_risk: string | null;
+    }>(
+      this.runner,
+      `SELECT COALESCE(e.app_id, d.app_id) AS app_id, e.total, e.successes, e.last_at, d.devices, d.avg_risk
+         FROM (SELECT app_id, count(*) AS total, count(*) FILTER (WHERE result = 'success') AS successes,
+                      max(created_at) AS last_at
+                 FROM device_events WHERE organization_id = $1 AND NOT debug GROUP BY app_id) e
+         FULL JOIN (SELECT app_id, count(*) AS devices, avg(risk_score) AS avg_risk
+                      FROM devices WHERE organization_id = $1 GROUP BY app_id) d ON d.app_id = e.app_id`,
+      [organizationId],
+    );
+    return new Map(
+      rows.map((row) => [
+        row.app_id,
+        {
+          total: Number(row.total ?? 0),
+          successes: Number(row.successes ?? 0),
+          lastAt: row.last_at,
+          devices: Number(row.devices ?? 0),
+          avgRisk: row.avg_risk === null ? null : Number(row.avg_risk),
+        },
+      ]),
+    );
+  }
+
+  /** Per UTC day of the last `days` days, newest first: attestations, distinct keys, average risk. */
+  async dailyUsage(organizationId: string, appId: string, days: number): Promise<DailyUsageRow[]> {
+    const rows = await queryRows<{
+      date: string;
+      attestations: string;
+      unique_devices: string;
+      avg_risk_score: string | null;
+    }>(
+      this.runner,
+      `SELECT to_char(date_trunc('day', created_at AT TIME ZONE 'utc'), 'YYYY-MM-DD') AS date,
+              count(*) AS attestations, count(DISTINCT key_id) AS unique_devices, avg(risk_score) AS avg_risk_score
+         FROM device_events
+        WHERE app_id = $2 AND created_at >= now() - make_interval(days => $3) AND NOT debug AND organization_id = $1
+        GROUP BY 1 ORDER BY 1 DESC`,
+      [organizationId, appId, days],
+    );
+    return rows.map((row) => ({
+      date: row.date,
+      attestations: Number(row.attestations),
+      uniqueDevices: Number(row.unique_devices),
+      avgRiskScore: row.avg_risk_score === null ? null : Number(row.avg_risk_score),
+    }));
+  }
+
+  /** The app's devices that attested most. */
+  topDevices(organizationId: string, appId: string, limit: number): Promise<TopDeviceRow[]> {
+    return queryRows<TopDeviceRow>(
+      this.runner,
+      `SELECT key_id, attestation_count, risk_score, last_seen_at, device_model
+         FROM devices WHERE app_id = $2 AND organization_id = $1
+        ORDER BY attestation_count DESC, last_seen_at DESC LIMIT $3`,
+      [organizationId, appId, limit],
+    );
+  }
+
+  /** The app's latest failures. */
+  recentFailures(organizationId: string, appId: string, limit: number): Promise<RecentFailureRow[]> {
+    return queryRows<RecentFailureRow>(
+      this.runner,
+      `SELECT created_at, error_code, key_id FROM device_events
+        WHERE app_id = $2 AND result = 'failure' AND organization_id = $1 ORDER BY created_at DESC LIMIT $3`,
+      [organizationId, appId, limit],
+    );
+  }
+
+  /**
+   * Failed attestation events by code over the last `days` days, of an app or of one device (its
+   * key id in that app). One grouped query on the `(app_id, created_at)` failure index; debug
+   * exchanges never fail into it.
+   */
+  async failureTrend(
+    organizationId: string,
+    scope: { appId: string; keyId?: string; days: number },
+  ): Promise<FailureTrend> {
+    const rows = await queryRows<FailureTrendRow>(
+      this.runner,
+      `SELECT to_char(date_trunc('day', created_at AT TIME ZONE 'utc'), 'YYYY-MM-DD') AS date,
+              COALESCE(error_code, 'unknown') AS code, count(*)::int AS count, max(created_at) AS last_seen
+         FROM device_events
+        WHERE app_id = $2 AND result = 'failure' AND created_at >= now() - make_interval(days => $3)
+          AND ($4::text IS NULL OR key_id = $4::text) AND organization_id = $1
+        GROUP BY 1, 2
+        ORDER BY 1 DESC, 3 DESC, 2`,
+      [organizationId, scope.appId, scope.days, scope.keyId ?? null],
+    );
+    return toFailureTrend(rows);
+  }
+
+  private async count(sql: string, parameters: unknown[]): Promise<number> {
+    const [row] = await queryRows<{ observed: number }>(this.runner, sql, parameters);
+    return row?.observed ?? 0;
+  }
+}
+
+@Injectable()
+export class DevicesRepository extends DeviceStore {
+  constructor(@InjectDataSource() dataSource: DataSource) {
+    super(dataSource);
+  }
+
+  /** The same methods inside the caller's transaction. */
+  in(manager: EntityManager): DeviceStore {
+    return new DeviceStore(manager);
+  }
+}

@@ -1,0 +1,103 @@
+import { Injectable, type OnModuleInit } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { DomainEvents, type DomainEventSubscriber } from '../common/domain-events/domain-events.js';
+import type { AttestingApp, DeviceDomainEvent, DeviceFacts } from '../devices/device-domain-events.js';
+import type { WebhookEventName } from './webhook-event-catalog.js';
+import { WebhookOutbox } from './webhook-outbox.js';
+
+/**
+ * Turns the device domain events into webhook deliveries, in the publisher's transaction: which
+ * webhook events each one is, and their documented `data`. Nothing is decided here; what is not
+ * subscribed to is not written, and a failure never fails the publisher (a savepoint).
+ */
+@Injectable()
+export class DeviceEventDeliveries implements DomainEventSubscriber<DeviceDomainEvent>, OnModuleInit {
+  readonly handles = ['DeviceRegistered', 'HighRiskDevice', 'AttestationFailed', 'DeviceAnomalyDetected'] as const;
+
+  constructor(
+    private readonly domainEvents: DomainEvents,
+    private readonly outbox: WebhookOutbox,
+  ) {}
+
+  onModuleInit(): void {
+    this.domainEvents.subscribe(this);
+  }
+
+  /** One query per app (a publication is about one app) for what its endpoints listen to, then the inserts. */
+  async receive(manager: EntityManager, events: readonly DeviceDomainEvent[]): Promise<void> {
+    await this.outbox.guarded(
+      manager,
+      async () => {
+        const listening = new Map<string, Set<WebhookEventName>>();
+        for (const event of events) {
+          const { organizationId, appId } = event.app;
+          let subscribed = listening.get(appId);
+          if (!subscribed) {
+            subscribed = await this.outbox.subscribedEvents(manager, organizationId, { appId });
+            listening.set(appId, subscribed);
+          }
+          for (const [name, data] of webhooksOf(event)) {
+            if (subscribed.has(name)) await this.outbox.insert(manager, organizationId, name, data, { appId });
+          }
+        }
+      },
+      undefined,
+    );
+  }
+}
+
+/** The webhook events a domain event is delivered as, with their `data`. */
+function webhooksOf(event: DeviceDomainEvent): [WebhookEventName, Record<string, unknown>][] {
+  const data = deviceData(event.app, event.device);
+  switch (event.type) {
+    case 'DeviceRegistered':
+      return [
+        ['device.new', data],
+        ['device.attested.first', data],
+      ];
+    case 'HighRiskDevice':
+      return [['device.high_risk', { ...data, threshold: event.threshold }]];
+    case 'AttestationFailed':
+      return [['device.attestation_failed', { ...data, error_code: event.errorCode }]];
+    case 'DeviceAnomalyDetected':
+      return [
+        [
+          'attestation.anomaly',
+          {
+            ...data,
+            error_code: event.errorCode,
+            pattern: event.pattern,
+            detail: event.detail,
+            ...(event.alert && {
+              observed: event.alert.observed,
+              rule: {
+                id: event.alert.rule.id,
+                name: event.alert.rule.name,
+                app_id: event.alert.rule.appId,
+                condition: {
+                  type: event.alert.rule.condition.type,
+                  threshold: event.alert.rule.condition.threshold,
+                  window_minutes: event.alert.rule.condition.windowMinutes,
+                },
+                cooldown_minutes: event.alert.rule.cooldownMinutes,
+              },
+            }),
+          },
+        ],
+      ];
+  }
+}
+
+/** The documented device event data. */
+function deviceData(app: AttestingApp, device: DeviceFacts): Record<string, unknown> {
+  return {
+    key_id: device.keyId,
+    device_id: device.clientDeviceId ?? '',
+    risk_score: device.riskScore,
+    jailbreak_detected: device.jailbreakDetected,
+    device_model: device.deviceModel || 'unknown',
+    os_version: device.osVersion || 'unknown',
+    app_id: app.appId,
+    bundle_id: app.bundleId,
+  };
+}
