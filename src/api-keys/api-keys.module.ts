@@ -1,14 +1,17 @@
-import { Global, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { AuditModule } from '../audit/audit.module.js';
+import { OrganizationsModule } from '../organizations/organizations.module.js';
 import { ApiKey } from './api-key.entity.js';
 import { ApiKeysController } from './api-keys.controller.js';
 import { ApiKeysService } from './api-keys.service.js';
+import { ApiKeysOrganizationRemoval } from './api-keys-organization-removal.js';
 
-@Global()
+/** Organization API keys: issue, list, revoke, and the lookup the access guard authenticates with. */
 @Module({
-  imports: [TypeOrmModule.forFeature([ApiKey])],
+  imports: [TypeOrmModule.forFeature([ApiKey]), AuditModule, OrganizationsModule],
   controllers: [ApiKeysController],
-  providers: [ApiKeysService],
+  providers: [ApiKeysService, ApiKeysOrganizationRemoval],
   exports: [ApiKeysService],
 })
 export class ApiKeysModule {}

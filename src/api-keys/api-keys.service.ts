@@ -4,13 +4,12 @@ import { DataSource, IsNull, type EntityManager } from 'typeorm';
 import { ROLES, type ApiKeyScope, type Role } from '../common/access/access.decorator.js';
 import type { OrgAuthContext } from '../common/access/auth-context.js';
 import { forbidden, notFound } from '../common/errors/app-exception.js';
-import { tierDefinition } from '../common/tiers.js';
 import { AuditService } from '../audit/audit.service.js';
 import { createLogger } from '../common/logging/logger.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { PgListener } from '../database/pg-listener.js';
-import { Organization } from '../organizations/organization.entity.js';
+import { PlanService } from '../organizations/plan.service.js';
 import { ApiKey, type ApiKeyType } from './api-key.entity.js';
 import { generateApiKey, hashApiKey } from './api-key-secret.js';
 
@@ -69,6 +68,7 @@ export class ApiKeysService implements OnModuleInit, OnModuleDestroy {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly audit: AuditService,
     @Inject(APP_CONFIG) config: AppConfig,
+    private readonly plans: PlanService,
   ) {
     this.listener = new PgListener({
       url: (dataSource.options as { url?: string }).url,
@@ -296,8 +296,7 @@ export class ApiKeysService implements OnModuleInit, OnModuleDestroy {
   }
 
   private async assertEnterprise(manager: EntityManager, organizationId: string): Promise<void> {
-    const organization = await manager.findOneByOrFail(Organization, { id: organizationId });
-    if (tierDefinition(organization.serviceTier).tier !== 'enterprise') {
+    if ((await this.plans.planOf(organizationId, { manager })).tier !== 'enterprise') {
       throw forbidden('The admin:team scope is available on the Enterprise plan only', {
         hint: 'Upgrade to Enterprise or choose other scopes',
       });

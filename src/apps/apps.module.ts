@@ -1,17 +1,26 @@
-import { Global, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { AuditModule } from '../audit/audit.module.js';
 import { DevicesDataModule } from '../devices/devices-data.module.js';
+import { DevicesModule } from '../devices/devices.module.js';
+import { OrganizationsModule } from '../organizations/organizations.module.js';
 import { App } from './app.entity.js';
 import { AppStatsService } from './app-stats.service.js';
+import { AppsOrganizationRemoval } from './apps-organization-removal.js';
 import { AppsController } from './apps.controller.js';
 import { AppsService } from './apps.service.js';
+import { TenantCacheInvalidation } from './tenant-cache-invalidation.js';
 import { TenantResolver } from './tenant-resolver.js';
 
-@Global()
+/**
+ * Apps (tenants of the SDK routes): management, statistics, and the tenant resolver that maps an
+ * SDK request's bundle and team ids to its app. The tenant cache follows the token revocations
+ * BlockedDevices hears (devices).
+ */
 @Module({
-  imports: [TypeOrmModule.forFeature([App]), DevicesDataModule],
+  imports: [TypeOrmModule.forFeature([App]), AuditModule, OrganizationsModule, DevicesDataModule, DevicesModule],
   controllers: [AppsController],
-  providers: [AppsService, AppStatsService, TenantResolver],
+  providers: [AppsService, AppStatsService, TenantResolver, TenantCacheInvalidation, AppsOrganizationRemoval],
   exports: [TenantResolver, AppsService],
 })
 export class AppsModule {}

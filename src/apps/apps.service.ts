@@ -5,7 +5,7 @@ import type { OrgAuthContext } from '../common/access/auth-context.js';
 import { AppException, conflict, forbidden, notFound } from '../common/errors/app-exception.js';
 import { tierDefinition } from '../common/tiers.js';
 import { AuditService } from '../audit/audit.service.js';
-import { isUniqueViolation } from '../auth/auth.service.js';
+import { isUniqueViolation } from '../database/unique-violation.js';
 import {
   App,
   DEFAULT_JWT_CONFIGURATION,
@@ -15,7 +15,7 @@ import {
 } from './app.entity.js';
 import type { CreateAppDto, UpdateAppDto } from './apps.dto.js';
 import { announceRevocation } from '../devices/blocked-devices.js';
-import { generateSubjectSecret } from '../attestation/subject-signature.js';
+import { generateSubjectSecret } from './subject-secret.js';
 import { TenantResolver } from './tenant-resolver.js';
 
 @Injectable()

@@ -1,7 +1,13 @@
-import { Global, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { JwtModule } from '@nestjs/jwt';
+import { AppsModule } from '../apps/apps.module.js';
+import { AuditModule } from '../audit/audit.module.js';
 import { DomainEventsModule } from '../common/domain-events/domain-events.module.js';
 import { DevicesModule } from '../devices/devices.module.js';
+import { MetricsModule } from '../metrics/metrics.module.js';
+import { RiskAlertsModule } from '../risk-alerts/risk-alerts.module.js';
+import { UsageModule } from '../usage/usage.module.js';
+import { WebhooksModule } from '../webhooks/webhooks.module.js';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { AttestationController, JwksController } from './attestation.controller.js';
 import { AttestationService } from './attestation.service.js';
@@ -12,10 +18,20 @@ import { DeviceTokenVerifier } from './device-token-verifier.js';
 import { SigningKeysService } from './signing-keys.service.js';
 import { TokenService } from './token.service.js';
 
-@Global()
 @Module({
-  // Device tokens are signed and verified with per-call keys (the signing-key table), so no module secret.
-  imports: [RateLimitModule, JwtModule.register({}), DevicesModule, DomainEventsModule],
+  imports: [
+    // Device tokens are signed and verified with per-call keys (the signing-key table), so no module secret.
+    JwtModule.register({}),
+    RateLimitModule,
+    AuditModule,
+    MetricsModule,
+    AppsModule,
+    DevicesModule,
+    DomainEventsModule,
+    UsageModule,
+    RiskAlertsModule,
+    WebhooksModule,
+  ],
   controllers: [AttestationController, JwksController, DebugTokensController],
   providers: [
     AttestationService,

@@ -10,7 +10,7 @@ import { queryRows } from '../database/sql.js';
 import { BlockedDevices, announceRevocation } from '../devices/blocked-devices.js';
 import { DevicesRepository } from '../devices/devices.repository.js';
 import type { CreateDebugTokenDto, DebugAttestationDto } from './debug-tokens.dto.js';
-import { debugSubject } from './debug-subject.js';
+import { debugSubject } from '../devices/debug-subject.js';
 import { TokenService, type MintedToken } from './token.service.js';
 
 /** Live (unrevoked, unexpired) debug tokens an app may hold at once. */

@@ -4,9 +4,9 @@ import {
   MAX_SUBJECT_SIGNATURE_LIFETIME_S,
   canonicalSubject,
   checkSubjectSignature,
-  generateSubjectSecret,
   signSubject,
 } from './subject-signature.js';
+import { generateSubjectSecret } from '../apps/subject-secret.js';
 
 const appId = '1b4e28ba-2fa1-11d2-883f-0016d3cca427';
 const now = 1_800_000_000;

@@ -1,14 +1,7 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-
-/** Prefix of an app's subject signing secret, so a leaked one is recognizable. */
-export const SUBJECT_SECRET_PREFIX = 'subsec_';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /** The longest a signature may be valid for: the tenant's backend signs for a sign-in, not forever. */
 export const MAX_SUBJECT_SIGNATURE_LIFETIME_S = 30 * 24 * 60 * 60;
-
-export function generateSubjectSecret(): string {
-  return `${SUBJECT_SECRET_PREFIX}${randomBytes(32).toString('base64url')}`;
-}
 
 /**
  * What the tenant's backend signs: a version tag, the app's id, the subject and the signature's

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable, Optional } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { JwtService } from '@nestjs/jwt';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
@@ -27,14 +27,14 @@ export interface TokenSubject {
 
 /**
  * The seam through which custom claims and the reserved `subscription` claim reach the token.
- * The claims and entitlements modules provide implementations; without them a token carries
- * the base claims and `subscription: { status: 'none' }`.
+ * The claims module registers its implementation (`TokenService.useContributor`) when it starts,
+ * so this feature does not depend on it; without one a token carries the base claims and
+ * `subscription: { status: 'none' }`.
  */
 export interface TokenClaimsContributor {
   customClaims(subject: TokenSubject): Promise<Record<string, unknown>>;
   subscriptionClaim(subject: TokenSubject): Promise<Record<string, unknown>>;
 }
-export const TOKEN_CLAIMS_CONTRIBUTOR = Symbol('TOKEN_CLAIMS_CONTRIBUTOR');
 
 /** How a token departs from the app's defaults. */
 export interface MintOptions {
@@ -78,8 +78,14 @@ export class TokenService {
     private readonly keys: SigningKeysService,
     private readonly jwt: JwtService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @Optional() @Inject(TOKEN_CLAIMS_CONTRIBUTOR) private readonly contributor?: TokenClaimsContributor,
   ) {}
+
+  private contributor: TokenClaimsContributor | null = null;
+
+  /** Puts custom and subscription claims into every token minted from now on. */
+  useContributor(contributor: TokenClaimsContributor): void {
+    this.contributor = contributor;
+  }
 
   async mint(subject: TokenSubject, options: MintOptions = {}): Promise<MintedToken> {
     const { tenant } = subject;

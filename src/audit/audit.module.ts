@@ -1,8 +1,8 @@
-import { Global, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuditLog } from './audit-log.entity.js';
 import { AuditService } from './audit.service.js';
 
-@Global()
+/** The organization audit log's writer; every feature that records an audited change imports it. */
 @Module({ imports: [TypeOrmModule.forFeature([AuditLog])], providers: [AuditService], exports: [AuditService] })
 export class AuditModule {}

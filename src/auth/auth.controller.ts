@@ -17,14 +17,16 @@ import {
   TokenDto,
 } from './auth.dto.js';
 import { AuthService, FORGOT_PASSWORD_MESSAGE, REGISTER_MESSAGE } from './auth.service.js';
-import { SESSION_COOKIE, destroySession, regenerateSession, saveSession } from './session/session-setup.js';
+import { SESSION_COOKIE, destroySession, regenerateSession, saveSession } from '../common/http/session-cookie.js';
 import { RateLimit } from '../rate-limit/rate-limit.guard.js';
+import { InviteAcceptanceService } from '../team/invite-acceptance.service.js';
 
 /** Dashboard authentication: cookie sessions, sign-up, password and e-mail flows, organizations. */
 @Controller('api/v1/auth')
 export class AuthController {
   constructor(
     private readonly auth: AuthService,
+    private readonly invites: InviteAcceptanceService,
     @InjectDataSource() private readonly dataSource: DataSource,
   ) {}
 
@@ -119,7 +121,7 @@ export class AuthController {
   @Access({ session: 'user' })
   @HttpCode(200)
   async acceptInvite(@Auth() auth: AuthContext, @Body() body: TokenDto) {
-    const organization = await this.auth.acceptInvite(auth.caller as SessionCaller, body.token);
+    const organization = await this.invites.accept(auth.caller as SessionCaller, body.token);
     return { orgId: organization.id, orgName: organization.name, orgSlug: organization.slug };
   }
 

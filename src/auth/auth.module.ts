@@ -1,9 +1,11 @@
-import { Global, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { OrganizationsService } from '../organizations/organizations.service.js';
-import { Organization } from '../organizations/organization.entity.js';
-import { Invite } from '../team/invite.entity.js';
+import { ApiKeysModule } from '../api-keys/api-keys.module.js';
+import { AuditModule } from '../audit/audit.module.js';
+import { MailModule } from '../mail/mail.module.js';
+import { OrganizationsModule } from '../organizations/organizations.module.js';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
+import { TeamModule } from '../team/team.module.js';
 import { AuthToken } from './auth-token.entity.js';
 import { AuthTokensService } from './auth-tokens.service.js';
 import { AuthController } from './auth.controller.js';
@@ -14,13 +16,24 @@ import { DeviceLoginController } from './device-login/device-login.controller.js
 import { DeviceLoginService } from './device-login/device-login.service.js';
 import { BackgroundTasks } from '../common/scheduling/background-tasks.js';
 import { ExpiredCredentialsJob } from './expired-credentials.job.js';
-import { Membership } from './membership.entity.js';
 import { SessionResolver } from './session-resolver.js';
 import { User } from './user.entity.js';
 
-@Global()
+/**
+ * Credentials, sessions and keys of people: sign-up, sign-in, password and e-mail flows, the CLI
+ * and device logins, and the session resolver the access guard reads. Organizations and
+ * memberships are the organizations feature's; invites (and accepting one) the team feature's.
+ */
 @Module({
-  imports: [TypeOrmModule.forFeature([User, Membership, AuthToken, Organization, Invite]), RateLimitModule],
+  imports: [
+    TypeOrmModule.forFeature([User, AuthToken]),
+    RateLimitModule,
+    AuditModule,
+    MailModule,
+    OrganizationsModule,
+    TeamModule,
+    ApiKeysModule,
+  ],
   controllers: [AuthController, CliSessionsController, DeviceLoginController],
   providers: [
     AuthService,
@@ -28,10 +41,9 @@ import { User } from './user.entity.js';
     CliSessionsService,
     DeviceLoginService,
     SessionResolver,
-    OrganizationsService,
     ExpiredCredentialsJob,
     BackgroundTasks,
   ],
-  exports: [SessionResolver, OrganizationsService, AuthTokensService, BackgroundTasks],
+  exports: [SessionResolver],
 })
 export class AuthModule {}

@@ -9,20 +9,16 @@ import {
   badRequest,
   conflict,
   forbidden,
-  gone,
   notFound,
   tooManyRequests,
 } from '../common/errors/app-exception.js';
-import { sha256Hex } from '../common/crypto.js';
+import { isUniqueViolation } from '../database/unique-violation.js';
 import { AuditService } from '../audit/audit.service.js';
 import { MailService } from '../mail/mail.service.js';
 import { mailTemplates } from '../mail/mail-templates.js';
 import { OrganizationsService } from '../organizations/organizations.service.js';
-import { Organization } from '../organizations/organization.entity.js';
-import { Invite } from '../team/invite.entity.js';
-import { TeamNotificationsService } from '../team/team-notifications.service.js';
+import type { Organization } from '../organizations/organization.entity.js';
 import { AuthTokensService, MAX_ACTIVE_TOKENS } from './auth-tokens.service.js';
-import { Membership } from './membership.entity.js';
 import { MIN_PASSWORD_LENGTH, hashPassword, verifyPassword } from './passwords.js';
 import { User } from './user.entity.js';
 import { BackgroundTasks } from '../common/scheduling/background-tasks.js';
@@ -42,7 +38,6 @@ export class AuthService {
     private readonly mail: MailService,
     private readonly organizations: OrganizationsService,
     private readonly audit: AuditService,
-    private readonly teamNotifications: TeamNotificationsService,
     private readonly background: BackgroundTasks,
   ) {}
 
@@ -113,10 +108,7 @@ export class AuthService {
 
   /** The organization a fresh session starts in: the one joined first. */
   async defaultOrganization(userId: string): Promise<string | null> {
-    const membership = await this.dataSource
-      .getRepository(Membership)
-      .findOne({ where: { userId }, order: { createdAt: 'ASC' } });
-    return membership?.organizationId ?? null;
+    return this.organizations.firstJoinedBy(userId);
   }
 
   async verifyEmail(token: string): Promise<string> {
@@ -220,83 +212,20 @@ export class AuthService {
     });
   }
 
-  /**
-   * Joins the inviting organization. Idempotent for the user who accepted: a second call (even a
-   * concurrent one) answers the same organization and creates no second membership.
-   */
-  async acceptInvite(caller: SessionCaller, token: string): Promise<Organization> {
-    let accepted = null as Invite | null;
-    const joined = await this.dataSource.transaction(async (manager): Promise<Organization | 'expired'> => {
-      const invite = await manager
-        .createQueryBuilder(Invite, 'i')
-        .setLock('pessimistic_write')
-        .where('i.token_hash = :hash', { hash: sha256Hex(token) })
-        .getOne();
-      if (!invite) throw notFound('Invite');
-      const organization = await manager.findOneByOrFail(Organization, { id: invite.organizationId });
-      if (invite.status === 'accepted' && invite.acceptedBy === caller.userId) return organization;
-      if (invite.status === 'accepted' || invite.status === 'revoked') throw notFound('Invite');
-      if (invite.status === 'expired' || invite.expiresAt.getTime() <= Date.now()) {
-        // Committed, not thrown from here: a throw would roll the `expired` status back with it.
-        if (invite.status !== 'expired') await manager.update(Invite, { id: invite.id }, { status: 'expired' });
-        return 'expired';
-      }
-      if (invite.email.toLowerCase() !== caller.email.toLowerCase()) {
-        throw forbidden('This invite was sent to another e-mail address');
-      }
-      await this.organizations.addMember(manager, invite.organizationId, caller.userId, invite.role);
-      await manager.update(
-        Invite,
-        { id: invite.id },
-        { status: 'accepted', acceptedBy: caller.userId, acceptedAt: new Date() },
-      );
-      await this.audit.record(
-        { caller, organizationId: invite.organizationId, ipAddress: null },
-        {
-          organizationId: invite.organizationId,
-          action: 'invite.accepted',
-          resourceType: 'invite',
-          resourceId: invite.id,
-          metadata: { email: invite.email, role: invite.role },
-        },
-        manager,
-      );
-      accepted = invite;
-      return organization;
-    });
-    if (joined === 'expired') throw gone('This invite has expired', { hint: 'Ask for a new invite' });
-    // After the commit: the inviter hears of it once, and only if the membership really exists.
-    if (accepted) this.teamNotifications.inviteAccepted(accepted);
-    return joined;
-  }
-
   /** Organizations the caller may switch to (all of them for a super admin). */
   async organizationsOf(caller: SessionCaller, activeOrganizationId: string | null) {
-    const rows: { id: string; name: string; slug: string; service_tier: string }[] = caller.isSuperAdmin
-      ? await this.dataSource.query(`SELECT id, name, slug, service_tier FROM organizations ORDER BY name, id`)
-      : await this.dataSource.query(
-          `SELECT o.id, o.name, o.slug, o.service_tier FROM organizations o
-             JOIN memberships m ON m.organization_id = o.id AND m.user_id = $1
-            ORDER BY m.created_at, o.id`,
-          [caller.userId],
-        );
-    return rows.map((row) => ({
-      id: row.id,
-      name: row.name,
-      slug: row.slug,
-      serviceTier: row.service_tier,
-      isActive: row.id === activeOrganizationId,
+    const organizations = await this.organizations.listFor(caller.userId, { all: caller.isSuperAdmin });
+    return organizations.map((organization) => ({
+      ...organization,
+      isActive: organization.id === activeOrganizationId,
     }));
   }
 
   async organizationToSwitchTo(caller: SessionCaller, slug: string): Promise<Organization> {
-    const organization = await this.dataSource.getRepository(Organization).findOneBy({ slug });
+    const organization = await this.organizations.findBySlug(slug);
     if (!organization) throw notFound('Organization');
-    if (!caller.isSuperAdmin) {
-      const member = await this.dataSource
-        .getRepository(Membership)
-        .existsBy({ organizationId: organization.id, userId: caller.userId });
-      if (!member) throw forbidden('You are not a member of this organization');
+    if (!caller.isSuperAdmin && !(await this.organizations.roleOf(organization.id, caller.userId))) {
+      throw forbidden('You are not a member of this organization');
     }
     return organization;
   }
@@ -331,8 +260,4 @@ export function sessionCaller(
   role: SessionCaller['role'],
 ): SessionCaller {
   return { kind: 'session', userId: user.id, email: user.email, isSuperAdmin: user.isSuperAdmin, role };
-}
-
-export function isUniqueViolation(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { code?: string }).code === '23505';
 }

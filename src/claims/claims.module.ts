@@ -1,6 +1,10 @@
-import { Global, Module } from '@nestjs/common';
+import { Module, type OnModuleInit } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { TOKEN_CLAIMS_CONTRIBUTOR } from '../attestation/token.service.js';
+import { AttestationModule } from '../attestation/attestation.module.js';
+import { TokenService } from '../attestation/token.service.js';
+import { AuditModule } from '../audit/audit.module.js';
+import { EntitlementsModule } from '../entitlements/entitlements.module.js';
+import { OrganizationsModule } from '../organizations/organizations.module.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { ClaimDefinitionsCache } from './claim-definitions-cache.js';
@@ -13,13 +17,18 @@ import { CustomClaim } from './custom-claim.entity.js';
 import { ExternalClaimFetcher } from './engine/index.js';
 
 /**
- * Custom claims: definitions on two surfaces, and the token contributor the attestation
- * module's TokenService picks up (global, so its optional injection resolves). The external
- * claim fetcher is one per application: it holds the value and OAuth2 token caches.
+ * Custom claims: definitions on two surfaces, and the token contributor this module hands the
+ * attestation module's TokenService when it starts. The external claim fetcher is one per
+ * application: it holds the value and OAuth2 token caches.
  */
-@Global()
 @Module({
-  imports: [TypeOrmModule.forFeature([CustomClaim])],
+  imports: [
+    TypeOrmModule.forFeature([CustomClaim]),
+    AuditModule,
+    OrganizationsModule,
+    EntitlementsModule,
+    AttestationModule,
+  ],
   controllers: [ClaimsController, ConsoleClaimsController],
   providers: [
     ClaimsService,
@@ -31,8 +40,16 @@ import { ExternalClaimFetcher } from './engine/index.js';
         new ExternalClaimFetcher({ allowPrivateNetworks: config.webhookAllowPrivateNetworks }),
       inject: [APP_CONFIG],
     },
-    { provide: TOKEN_CLAIMS_CONTRIBUTOR, useClass: ClaimsTokenContributor },
+    ClaimsTokenContributor,
   ],
-  exports: [TOKEN_CLAIMS_CONTRIBUTOR],
 })
-export class ClaimsModule {}
+export class ClaimsModule implements OnModuleInit {
+  constructor(
+    private readonly tokens: TokenService,
+    private readonly contributor: ClaimsTokenContributor,
+  ) {}
+
+  onModuleInit(): void {
+    this.tokens.useContributor(this.contributor);
+  }
+}

@@ -3,7 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import { AuditService, type AuditEntry } from '../audit/audit.service.js';
-import { isUniqueViolation } from '../auth/auth.service.js';
+import { isUniqueViolation } from '../database/unique-violation.js';
 import type { OrgAuthContext } from '../common/access/auth-context.js';
 import { invalidField, notFound } from '../common/errors/app-exception.js';
 import { tierDefinition, type TierDefinition } from '../common/tiers.js';

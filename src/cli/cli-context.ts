@@ -4,6 +4,7 @@ import { createLogger } from '../common/logging/logger.js';
 import { dataSourceOptions } from '../database/data-source-options.js';
 import { provisionDatabase } from '../database/database-runtime.js';
 import { runMigrations } from '../database/migrate.js';
+import { cliEntities } from './cli-entities.js';
 
 /** A failure the CLI reports as one line on stderr with a non-zero exit. */
 export class CliError extends Error {}
@@ -61,7 +62,9 @@ export async function openCliContext(options: CliContextOptions = {}): Promise<C
     async dataSource() {
       if (!dataSource) {
         await runMigrations(database.url);
-        dataSource = await new DataSource(dataSourceOptions(database.url, { extra: { max: 2 } })).initialize();
+        dataSource = await new DataSource(
+          dataSourceOptions(database.url, { entities: cliEntities, extra: { max: 2 } }),
+        ).initialize();
       }
       return dataSource;
     },

@@ -6,6 +6,7 @@ import { ApiKeysService } from '../api-keys/api-keys.service.js';
 import { AuditService } from '../audit/audit.service.js';
 import { hashPassword, MIN_PASSWORD_LENGTH } from '../auth/passwords.js';
 import { OrganizationsService } from '../organizations/organizations.service.js';
+import { PlanService } from '../organizations/plan.service.js';
 import { queryRows } from '../database/sql.js';
 import type { CliArgs } from './cli-args.js';
 import { CliError, type CliContext } from './cli-context.js';
@@ -36,7 +37,7 @@ export async function createUser(context: CliContext, args: CliArgs) {
     if (!rows.length) throw new CliError(`a user with the e-mail ${email} already exists`);
     const userId = rows[0].id;
     if (!orgName) return { userId, organizationId: null, organizationSlug: null };
-    const organization = await new OrganizationsService().createWithOwner(manager, {
+    const organization = await new OrganizationsService(dataSource).createWithOwner(manager, {
       name: orgName,
       tier,
       ownerId: userId,
@@ -96,7 +97,8 @@ export async function createApiKey(context: CliContext, args: CliArgs) {
     if (!members.length) throw new CliError(`${email} is not an active member of ${slug}`);
     userId = members[0].id;
   }
-  const service = new ApiKeysService(dataSource, new AuditService(dataSource), context.config);
+  const plans = new PlanService(new OrganizationsService(dataSource));
+  const service = new ApiKeysService(dataSource, new AuditService(dataSource), context.config, plans);
   try {
     const { key, record } = await dataSource.transaction((manager) =>
       service.issue(manager, rows[0].id, userId, {

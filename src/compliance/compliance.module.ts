@@ -1,4 +1,6 @@
 import { Module } from '@nestjs/common';
+import { AuditModule } from '../audit/audit.module.js';
+import { OrganizationsModule } from '../organizations/organizations.module.js';
 import { ComplianceController } from './compliance.controller.js';
 import { ComplianceService } from './compliance.service.js';
 
@@ -7,6 +9,7 @@ import { ComplianceService } from './compliance.service.js';
  * `complianceSettingsOf` (device details, the `device.high_risk` threshold), so nothing is exported.
  */
 @Module({
+  imports: [AuditModule, OrganizationsModule],
   controllers: [ComplianceController],
   providers: [ComplianceService],
 })

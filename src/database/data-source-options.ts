@@ -1,14 +1,17 @@
 import type { DataSourceOptions } from 'typeorm';
 import { migrations } from '../../migrations/index.js';
-import { entities } from './entities.js';
 
-/** One definition of the connection, shared by the service, the CLI and the test harness. */
+/**
+ * One definition of the connection, shared by the service, the CLI and the test harness. It names
+ * no entity: in the service each feature module registers its own (`TypeOrmModule.forFeature`,
+ * with `autoLoadEntities`), and the CLI passes the few its commands use (`cli/cli-entities.ts`).
+ * Migrations need none.
+ */
 export function dataSourceOptions(url: string, extra: Partial<DataSourceOptions> = {}): DataSourceOptions {
   return {
     type: 'postgres',
     url,
     migrations,
-    entities,
     migrationsTableName: 'schema_migrations',
     migrationsTransactionMode: 'each',
     synchronize: false,

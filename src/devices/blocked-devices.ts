@@ -2,8 +2,7 @@ import { EventEmitter } from 'node:events';
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { TenantResolver } from '../apps/tenant-resolver.js';
-import { debugTokenIdOf } from '../attestation/debug-subject.js';
+import { debugTokenIdOf } from './debug-subject.js';
 import { createLogger } from '../common/logging/logger.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
@@ -58,9 +57,9 @@ export interface TokenRefusal {
  * deactivating or deleting its app, or deleting its organization must reach the tokens already
  * out: the SDK routes that take a token (GET /flags, the stream, evaluate) ask here on every
  * request (set lookups, no query). Changes arrive through PostgreSQL LISTEN/NOTIFY on every
- * instance, the changing one included, within milliseconds of the commit; each one also drops
- * the app from the tenant cache and is passed on to `onRevocation` listeners (open event streams
- * close). A deleted app stays denied for the longest token lifetime; blocks and deactivations
+ * instance, the changing one included, within milliseconds of the commit; each one is passed on to
+ * `onRevocation` listeners (the apps feature drops the app from its tenant cache, open event
+ * streams close). A deleted app stays denied for the longest token lifetime; blocks and deactivations
  * last as long as they do in the database, which is reread every BLOCKED_DEVICES_REFRESH_MS in
  * the background in case a notification was lost.
  *
@@ -83,7 +82,6 @@ export class BlockedDevices implements OnModuleInit, OnModuleDestroy {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) config: AppConfig,
-    private readonly tenants: TenantResolver,
   ) {
     this.revocations.setMaxListeners(0);
     this.listener = new PgListener({
@@ -92,7 +90,7 @@ export class BlockedDevices implements OnModuleInit, OnModuleDestroy {
       logger: createLogger(config).child({ component: 'token-revocations' }),
       onMessage: (payload) => this.receive(payload),
       onReconnect: () => {
-        this.tenants.forgetAll();
+        this.revocations.emit('resync');
         void this.reload();
       },
     });
@@ -173,6 +171,15 @@ export class BlockedDevices implements OnModuleInit, OnModuleDestroy {
     return () => this.revocations.off('revocation', listener);
   }
 
+  /**
+   * Calls `listener` when revocations may have been missed (the notification connection was
+   * re-established): whatever a listener remembers of apps may be stale.
+   */
+  onResync(listener: () => void): () => void {
+    this.revocations.on('resync', listener);
+    return () => this.revocations.off('resync', listener);
+  }
+
   /** Rereads blocks and deactivations; a failure keeps the previous sets (retried after the interval). */
   reload(): Promise<void> {
     this.loading ??= this.read()
@@ -214,7 +221,6 @@ export class BlockedDevices implements OnModuleInit, OnModuleDestroy {
     if (!revocation) return;
     this.arrivedDuringLoad?.push(revocation);
     this.apply(revocation);
-    if (revocation.kind === 'app') this.tenants.forgetApp(revocation.appId);
     this.revocations.emit('revocation', revocation);
   }
 

@@ -1,16 +1,19 @@
 import { Module } from '@nestjs/common';
+import { AuditModule } from '../audit/audit.module.js';
+import { OrganizationsModule } from '../organizations/organizations.module.js';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { BlockedDevices } from './blocked-devices.js';
 import { DeviceAnalyticsService } from './device-analytics.service.js';
 import { DevicesDataModule } from './devices-data.module.js';
 import { AnalyticsController, DevicesController } from './devices.controller.js';
 import { DevicesService } from './devices.service.js';
+import { DevicesOrganizationRemoval } from './devices-organization-removal.js';
 
 /** Device records (list, block) and the analytics read endpoints (DESIGN.md section 4, Devices). */
 @Module({
-  imports: [RateLimitModule, DevicesDataModule],
+  imports: [RateLimitModule, AuditModule, OrganizationsModule, DevicesDataModule],
   controllers: [DevicesController, AnalyticsController],
-  providers: [DevicesService, DeviceAnalyticsService, BlockedDevices],
+  providers: [DevicesService, DeviceAnalyticsService, BlockedDevices, DevicesOrganizationRemoval],
   exports: [DevicesService, DeviceAnalyticsService, BlockedDevices, DevicesDataModule],
 })
 export class DevicesModule {}

@@ -1,11 +1,12 @@
-import { Global, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
+import { WebhooksModule } from '../webhooks/webhooks.module.js';
 import { EntitlementsController } from './entitlements.controller.js';
 import { EntitlementsService } from './entitlements.service.js';
 import { SubscriptionClaims } from './subscription-claims.js';
 
-/** Global so the token's claims contributor can inject SubscriptionClaims wherever it lives. */
-@Global()
+/** End-user subscription entitlements; the claims feature puts SubscriptionClaims into device tokens. */
 @Module({
+  imports: [WebhooksModule],
   controllers: [EntitlementsController],
   providers: [EntitlementsService, SubscriptionClaims],
   exports: [SubscriptionClaims],

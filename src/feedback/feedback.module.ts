@@ -1,5 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { AuditModule } from '../audit/audit.module.js';
+import { MailModule } from '../mail/mail.module.js';
 import { OrganizationsModule } from '../organizations/organizations.module.js';
 import {
   FeatureRequest,
@@ -18,11 +20,14 @@ import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 @Module({
   imports: [
     TypeOrmModule.forFeature([FeatureRequest, FeatureRequestComment, FeatureRequestVote, FeedbackNotification]),
+    AuditModule,
+    MailModule,
     OrganizationsModule,
     RateLimitModule,
     PushModule,
   ],
   controllers: [FeedbackController, SdkFeedbackController],
   providers: [FeedbackService, StaffNotices],
+  exports: [FeedbackService, StaffNotices],
 })
 export class FeedbackModule {}

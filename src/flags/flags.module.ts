@@ -1,6 +1,11 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { AuditModule } from '../audit/audit.module.js';
 import { DevicesModule } from '../devices/devices.module.js';
+import { MailModule } from '../mail/mail.module.js';
+import { MetricsModule } from '../metrics/metrics.module.js';
+import { OrganizationsModule } from '../organizations/organizations.module.js';
+import { WebhooksModule } from '../webhooks/webhooks.module.js';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { FeatureFlag, FlagOverride } from './flag.entity.js';
 import { FlagStore } from './flag-store.js';
@@ -14,7 +19,16 @@ import { FlagsService } from './flags.service.js';
 import { SdkFlagsController } from './sdk-flags.controller.js';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([FeatureFlag, FlagOverride]), RateLimitModule, DevicesModule],
+  imports: [
+    TypeOrmModule.forFeature([FeatureFlag, FlagOverride]),
+    RateLimitModule,
+    AuditModule,
+    MailModule,
+    MetricsModule,
+    OrganizationsModule,
+    DevicesModule,
+    WebhooksModule,
+  ],
   controllers: [FlagsController, FlagsByKeyController, ChangeRequestsController, SdkFlagsController],
   providers: [FlagsService, FlagStore, FlagSchedulesService, FlagScheduleJob, ChangeRequestsService],
 })

@@ -21,7 +21,7 @@ import {
 import { tierDefinition, type TierDefinition } from '../common/tiers.js';
 import { AuditService } from '../audit/audit.service.js';
 import { WebhookEvents } from '../webhooks/webhook-events.js';
-import { isUniqueViolation } from '../auth/auth.service.js';
+import { isUniqueViolation } from '../database/unique-violation.js';
 import {
   ENVIRONMENTS,
   isEnvironment,

@@ -5,7 +5,7 @@ import { AppException, ValidationFailedException, notFound } from '../common/err
 import { tierDefinition } from '../common/tiers.js';
 import { UuidParam } from '../common/validation/uuid-param.js';
 import type { Tenant } from '../apps/tenant-resolver.js';
-import { debugTokenIdOf } from '../attestation/debug-subject.js';
+import { debugTokenIdOf } from '../devices/debug-subject.js';
 import { BlockedDevices, type Revocation } from '../devices/blocked-devices.js';
 import { Metrics } from '../metrics/metrics.js';
 import { RateLimit } from '../rate-limit/rate-limit.guard.js';

@@ -1,10 +1,9 @@
-import { Global, Module, type MiddlewareConsumer, type NestModule } from '@nestjs/common';
+import { Module, type MiddlewareConsumer, type NestModule } from '@nestjs/common';
 import { HttpMetricsMiddleware } from './http-metrics.middleware.js';
 import { MetricsController } from './metrics.controller.js';
 import { Metrics } from './metrics.js';
 
-/** `GET /metrics` and the `Metrics` recorder, injectable everywhere (global). */
-@Global()
+/** `GET /metrics`, the HTTP metrics middleware and the `Metrics` recorder features import. */
 @Module({
   controllers: [MetricsController],
   providers: [Metrics, HttpMetricsMiddleware],

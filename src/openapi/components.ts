@@ -1,5 +1,5 @@
 import { SDK_KEY_SCOPE, type AccessRule } from '../common/access/access.decorator.js';
-import { SESSION_COOKIE } from '../auth/session/session-setup.js';
+import { SESSION_COOKIE } from '../common/http/session-cookie.js';
 import type { OpenApiDocument, ResponseObject, SchemaObject, SecurityRequirement } from './openapi-types.js';
 
 /** How callers authenticate; an operation's `security` lists the combinations its access rule accepts. */

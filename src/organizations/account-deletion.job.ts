@@ -7,9 +7,8 @@ import { withAdvisoryLock } from '../common/scheduling/advisory-lock.js';
 import { createLogger } from '../common/logging/logger.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { announceApiKeysRevoked } from '../api-keys/api-keys.service.js';
-import { announceOrganizationsDeleted } from '../devices/blocked-devices.js';
 import { ACCOUNT_DELETION_GRACE_DAYS } from './account-deletion.service.js';
+import { OrganizationLifecycleService } from './organization-lifecycle.service.js';
 
 /** Advisory lock key of this job (arbitrary; unique among the service's locks). */
 const ACCOUNT_DELETION_LOCK = 727_102;
@@ -27,6 +26,7 @@ export class AccountDeletionJob {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) config: AppConfig,
+    private readonly lifecycle: OrganizationLifecycleService,
   ) {
     this.logger = createLogger(config).child({ component: 'account-deletion-job' });
   }
@@ -66,11 +66,8 @@ export class AccountDeletionJob {
             [ids],
           );
           const organizationIds = organizations.map((organization) => organization.id);
-          // The device tokens of their apps stop working on every instance once this commits.
-          await announceOrganizationsDeleted(transaction, organizationIds);
-          for (const organizationId of organizationIds) {
-            await announceApiKeysRevoked(transaction, { organizationId });
-          }
+          // Their device tokens and keys stop working on every instance once this commits.
+          await this.lifecycle.whileRemoving(transaction, organizationIds);
           await transaction.query(`DELETE FROM organizations WHERE id = ANY($1::uuid[])`, [organizationIds]);
           await transaction.query(`DELETE FROM users WHERE id = ANY($1::uuid[])`, [ids]);
           return ids.length;

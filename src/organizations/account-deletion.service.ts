@@ -4,8 +4,8 @@ import { DataSource, type EntityManager } from 'typeorm';
 import type { OrgAuthContext } from '../common/access/auth-context.js';
 import { conflict, forbidden, notFound } from '../common/errors/app-exception.js';
 import { AuditService } from '../audit/audit.service.js';
-import { StripeClient } from '../billing/stripe-client.js';
 import { Organization } from './organization.entity.js';
+import { OrganizationLifecycleService } from './organization-lifecycle.service.js';
 
 /** Days between the request and the hard deletion (interface document: Limits). */
 export const ACCOUNT_DELETION_GRACE_DAYS = 30;
@@ -20,7 +20,7 @@ export class AccountDeletionService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly audit: AuditService,
-    private readonly stripe: StripeClient,
+    private readonly lifecycle: OrganizationLifecycleService,
   ) {}
 
   /**
@@ -35,11 +35,8 @@ export class AccountDeletionService {
     const soleOrganizations = await this.dataSource.transaction((manager) =>
       this.assertDeletable(manager, auth.organizationId, userId),
     );
-    for (const organization of soleOrganizations) {
-      if (organization.providerSubscriptionId && this.stripe.configured) {
-        await this.stripe.cancelSubscription(organization.providerSubscriptionId);
-      }
-    }
+    // The organizations that go with the account: their paid subscriptions end now.
+    await this.lifecycle.beforeRemoval(soleOrganizations);
     await this.dataSource.transaction(async (manager) => {
       // Checked again under the locks: someone may have joined while the provider was called.
       const organizations = await this.assertDeletable(manager, auth.organizationId, userId);

@@ -2,7 +2,7 @@ import { Controller, Delete, HttpCode, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { Access } from '../common/access/access.decorator.js';
 import { OrgAuth, type OrgAuthContext } from '../common/access/auth-context.js';
-import { SESSION_COOKIE, destroySession } from '../auth/session/session-setup.js';
+import { SESSION_COOKIE, destroySession } from '../common/http/session-cookie.js';
 import { AccountDeletionService } from './account-deletion.service.js';
 
 /** The signed-in user's own account. */

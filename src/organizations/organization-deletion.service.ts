@@ -7,12 +7,9 @@ import { notFound } from '../common/errors/app-exception.js';
 import { createLogger } from '../common/logging/logger.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { StripeClient } from '../billing/stripe-client.js';
 import { queryRows } from '../database/sql.js';
-import { ApiKeysService, announceApiKeysRevoked } from '../api-keys/api-keys.service.js';
-import { TenantResolver } from '../apps/tenant-resolver.js';
-import { announceOrganizationsDeleted } from '../devices/blocked-devices.js';
-import { Organization } from './organization.entity.js';
+import { OrganizationLifecycleService } from './organization-lifecycle.service.js';
+import { OrganizationsService } from './organizations.service.js';
 
 /** Deletes a whole organization: its data, its subscription, and the accounts that only it held. */
 @Injectable()
@@ -22,9 +19,8 @@ export class OrganizationDeletionService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) config: AppConfig,
-    private readonly stripe: StripeClient,
-    private readonly apiKeys: ApiKeysService,
-    private readonly tenants: TenantResolver,
+    private readonly organizations: OrganizationsService,
+    private readonly lifecycle: OrganizationLifecycleService,
   ) {
     this.logger = createLogger(config).child({ component: 'organization-deletion' });
   }
@@ -37,16 +33,10 @@ export class OrganizationDeletionService {
    * cancelled first, so a failure at the provider leaves the organization as it was.
    */
   async delete(auth: OrgAuthContext): Promise<void> {
-    const organization = await this.dataSource.getRepository(Organization).findOneBy({ id: auth.organizationId });
-    if (!organization) throw notFound('Organization');
-    if (organization.providerSubscriptionId && this.stripe.configured) {
-      await this.stripe.cancelSubscription(organization.providerSubscriptionId);
-    }
+    const organization = await this.organizations.get(auth.organizationId);
+    await this.lifecycle.beforeRemoval([organization]);
     const deactivated = await this.dataSource.transaction(async (manager) => {
-      const locked = await manager.findOne(Organization, {
-        where: { id: auth.organizationId },
-        lock: { mode: 'pessimistic_write' },
-      });
+      const locked = await this.organizations.find(auth.organizationId, { manager, lock: true });
       if (!locked) throw notFound('Organization');
       const rows = await queryRows<{ id: string }>(
         manager,
@@ -59,15 +49,13 @@ export class OrganizationDeletionService {
       );
       const userIds = rows.map((row) => row.id);
       await manager.query(`DELETE FROM sessions WHERE user_id = ANY($1::uuid[])`, [userIds]);
-      // Every instance stops honouring the device tokens of its apps once this commits.
-      await announceOrganizationsDeleted(manager, [locked.id]);
-      await announceApiKeysRevoked(manager, { organizationId: locked.id });
+      // Every instance stops honouring the organization's device tokens and keys once this commits.
+      await this.lifecycle.whileRemoving(manager, [locked.id]);
       await manager.query(`DELETE FROM organizations WHERE id = $1`, [locked.id]);
       return userIds.length;
     });
     // Keys and apps this instance remembers went with the organization.
-    this.apiKeys.forgetWhere((key) => key.organizationId === organization.id);
-    this.tenants.forgetAll();
+    this.lifecycle.afterRemoval([organization.id]);
     // The audit log went with the organization; the service log keeps the trace.
     this.logger.info(
       { organizationId: organization.id, slug: organization.slug, actor: actorOf(auth), deactivated },

@@ -5,7 +5,7 @@ import type { OrgAuthContext } from '../common/access/auth-context.js';
 import { notFound } from '../common/errors/app-exception.js';
 import { tierDefinition, tierDisplayName } from '../common/tiers.js';
 import { AuditService } from '../audit/audit.service.js';
-import { isUniqueViolation } from '../auth/auth.service.js';
+import { isUniqueViolation } from '../database/unique-violation.js';
 import { Organization } from './organization.entity.js';
 import { OrganizationsService } from './organizations.service.js';
 

@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Patch, Put, Query, Req, Res } 
 import type { Request, Response } from 'express';
 import { Access } from '../common/access/access.decorator.js';
 import { OrgAuth, type OrgAuthContext } from '../common/access/auth-context.js';
-import { SESSION_COOKIE, destroySession } from '../auth/session/session-setup.js';
+import { SESSION_COOKIE, destroySession } from '../common/http/session-cookie.js';
 import { AuditLogService } from './audit-log.service.js';
 import { NotificationPreferencesService } from './notification-preferences.service.js';
 import { OrganizationDeletionService } from './organization-deletion.service.js';

@@ -1,26 +1,37 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { BillingModule } from '../billing/billing.module.js';
+import { AuditModule } from '../audit/audit.module.js';
 import { AccountController } from './account.controller.js';
 import { AccountDeletionJob } from './account-deletion.job.js';
 import { AccountDeletionService } from './account-deletion.service.js';
 import { AuditLogService } from './audit-log.service.js';
+import { Membership } from './membership.entity.js';
 import { NotificationPreferences } from './notification-preferences.entity.js';
 import { NotificationPreferencesService } from './notification-preferences.service.js';
 import { OrganizationController } from './organization.controller.js';
+import { Organization } from './organization.entity.js';
 import { OrganizationDeletionService } from './organization-deletion.service.js';
+import { OrganizationLifecycleService } from './organization-lifecycle.service.js';
 import { OrganizationSettingsService } from './organization-settings.service.js';
+import { OrganizationsService } from './organizations.service.js';
+import { PlanService } from './plan.service.js';
 import { QuickstartService } from './quickstart.service.js';
 
 /**
- * Organization administration: settings, notification preferences, billing summary, audit log,
- * quick start, and deleting the organization or one's account. OrganizationsService (creation,
- * membership, slugs) comes from the auth module, which creates organizations at sign-up.
+ * Organizations and their memberships: the owner of both tables (OrganizationsService), the plan
+ * gate every feature asks "may this organization use X" (PlanService), and organization
+ * administration: settings, notification preferences, audit log, quick start, and deleting the
+ * organization or one's account. Features that keep something of an organization outside the
+ * cascading tables take part in its removal through OrganizationLifecycleService, so this module
+ * imports none of them.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([NotificationPreferences]), BillingModule],
+  imports: [TypeOrmModule.forFeature([Organization, Membership, NotificationPreferences]), AuditModule],
   controllers: [OrganizationController, AccountController],
   providers: [
+    OrganizationsService,
+    PlanService,
+    OrganizationLifecycleService,
     OrganizationSettingsService,
     NotificationPreferencesService,
     AuditLogService,
@@ -29,6 +40,6 @@ import { QuickstartService } from './quickstart.service.js';
     AccountDeletionService,
     AccountDeletionJob,
   ],
-  exports: [NotificationPreferencesService],
+  exports: [OrganizationsService, PlanService, OrganizationLifecycleService, NotificationPreferencesService],
 })
 export class OrganizationsModule {}

@@ -1,12 +1,82 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import type { Role } from '../common/access/access.decorator.js';
-import { Membership } from '../auth/membership.entity.js';
+import { notFound } from '../common/errors/app-exception.js';
+import { Membership } from './membership.entity.js';
 import { Organization } from './organization.entity.js';
 import { slugify } from './slug.js';
 
+/** How a read runs: in the caller's transaction (`manager`), and with the row locked FOR UPDATE (`lock`). */
+export interface OrganizationQuery {
+  manager?: EntityManager;
+  /** Locks the organization row until the transaction ends: writes that count against the plan go one at a time. */
+  lock?: boolean;
+}
+
+/** An organization the user may switch to, as `GET /auth/orgs` lists it. */
+export interface OrganizationSummary {
+  id: string;
+  name: string;
+  slug: string;
+  serviceTier: string;
+}
+
+/**
+ * The owner of the `organizations` and `memberships` tables: every other feature reads and writes
+ * them through here. Tenant methods take the organization id first, so no call reaches another
+ * tenant's row by accident.
+ */
 @Injectable()
 export class OrganizationsService {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** The organization; 404 when it does not exist (any more). */
+  async get(organizationId: string, options: OrganizationQuery = {}): Promise<Organization> {
+    const organization = await this.find(organizationId, options);
+    if (!organization) throw notFound('Organization');
+    return organization;
+  }
+
+  async find(organizationId: string, options: OrganizationQuery = {}): Promise<Organization | null> {
+    const manager = options.manager ?? this.dataSource.manager;
+    return manager.findOne(Organization, {
+      where: { id: organizationId },
+      ...(options.lock ? { lock: { mode: 'pessimistic_write' as const } } : {}),
+    });
+  }
+
+  async findBySlug(slug: string, manager: EntityManager = this.dataSource.manager): Promise<Organization | null> {
+    return manager.findOneBy(Organization, { slug });
+  }
+
+  /** The user's role in the organization, or null for a non-member. */
+  async roleOf(organizationId: string, userId: string, manager: EntityManager = this.dataSource.manager) {
+    const membership = await manager.findOneBy(Membership, { organizationId, userId });
+    return membership?.role ?? null;
+  }
+
+  /** The organization a fresh session starts in: the one the user joined first. */
+  async firstJoinedBy(userId: string): Promise<string | null> {
+    const membership = await this.dataSource
+      .getRepository(Membership)
+      .findOne({ where: { userId }, order: { createdAt: 'ASC', id: 'ASC' } });
+    return membership?.organizationId ?? null;
+  }
+
+  /** The user's organizations in the order they were joined; every organization, by name, with `all`. */
+  async listFor(userId: string, options: { all?: boolean } = {}): Promise<OrganizationSummary[]> {
+    const rows: { id: string; name: string; slug: string; service_tier: string }[] = options.all
+      ? await this.dataSource.query(`SELECT id, name, slug, service_tier FROM organizations ORDER BY name, id`)
+      : await this.dataSource.query(
+          `SELECT o.id, o.name, o.slug, o.service_tier FROM organizations o
+             JOIN memberships m ON m.organization_id = o.id AND m.user_id = $1
+            ORDER BY m.created_at, o.id`,
+          [userId],
+        );
+    return rows.map((row) => ({ id: row.id, name: row.name, slug: row.slug, serviceTier: row.service_tier }));
+  }
+
   /** A new organization with its owner, inside the caller's transaction. */
   async createWithOwner(
     manager: EntityManager,
@@ -23,11 +93,12 @@ export class OrganizationsService {
       currentPeriodEnd: null,
     });
     await manager.save(organization);
-    await this.addMember(manager, organization.id, input.ownerId, 'owner');
+    await this.addMember(organization.id, input.ownerId, 'owner', manager);
     return organization;
   }
 
-  async addMember(manager: EntityManager, organizationId: string, userId: string, role: Role): Promise<void> {
+  /** Makes the user a member; a user who already is one keeps the role they have. */
+  async addMember(organizationId: string, userId: string, role: Role, manager: EntityManager): Promise<void> {
     await manager
       .createQueryBuilder()
       .insert()

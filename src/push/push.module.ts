@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { AuditModule } from '../audit/audit.module.js';
 import { PushCredentialsController, PushTokensController } from './push.controller.js';
 import { PushCredentialsService } from './push-credentials.service.js';
 import { PushDispatcher } from './push-dispatcher.js';
@@ -11,6 +12,7 @@ import { PushTokensService } from './push-tokens.service.js';
  * support announce through PushOutbox.
  */
 @Module({
+  imports: [AuditModule],
   controllers: [PushCredentialsController, PushTokensController],
   providers: [PushCredentialsService, PushTokensService, PushOutbox, PushDispatcher, PushKey],
   exports: [PushOutbox],

@@ -1,4 +1,4 @@
-import { Global, Inject, Module, type ExecutionContext, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Module, type ExecutionContext, type OnApplicationShutdown } from '@nestjs/common';
 import { ThrottlerModule, type ThrottlerOptions } from '@nestjs/throttler';
 import type { Request } from 'express';
 import { createLogger } from '../common/logging/logger.js';
@@ -38,9 +38,8 @@ class RateLimitStoreModule implements OnApplicationShutdown {
 /**
  * Every limit of the service through @nestjs/throttler: one named throttler per limit (limits.ts),
  * each applying only where a route declares it with `@RateLimit`, all counted in RateLimitService,
- * the one sliding-window `ThrottlerStorage`.
+ * the one sliding-window `ThrottlerStorage`. Imported by each feature whose routes declare limits.
  */
-@Global()
 @Module({
   imports: [
     RateLimitStoreModule,

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { AuditModule } from '../audit/audit.module.js';
 import { ReleaseNote } from './release-note.entity.js';
 import { ReleaseNotesController } from './release-notes.controller.js';
 import { ReleaseNotesService } from './release-notes.service.js';
@@ -7,7 +8,7 @@ import { SdkReleaseNotesController } from './sdk-release-notes.controller.js';
 
 /** Release notes: console authoring and publishing; SDK delivery and seen records. */
 @Module({
-  imports: [TypeOrmModule.forFeature([ReleaseNote])],
+  imports: [TypeOrmModule.forFeature([ReleaseNote]), AuditModule],
   controllers: [ReleaseNotesController, SdkReleaseNotesController],
   providers: [ReleaseNotesService],
 })

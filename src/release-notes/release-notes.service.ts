@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import type { Tenant } from '../apps/tenant-resolver.js';
 import { AuditService } from '../audit/audit.service.js';
-import { isUniqueViolation } from '../auth/auth.service.js';
+import { isUniqueViolation } from '../database/unique-violation.js';
 import type { OrgAuthContext } from '../common/access/auth-context.js';
 import { badRequest, notFound } from '../common/errors/app-exception.js';
 import { queryRows } from '../database/sql.js';

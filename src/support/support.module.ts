@@ -1,6 +1,8 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { StaffNotices } from '../feedback/staff-notices.js';
+import { AuditModule } from '../audit/audit.module.js';
+import { FeedbackModule } from '../feedback/feedback.module.js';
+import { MailModule } from '../mail/mail.module.js';
 import { PushModule } from '../push/push.module.js';
 import { OrganizationsModule } from '../organizations/organizations.module.js';
 import { SdkSupportController } from './sdk-support.controller.js';
@@ -13,11 +15,14 @@ import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 @Module({
   imports: [
     TypeOrmModule.forFeature([SupportTicket, SupportTicketMessage]),
+    AuditModule,
+    MailModule,
+    FeedbackModule,
     OrganizationsModule,
     RateLimitModule,
     PushModule,
   ],
   controllers: [SupportController, SdkSupportController],
-  providers: [SupportService, StaffNotices],
+  providers: [SupportService],
 })
 export class SupportModule {}

@@ -9,7 +9,7 @@ import { tierDefinition } from '../common/tiers.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { AuditService } from '../audit/audit.service.js';
-import { isUniqueViolation } from '../auth/auth.service.js';
+import { isUniqueViolation } from '../database/unique-violation.js';
 import { MailService } from '../mail/mail.service.js';
 import { mailTemplates } from '../mail/mail-templates.js';
 import { Invite } from './invite.entity.js';

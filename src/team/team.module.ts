@@ -1,5 +1,11 @@
-import { Global, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { ApiKeysModule } from '../api-keys/api-keys.module.js';
+import { AuditModule } from '../audit/audit.module.js';
+import { MailModule } from '../mail/mail.module.js';
 import { OrganizationsModule } from '../organizations/organizations.module.js';
+import { Invite } from './invite.entity.js';
+import { InviteAcceptanceService } from './invite-acceptance.service.js';
 import { InviteExpiryJob } from './invite-expiry.job.js';
 import { InvitesController } from './invites.controller.js';
 import { InvitesService } from './invites.service.js';
@@ -8,14 +14,13 @@ import { MembersService } from './members.service.js';
 import { TeamNotificationsService } from './team-notifications.service.js';
 
 /**
- * Members and invites. Global so the invite acceptance (in the auth module) can tell the inviter
- * through TeamNotificationsService.
+ * Members and invites, including accepting one (the auth feature's `POST /auth/accept-invite`
+ * calls InviteAcceptanceService).
  */
-@Global()
 @Module({
-  imports: [OrganizationsModule],
+  imports: [TypeOrmModule.forFeature([Invite]), AuditModule, MailModule, OrganizationsModule, ApiKeysModule],
   controllers: [MembersController, InvitesController],
-  providers: [MembersService, InvitesService, TeamNotificationsService, InviteExpiryJob],
-  exports: [TeamNotificationsService],
+  providers: [MembersService, InvitesService, InviteAcceptanceService, TeamNotificationsService, InviteExpiryJob],
+  exports: [InviteAcceptanceService],
 })
 export class TeamModule {}

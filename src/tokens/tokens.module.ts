@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { AttestationModule } from '../attestation/attestation.module.js';
 import { DevicesModule } from '../devices/devices.module.js';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { ConsumedTokensJob } from './consumed-tokens.job.js';
@@ -7,7 +8,7 @@ import { TokensController } from './tokens.controller.js';
 
 /** Backend verification of device tokens, with one-time use (`consume`). */
 @Module({
-  imports: [RateLimitModule, DevicesModule],
+  imports: [RateLimitModule, DevicesModule, AttestationModule],
   controllers: [TokensController],
   providers: [TokenVerificationService, ConsumedTokensJob],
 })

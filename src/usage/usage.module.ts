@@ -1,12 +1,15 @@
-import { Global, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
+import { MailModule } from '../mail/mail.module.js';
+import { OrganizationsModule } from '../organizations/organizations.module.js';
 import { MadService } from './mad.service.js';
 import { UsageAlertsService } from './usage-alerts.service.js';
 import { UsageCache } from './usage-cache.js';
 import { UsageController } from './usage.controller.js';
 import { UsageService } from './usage.service.js';
 
-@Global()
+/** Monthly active devices: counting (MadService, called by attestation), usage reads and usage alerts. */
 @Module({
+  imports: [MailModule, OrganizationsModule],
   controllers: [UsageController],
   providers: [UsageService, UsageCache, UsageAlertsService, MadService],
   exports: [MadService, UsageService],

@@ -1,6 +1,9 @@
-import { Global, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { AuditModule } from '../audit/audit.module.js';
 import { DomainEventsModule } from '../common/domain-events/domain-events.module.js';
+import { MetricsModule } from '../metrics/metrics.module.js';
+import { OrganizationsModule } from '../organizations/organizations.module.js';
 import { DeviceEventDeliveries } from './device-event-deliveries.js';
 import { WebhookDispatcher } from './webhook-dispatcher.js';
 import { WebhookEndpoint } from './webhook-endpoint.entity.js';
@@ -9,10 +12,9 @@ import { WebhookOutbox } from './webhook-outbox.js';
 import { WebhooksController } from './webhooks.controller.js';
 import { WebhooksService } from './webhooks.service.js';
 
-/** Global: any feature may announce events through WebhookEvents (or the raw WebhookOutbox). */
-@Global()
+/** Webhook endpoints and deliveries; features that announce events import it for WebhookEvents (or the raw WebhookOutbox). */
 @Module({
-  imports: [TypeOrmModule.forFeature([WebhookEndpoint]), DomainEventsModule],
+  imports: [TypeOrmModule.forFeature([WebhookEndpoint]), AuditModule, MetricsModule, OrganizationsModule, DomainEventsModule],
   controllers: [WebhooksController],
   providers: [WebhooksService, WebhookOutbox, WebhookEvents, WebhookDispatcher, DeviceEventDeliveries],
   exports: [WebhookOutbox, WebhookEvents, WebhookDispatcher],

@@ -2,7 +2,7 @@
 // some of which open event streams: fetch hands back the status and headers before the body, so a
 // stream is read no further than its headers.
 import type { AddressInfo } from 'node:net';
-import { SESSION_COOKIE } from '../../src/auth/session/session-setup.js';
+import { SESSION_COOKIE } from '../../src/common/http/session-cookie.js';
 import type { TestApp } from '../harness/test-app.js';
 
 export interface ProbeRequest {

@@ -22,7 +22,7 @@ import { RateLimit } from '../../rate-limit/rate-limit.guard.js';
 import { AuthService } from '../auth.service.js';
 import { CliSessionsService } from '../cli-login/cli-sessions.service.js';
 import { SessionResolver, type ResolvedSession } from '../session-resolver.js';
-import { SESSION_COOKIE, destroySession, regenerateSession, saveSession } from '../session/session-setup.js';
+import { SESSION_COOKIE, destroySession, regenerateSession, saveSession } from '../../common/http/session-cookie.js';
 import { DeviceLoginService, cliSessionIdOf } from './device-login.service.js';
 import { sendPage, type DevicePage } from './device-pages.js';
 

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { Request } from 'express';
 import { DataSource } from 'typeorm';
 import { randomSecret, safeEqual, sha256Hex } from '../../common/crypto.js';
-import { saveSession } from '../session/session-setup.js';
+import { saveSession } from '../../common/http/session-cookie.js';
 import type { OrganizationChoice } from './device-pages.js';
 
 declare module 'express-session' {

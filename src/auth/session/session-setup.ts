@@ -5,9 +5,9 @@ import type { DataSource } from 'typeorm';
 import type { AppConfig } from '../../config/app-config.js';
 import { forbidden } from '../../common/errors/app-exception.js';
 import { randomSecret } from '../../common/crypto.js';
+import { SESSION_COOKIE } from '../../common/http/session-cookie.js';
 import { PgSessionStore } from './pg-session-store.js';
 
-export const SESSION_COOKIE = 'attestly.sid';
 export const SESSION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 
 declare module 'express-session' {
@@ -98,25 +98,4 @@ async function storedSessionSecret(dataSource: DataSource): Promise<string> {
     `SELECT value FROM service_settings WHERE key = 'session_secret'`,
   );
   return rows[0].value;
-}
-
-/** Promisified helpers over express-session's callback API. */
-export function regenerateSession(request: Request): Promise<void> {
-  return settle((done) => request.session.regenerate(done));
-}
-
-export function saveSession(request: Request): Promise<void> {
-  return settle((done) => request.session.save(done));
-}
-
-export function destroySession(request: Request): Promise<void> {
-  const current = (request as Partial<Pick<Request, 'session'>>).session;
-  if (!current) return Promise.resolve();
-  return settle((done) => current.destroy(done));
-}
-
-function settle(start: (done: (error?: unknown) => void) => void): Promise<void> {
-  return new Promise((resolve, reject) =>
-    start((error) => (error ? reject(error instanceof Error ? error : new Error('session store failed')) : resolve())),
-  );
 }

@@ -8,7 +8,7 @@ import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
 import { AuditService } from '../../audit/audit.service.js';
 import { queryRows } from '../../database/sql.js';
-import { isUniqueViolation } from '../auth.service.js';
+import { isUniqueViolation } from '../../database/unique-violation.js';
 import { ProviderProblem, discoverProvider } from './oidc-client.js';
 import { SsoSecrets } from './sso-secrets.js';
 import type { PutSsoConnectionDto, SsoRole } from './sso.dto.js';

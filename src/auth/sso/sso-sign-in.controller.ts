@@ -5,7 +5,7 @@ import { RateLimit } from '../../rate-limit/rate-limit.guard.js';
 import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
 import { cliSessionIdOf } from '../device-login/device-login.service.js';
-import { regenerateSession, saveSession } from '../session/session-setup.js';
+import { regenerateSession, saveSession } from '../../common/http/session-cookie.js';
 import { SsoConnectionsService } from './sso-connections.service.js';
 import { sendPage } from '../device-login/device-pages.js';
 import { SSO_ATTEMPT_TTL_SECONDS, SsoSignInFailure, SsoSignInService } from './sso-sign-in.service.js';

@@ -271,10 +271,7 @@ export class SsoSignInService {
   private async provision(connection: UsableSsoConnection, email: string, ipAddress: string | null): Promise<string> {
     const unusablePassword = await hashPassword(randomSecret(32), this.config.bcryptRounds);
     return this.dataSource.transaction(async (manager) => {
-      const [organization]: { service_tier: string }[] = await manager.query(
-        `SELECT service_tier FROM organizations WHERE id = $1 FOR UPDATE`,
-        [connection.organizationId],
-      );
+      const organization = await this.organizations.get(connection.organizationId, { manager, lock: true });
       const [found]: { id: string; status: string; verified: boolean; is_super_admin: boolean }[] = await manager.query(
         `SELECT id, status, email_verified_at IS NOT NULL AS verified, is_super_admin
              FROM users WHERE lower(email) = lower($1) FOR UPDATE`,
@@ -292,13 +289,7 @@ export class SsoSignInService {
       }
       let userId = found?.id ?? null;
       const member =
-        userId !== null &&
-        (
-          await manager.query<unknown[]>(`SELECT 1 FROM memberships WHERE organization_id = $1 AND user_id = $2`, [
-            connection.organizationId,
-            userId,
-          ])
-        ).length > 0;
+        userId !== null && (await this.organizations.roleOf(connection.organizationId, userId, manager)) !== null;
       if (!member && userId !== null) {
         // An account that already works in another organization is not handed to this
         // organization's provider: its administrators could otherwise reach those organizations
@@ -324,7 +315,7 @@ export class SsoSignInService {
           [connection.organizationId, email],
         );
         // A pending invite already holds this person's seat.
-        if (!invite) await this.assertSeatFree(manager, connection.organizationId, organization.service_tier);
+        if (!invite) await this.assertSeatFree(manager, connection.organizationId, organization.serviceTier);
         if (userId === null) {
           const [created]: { id: string }[] = await manager.query(
             `INSERT INTO users (email, password_hash, status, email_verified_at) VALUES ($1, $2, 'active', now()) RETURNING id`,
@@ -333,7 +324,7 @@ export class SsoSignInService {
           userId = created.id;
         }
         const role = (invite?.role ?? connection.defaultRole) as 'viewer' | 'member' | 'admin' | 'owner';
-        await this.organizations.addMember(manager, connection.organizationId, userId, role);
+        await this.organizations.addMember(connection.organizationId, userId, role, manager);
         if (invite) {
           await manager.query(
             `UPDATE invites SET status = 'accepted', accepted_by = $2, accepted_at = now(), updated_at = now() WHERE id = $1`,

@@ -1,4 +1,7 @@
 import { Module } from '@nestjs/common';
+import { AuditModule } from '../../audit/audit.module.js';
+import { MetricsModule } from '../../metrics/metrics.module.js';
+import { OrganizationsModule } from '../../organizations/organizations.module.js';
 import { RateLimitModule } from '../../rate-limit/rate-limit.module.js';
 import { SsoConnectionsController } from './sso-connections.controller.js';
 import { SsoConnectionsService } from './sso-connections.service.js';
@@ -13,7 +16,7 @@ import { SsoSignInService } from './sso-sign-in.service.js';
  * (`sso-enforcement.ts`) and is called by the auth service.
  */
 @Module({
-  imports: [RateLimitModule],
+  imports: [RateLimitModule, AuditModule, MetricsModule, OrganizationsModule],
   controllers: [SsoConnectionsController, SsoSignInController, SsoDeviceLoginController],
   providers: [SsoConnectionsService, SsoSignInService, SsoSecrets],
 })

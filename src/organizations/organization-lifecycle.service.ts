@@ -1,0 +1,46 @@
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import type { Organization } from './organization.entity.js';
+
+/**
+ * What a feature does when organizations go away, so the organizations feature deletes them
+ * without knowing the features that keep something of theirs outside the cascading tables
+ * (a paid subscription at the provider, caches, notifications to other instances). A feature
+ * registers its participant when its module starts (`OrganizationLifecycleService.register`).
+ */
+export interface OrganizationRemovalParticipant {
+  /**
+   * Before anything is written: the organizations will be deleted (now, or when their only
+   * member's account is erased). A throw leaves every organization as it was.
+   */
+  beforeRemoval?(organizations: readonly Organization[]): Promise<void>;
+  /** Inside the transaction that deletes the organizations' rows (announcements fire on commit). */
+  whileRemoving?(manager: EntityManager, organizationIds: readonly string[]): Promise<void>;
+  /** After that transaction has committed: this instance forgets what it remembered of them. */
+  afterRemoval?(organizationIds: readonly string[]): void;
+}
+
+/** The participants in removing organizations, called in the order they registered. */
+@Injectable()
+export class OrganizationLifecycleService {
+  private readonly participants: OrganizationRemovalParticipant[] = [];
+
+  register(participant: OrganizationRemovalParticipant): void {
+    this.participants.push(participant);
+  }
+
+  async beforeRemoval(organizations: readonly Organization[]): Promise<void> {
+    if (!organizations.length) return;
+    for (const participant of this.participants) await participant.beforeRemoval?.(organizations);
+  }
+
+  async whileRemoving(manager: EntityManager, organizationIds: readonly string[]): Promise<void> {
+    if (!organizationIds.length) return;
+    for (const participant of this.participants) await participant.whileRemoving?.(manager, organizationIds);
+  }
+
+  afterRemoval(organizationIds: readonly string[]): void {
+    if (!organizationIds.length) return;
+    for (const participant of this.participants) participant.afterRemoval?.(organizationIds);
+  }
+}
