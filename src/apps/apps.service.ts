@@ -3,7 +3,6 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import type { OrgAuthContext } from '../common/access/auth-context.js';
 import { AppException, conflict, forbidden, notFound } from '../common/errors/app-exception.js';
-import { tierDefinition } from '../common/tiers.js';
 import { AuditService } from '../audit/audit.service.js';
 import { isUniqueViolation } from '../database/unique-violation.js';
 import {
@@ -17,6 +16,7 @@ import type { CreateAppDto, UpdateAppDto } from './apps.dto.js';
 import { announceRevocation } from '../devices/blocked-devices.js';
 import { generateSubjectSecret } from './subject-secret.js';
 import { TenantResolver } from './tenant-resolver.js';
+import { PlanService } from '../organizations/plan.service.js';
 
 @Injectable()
 export class AppsService {
@@ -24,6 +24,7 @@ export class AppsService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly audit: AuditService,
     private readonly tenants: TenantResolver,
+    private readonly plans: PlanService,
   ) {}
 
   /** Primary first, then by name. */
@@ -42,11 +43,7 @@ export class AppsService {
 
   async create(auth: OrgAuthContext, input: CreateAppDto): Promise<App> {
     return this.change(auth, async (manager) => {
-      const organization: { service_tier: string }[] = await manager.query(
-        `SELECT service_tier FROM organizations WHERE id = $1 FOR UPDATE`,
-        [auth.organizationId],
-      );
-      const { maxApps } = tierDefinition(organization[0].service_tier).limits;
+      const { maxApps } = (await this.plans.planOf(auth.organizationId, { manager, lock: true })).limits;
       const count = await manager.countBy(App, { organizationId: auth.organizationId });
       if (maxApps !== null && count >= maxApps) {
         throw new AppException(403, 'app_limit_reached', `Your plan allows ${maxApps} apps`, {

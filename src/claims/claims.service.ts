@@ -6,7 +6,7 @@ import { AuditService, type AuditEntry } from '../audit/audit.service.js';
 import { isUniqueViolation } from '../database/unique-violation.js';
 import type { OrgAuthContext } from '../common/access/auth-context.js';
 import { invalidField, notFound } from '../common/errors/app-exception.js';
-import { tierDefinition, type TierDefinition } from '../common/tiers.js';
+import { type TierDefinition } from '../common/tiers.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { queryRows } from '../database/sql.js';
@@ -45,6 +45,7 @@ import {
   type FieldError,
 } from './engine/index.js';
 import { restoreRedactedSecrets } from './external-secrets.js';
+import { PlanService } from '../organizations/plan.service.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const TEST_CLAIM_KEY = 'test_claim';
@@ -92,6 +93,7 @@ export class ClaimsService {
     private readonly definitions: ClaimDefinitionsCache,
     private readonly fetcher: ExternalClaimFetcher,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly plans: PlanService,
   ) {}
 
   /** Sorted by priority, then key. */
@@ -448,22 +450,12 @@ export class ClaimsService {
   }
 
   /** Row-locks the organization so that concurrent claim writes count active claims one at a time. */
-  private async lockTier(manager: EntityManager, organizationId: string): Promise<TierDefinition> {
-    const [organization] = await queryRows<{ service_tier: string }>(
-      manager,
-      `SELECT service_tier FROM organizations WHERE id = $1 FOR UPDATE`,
-      [organizationId],
-    );
-    return tierDefinition(organization.service_tier);
+  private lockTier(manager: EntityManager, organizationId: string): Promise<TierDefinition> {
+    return this.plans.planOf(organizationId, { manager, lock: true });
   }
 
-  private async tier(auth: OrgAuthContext): Promise<TierDefinition> {
-    const [organization] = await queryRows<{ service_tier: string }>(
-      this.dataSource,
-      `SELECT service_tier FROM organizations WHERE id = $1`,
-      [auth.organizationId],
-    );
-    return tierDefinition(organization.service_tier);
+  private tier(auth: OrgAuthContext): Promise<TierDefinition> {
+    return this.plans.planOf(auth.organizationId);
   }
 
   private assertTypeAvailable(tier: TierDefinition, claimType: ClaimType): void {

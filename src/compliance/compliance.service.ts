@@ -2,12 +2,12 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { OrgAuthContext } from '../common/access/auth-context.js';
-import { AppException, badRequest } from '../common/errors/app-exception.js';
-import { tierDefinition } from '../common/tiers.js';
+import { badRequest } from '../common/errors/app-exception.js';
 import { AuditService } from '../audit/audit.service.js';
 import type { ComplianceSettings } from './compliance-checks.js';
 import { complianceSettingsOf, type ComplianceSettingsInForce } from './compliance-settings.js';
 import type { UpdateComplianceDto } from './compliance.dto.js';
+import { PlanService } from '../organizations/plan.service.js';
 
 type Field = keyof ComplianceSettings;
 
@@ -32,6 +32,7 @@ export class ComplianceService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly audit: AuditService,
+    private readonly plans: PlanService,
   ) {}
 
   get(auth: OrgAuthContext): Promise<ComplianceSettingsInForce> {
@@ -48,15 +49,15 @@ export class ComplianceService {
       });
     }
     return this.dataSource.transaction(async (manager) => {
-      const [organization] = await manager.query<{ service_tier: string }[]>(
-        `SELECT service_tier FROM organizations WHERE id = $1`,
-        [auth.organizationId],
-      );
-      if (!tierDefinition(organization?.service_tier ?? 'free').features.complianceRules) {
-        throw new AppException(403, 'feature_unavailable', 'Compliance rules are available from the Business plan', {
+      await this.plans.requireFeature(
+        auth.organizationId,
+        'complianceRules',
+        {
+          message: 'Compliance rules are available from the Business plan',
           hint: 'Upgrade the plan to set compliance rules',
-        });
-      }
+        },
+        { manager },
+      );
       await manager.query(
         `INSERT INTO compliance_settings (organization_id) VALUES ($1) ON CONFLICT (organization_id) DO NOTHING`,
         [auth.organizationId],

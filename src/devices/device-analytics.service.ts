@@ -51,15 +51,6 @@ export class DeviceAnalyticsService {
     private readonly devices: DevicesRepository,
   ) {}
 
-  /** The organization's raw plan, for the feature gates of the device and analytics routes. */
-  async serviceTier(organizationId: string): Promise<string> {
-    const rows: { service_tier: string }[] = await this.dataSource.query(
-      `SELECT service_tier FROM organizations WHERE id = $1`,
-      [organizationId],
-    );
-    return rows[0]?.service_tier ?? 'free';
-  }
-
   /**
    * The interface document's Device details. With the key id known in several apps, the most
    * recently seen device answers unless `appId` picks one. `complianceStatus` applies the

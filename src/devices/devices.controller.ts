@@ -1,12 +1,12 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { Access } from '../common/access/access.decorator.js';
 import { OrgAuth, type OrgAuthContext } from '../common/access/auth-context.js';
-import { AppException } from '../common/errors/app-exception.js';
-import { tierDefinition, type TierFeature } from '../common/tiers.js';
+import { type TierFeature } from '../common/tiers.js';
 import { RateLimit } from '../rate-limit/rate-limit.guard.js';
 import { DeviceAnalyticsService } from './device-analytics.service.js';
 import { BlockDeviceDto, DeviceDetailsQuery, ListDevicesQuery, ListEventsQuery } from './devices.dto.js';
 import { DevicesService } from './devices.service.js';
+import { PlanService } from '../organizations/plan.service.js';
 
 /**
  * The organization's attested devices. `:keyId` is the App Attest key identifier, standard base64:
@@ -17,13 +17,14 @@ export class DevicesController {
   constructor(
     private readonly devices: DevicesService,
     private readonly analytics: DeviceAnalyticsService,
+    private readonly plans: PlanService,
   ) {}
 
   /** The risk-scored device list: the `riskScoring` feature (every plan). */
   @Get()
   @Access({ session: 'viewer' })
   async list(@OrgAuth() auth: OrgAuthContext, @Query() query: ListDevicesQuery) {
-    await requireFeature(this.analytics, auth, 'riskScoring', 'Device risk scores are not part of your plan');
+    await requireFeature(this.plans, auth, 'riskScoring', 'Device risk scores are not part of your plan');
     return this.devices.list(auth, query);
   }
 
@@ -51,35 +52,31 @@ export class DevicesController {
 @Access({ session: 'viewer', apiKey: ['org:read'] })
 @RateLimit('apikey')
 export class AnalyticsController {
-  constructor(private readonly analytics: DeviceAnalyticsService) {}
+  constructor(
+    private readonly analytics: DeviceAnalyticsService,
+    private readonly plans: PlanService,
+  ) {}
 
   @Get('devices/:keyId')
   async device(@OrgAuth() auth: OrgAuthContext, @Param('keyId') keyId: string, @Query() query: DeviceDetailsQuery) {
     // Device intelligence: the profile, recent events and compliance of one device, from Business.
-    await requireFeature(
-      this.analytics,
-      auth,
-      'deviceIntelligence',
-      'Device details are available from the Business plan',
-    );
+    await requireFeature(this.plans, auth, 'deviceIntelligence', 'Device details are available from the Business plan');
     return this.analytics.deviceDetails(auth, keyId, query);
   }
 
   @Get('events')
   async events(@OrgAuth() auth: OrgAuthContext, @Query() query: ListEventsQuery) {
-    await requireFeature(this.analytics, auth, 'riskScoring', 'Risk-scored device events are not part of your plan');
+    await requireFeature(this.plans, auth, 'riskScoring', 'Risk-scored device events are not part of your plan');
     return this.analytics.events(auth, query);
   }
 }
 
 /** 403 `feature_unavailable` unless the organization's plan has `feature` (the tier table). */
 async function requireFeature(
-  analytics: DeviceAnalyticsService,
+  plans: PlanService,
   auth: OrgAuthContext,
   feature: TierFeature,
   message: string,
 ): Promise<void> {
-  if (!tierDefinition(await analytics.serviceTier(auth.organizationId)).features[feature]) {
-    throw new AppException(403, 'feature_unavailable', message, { hint: 'Upgrade the plan' });
-  }
+  await plans.requireFeature(auth.organizationId, feature, { message, hint: 'Upgrade the plan' });
 }

@@ -3,13 +3,14 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import { hasRole, type OrgAuthContext } from '../common/access/auth-context.js';
 import { AppException, conflict, forbidden, notFound } from '../common/errors/app-exception.js';
-import { tierDefinition, type TierDefinition } from '../common/tiers.js';
+import { type TierDefinition } from '../common/tiers.js';
 import { AuditService } from '../audit/audit.service.js';
 import { ENVIRONMENTS, type Environment } from './evaluation/flag-types.js';
 import type { FeatureFlag } from './flag.entity.js';
 import { FlagSchedulesService, type ScheduleRow } from './flag-schedules.service.js';
 import type { CreateScheduleDto, EnvironmentConfigDto, ListChangeRequestsQuery } from './flags.dto.js';
 import { FlagsService, checkEnvironment, type ChangedFlag, type FlagActor } from './flags.service.js';
+import { featureUnavailable, PlanService } from '../organizations/plan.service.js';
 
 export const CHANGE_REQUEST_STATES = ['pending', 'approved', 'rejected', 'applied', 'stale'] as const;
 export type ChangeRequestState = (typeof CHANGE_REQUEST_STATES)[number];
@@ -83,6 +84,7 @@ export class ChangeRequestsService {
     private readonly flags: FlagsService,
     private readonly schedules: FlagSchedulesService,
     private readonly audit: AuditService,
+    private readonly plans: PlanService,
   ) {}
 
   async putEnvironment(
@@ -107,7 +109,7 @@ export class ChangeRequestsService {
     const { flag, tier } = await this.load(auth, flagId);
     if (!this.guarded(flag, tier, ENVIRONMENTS)) return { applied: await this.flags.rollback(auth, flagId, version) };
     if (!tier.features.rollback) {
-      throw new AppException(403, 'feature_unavailable', 'Rollback is available from the Pro plan');
+      throw featureUnavailable('Rollback is available from the Pro plan');
     }
     if (!(await this.flags.versionEnvironments(auth.organizationId, flagId, version))) {
       throw notFound(`Version ${version} of this flag`);
@@ -265,21 +267,13 @@ export class ChangeRequestsService {
 
   private async load(auth: OrgAuthContext, flagId: string) {
     const flag = await this.flags.get(auth, flagId);
-    return { flag, tier: await this.tierOf(this.dataSource.manager, auth) };
-  }
-
-  private async tierOf(manager: EntityManager, auth: OrgAuthContext): Promise<TierDefinition> {
-    const rows = await manager.query<{ service_tier: string }[]>(
-      `SELECT service_tier FROM organizations WHERE id = $1`,
-      [auth.organizationId],
-    );
-    return tierDefinition(rows[0]?.service_tier ?? 'free');
+    return { flag, tier: await this.plans.planOf(auth.organizationId) };
   }
 
   private async assertPlan(auth: OrgAuthContext): Promise<void> {
-    if (!(await this.tierOf(this.dataSource.manager, auth)).features.approvalWorkflows) {
-      throw new AppException(403, 'feature_unavailable', 'Change approvals are available on the Enterprise plan');
-    }
+    await this.plans.requireFeature(auth.organizationId, 'approvalWorkflows', {
+      message: 'Change approvals are available on the Enterprise plan',
+    });
   }
 
   private async find(manager: EntityManager, auth: OrgAuthContext, id: string): Promise<ChangeRequestRow> {

@@ -3,12 +3,13 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import type { OrgAuthContext } from '../common/access/auth-context.js';
 import { AppException, ValidationFailedException, conflict, notFound } from '../common/errors/app-exception.js';
-import { tierDefinition, type TierDefinition } from '../common/tiers.js';
+import { type TierDefinition } from '../common/tiers.js';
 import { AuditService } from '../audit/audit.service.js';
 import type { Environment, FlagRule } from './evaluation/flag-types.js';
 import type { FeatureFlag } from './flag.entity.js';
 import type { CreateScheduleDto, ScheduledChangeDto } from './flags.dto.js';
 import { FlagsService, type ChangedFlag, type EnvironmentInput } from './flags.service.js';
+import { featureUnavailable, PlanService } from '../organizations/plan.service.js';
 
 export const SCHEDULE_STATUSES = ['pending', 'applied', 'failed', 'cancelled'] as const;
 export type ScheduleStatus = (typeof SCHEDULE_STATUSES)[number];
@@ -51,9 +52,10 @@ export function toScheduleResponse(row: ScheduleRow) {
 export function schedulingUnavailable(tier: TierDefinition): AppException | null {
   return tier.features.flagScheduling
     ? null
-    : new AppException(403, 'feature_unavailable', 'Scheduled flag changes are available from the Business plan', {
-        hint: 'Upgrade to Business to schedule flag changes',
-      });
+    : featureUnavailable(
+        'Scheduled flag changes are available from the Business plan',
+        'Upgrade to Business to schedule flag changes',
+      );
 }
 
 /**
@@ -66,6 +68,7 @@ export class FlagSchedulesService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly flags: FlagsService,
     private readonly audit: AuditService,
+    private readonly plans: PlanService,
   ) {}
 
   async list(auth: OrgAuthContext, flagId: string): Promise<ScheduleRow[]> {
@@ -263,11 +266,7 @@ export class FlagSchedulesService {
   }
 
   private async assertPlan(auth: OrgAuthContext, manager: EntityManager = this.dataSource.manager) {
-    const rows: { service_tier: string }[] = await manager.query(
-      `SELECT service_tier FROM organizations WHERE id = $1`,
-      [auth.organizationId],
-    );
-    const tier = tierDefinition(rows[0]?.service_tier ?? 'free');
+    const tier = await this.plans.planOf(auth.organizationId, { manager });
     const unavailable = schedulingUnavailable(tier);
     if (unavailable) throw unavailable;
     return tier;

@@ -18,7 +18,7 @@ import {
   conflict,
   notFound,
 } from '../common/errors/app-exception.js';
-import { tierDefinition, type TierDefinition } from '../common/tiers.js';
+import { type TierDefinition } from '../common/tiers.js';
 import { AuditService } from '../audit/audit.service.js';
 import { WebhookEvents } from '../webhooks/webhook-events.js';
 import { isUniqueViolation } from '../database/unique-violation.js';
@@ -36,6 +36,7 @@ import { FeatureFlag, FlagOverride } from './flag.entity.js';
 import { isUuid } from './flag-key-param.js';
 import { FLAG_CHANGES_CHANNEL, FlagStore } from './flag-store.js';
 import type { CreateFlagDto, CreateOverrideDto, EnvironmentConfigDto, UpdateFlagDto } from './flags.dto.js';
+import { featureUnavailable, PlanService } from '../organizations/plan.service.js';
 
 type FlagChange = 'flag.created' | 'flag.updated' | 'flag.deleted';
 
@@ -89,6 +90,7 @@ export class FlagsService {
     private readonly webhooks: WebhookEvents,
     private readonly mail: MailService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly plans: PlanService,
   ) {
     this.logger = createLogger(config).child({ component: 'flags' });
   }
@@ -210,7 +212,7 @@ export class FlagsService {
     const checked = checkEnvironment(environment);
     return this.modify(actorFromAuth(auth), flagId, 'flag.updated', (flag, tier) => {
       if (!tier.features.approvalWorkflows) {
-        throw new AppException(403, 'feature_unavailable', 'Change approvals are available on the Enterprise plan');
+        throw featureUnavailable('Change approvals are available on the Enterprise plan');
       }
       const { requireApproval: _previous, ...rest } = flag.environments[checked];
       flag.environments = {
@@ -244,7 +246,7 @@ export class FlagsService {
     this.assertTargetingAllowed(tier, input);
     const prerequisites = input.prerequisites ?? flag.environments[environment].prerequisites ?? [];
     if (input.prerequisites?.length && !tier.features.flagDependencies) {
-      throw new AppException(403, 'feature_unavailable', 'Flag prerequisites are available from the Business plan');
+      throw featureUnavailable('Flag prerequisites are available from the Business plan');
     }
     flag.environments = {
       ...flag.environments,
@@ -356,7 +358,7 @@ export class FlagsService {
       async (flag, tier, manager) => {
         check?.(flag);
         if (!tier.features.rollback) {
-          throw new AppException(403, 'feature_unavailable', 'Rollback is available from the Pro plan');
+          throw featureUnavailable('Rollback is available from the Pro plan');
         }
         const rows: { snapshot: Snapshot }[] = await manager.query(
           `SELECT snapshot FROM feature_flag_versions WHERE flag_id = $1 AND version = $2`,
@@ -377,7 +379,7 @@ export class FlagsService {
         ) as FeatureFlag['environments'];
         const restored = ENVIRONMENTS.some((env) => snapshot.environments[env].prerequisites?.length);
         if (restored && !tier.features.flagDependencies) {
-          throw new AppException(403, 'feature_unavailable', 'Flag prerequisites are available from the Business plan');
+          throw featureUnavailable('Flag prerequisites are available from the Business plan');
         }
         // The app's flags may have changed since: the restored prerequisites must still hold.
         if (restored) await this.assertPrerequisites(manager, flag);
@@ -523,11 +525,8 @@ export class FlagsService {
     within?: EntityManager,
   ): Promise<ChangedFlag> {
     const run = async (manager: EntityManager) => {
-      const rows: { service_tier: string }[] = await manager.query(
-        `SELECT service_tier FROM organizations WHERE id = $1 FOR UPDATE`,
-        [actor.organizationId],
-      );
-      const result = await work(manager, tierDefinition(rows[0].service_tier));
+      const plan = await this.plans.planOf(actor.organizationId, { manager, lock: true });
+      const result = await work(manager, plan);
       if (event !== 'flag.deleted') {
         await manager.query(
           `INSERT INTO feature_flag_versions (flag_id, organization_id, version, snapshot, change, changed_by)
@@ -649,11 +648,11 @@ export class FlagsService {
       (r) => r.rolloutPercentage != null && r.rolloutPercentage > 0 && r.rolloutPercentage < 100,
     );
     if (partialRollout && !tier.features.percentRollout) {
-      throw new AppException(403, 'feature_unavailable', 'Percentage rollout is not available on your plan');
+      throw featureUnavailable('Percentage rollout is not available on your plan');
     }
     const targetsDevices = input.rules.some((r) => r.conditions.some((c) => DEVICE_ATTRIBUTES.has(c.attribute)));
     if (targetsDevices && !tier.features.deviceTargeting) {
-      throw new AppException(403, 'feature_unavailable', 'Device targeting is not available on your plan');
+      throw featureUnavailable('Device targeting is not available on your plan');
     }
     const maxRules = tier.limits.maxRulesPerFlag;
     if (maxRules !== null && input.rules.length > maxRules) {

@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, Post, Query, Req, Res, type BeforeApplicationShutdown } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { Access } from '../common/access/access.decorator.js';
-import { AppException, ValidationFailedException, notFound } from '../common/errors/app-exception.js';
+import { ValidationFailedException, notFound } from '../common/errors/app-exception.js';
 import { tierDefinition } from '../common/tiers.js';
 import { UuidParam } from '../common/validation/uuid-param.js';
 import type { Tenant } from '../apps/tenant-resolver.js';
@@ -14,6 +14,7 @@ import { ENVIRONMENTS, isEnvironment, type Environment, type EvaluationContext }
 import { ifNoneMatchHits, strongEtag } from './conditional-fetch.js';
 import { FlagStore } from './flag-store.js';
 import { EvaluateFlagDto } from './flags.dto.js';
+import { assertFeature } from '../organizations/plan.service.js';
 
 const HEARTBEAT_MS = 15_000;
 
@@ -79,13 +80,11 @@ export class SdkFlagsController implements BeforeApplicationShutdown {
     @Query('environment') requested?: string,
   ): Promise<void> {
     const tenant = request.tenant!;
-    if (!tierDefinition(tenant.serviceTier).features.sseRealTime) {
-      throw new AppException(
-        403,
-        'feature_unavailable',
-        'Real-time flag streaming is available from the Business plan',
-      );
-    }
+    assertFeature(
+      tierDefinition(tenant.serviceTier),
+      'sseRealTime',
+      'Real-time flag streaming is available from the Business plan',
+    );
     const environment = environmentOf(requested);
     response.writeHead(200, {
       'Content-Type': 'text/event-stream',

@@ -3,7 +3,6 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import type { OrgAuthContext } from '../common/access/auth-context.js';
 import { AppException, ValidationFailedException, badRequest, notFound } from '../common/errors/app-exception.js';
-import { tierDefinition } from '../common/tiers.js';
 import { queryRows } from '../database/sql.js';
 import { AuditService } from '../audit/audit.service.js';
 import { RULE_COLUMNS, toStoredRule, type RuleRow } from './risk-alert-rule-row.js';
@@ -15,6 +14,7 @@ import {
   type UpdateRiskAlertRuleDto,
 } from './risk-alerts.dto.js';
 import { RiskAlertsService } from './risk-alerts.service.js';
+import { PlanService } from '../organizations/plan.service.js';
 
 /** Every rule is looked at for each matching device event: the count per organization is bounded. */
 export const MAX_RULES_PER_ORGANIZATION = 50;
@@ -31,6 +31,7 @@ export class RiskAlertRulesService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly audit: AuditService,
     private readonly alerts: RiskAlertsService,
+    private readonly plans: PlanService,
   ) {}
 
   /** Oldest first. */
@@ -168,15 +169,12 @@ export class RiskAlertRulesService {
 
   /** 403 below Business: risk alerts are the `fraudDetection` feature. */
   private async assertPlan(manager: EntityManager, organizationId: string, options: { lock?: boolean } = {}) {
-    const [organization] = await manager.query<{ service_tier: string }[]>(
-      `SELECT service_tier FROM organizations WHERE id = $1${options.lock ? ' FOR UPDATE' : ''}`,
-      [organizationId],
+    await this.plans.requireFeature(
+      organizationId,
+      'fraudDetection',
+      { message: 'Risk alerts are available from the Business plan', hint: 'Upgrade the plan to set risk alert rules' },
+      { manager, lock: options.lock },
     );
-    if (!tierDefinition(organization?.service_tier ?? 'free').features.fraudDetection) {
-      throw new AppException(403, 'feature_unavailable', 'Risk alerts are available from the Business plan', {
-        hint: 'Upgrade the plan to set risk alert rules',
-      });
-    }
   }
 
   /** An app of another organization is as unknown as a missing one. */

@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { nextTier, tierDefinition } from '../common/tiers.js';
 import { billingPeriod, periodKey } from './billing-period.js';
 import { UsageCache } from './usage-cache.js';
+import { OrganizationsService } from '../organizations/organizations.service.js';
 
 export interface CanonicalUsage {
   currentMAD: number;
@@ -27,6 +28,7 @@ export class UsageService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly cache: UsageCache,
+    private readonly organizations: OrganizationsService,
   ) {}
 
   canonical(organizationId: string): Promise<CanonicalUsage> {
@@ -50,11 +52,7 @@ export class UsageService {
   }
 
   private async compute(organizationId: string): Promise<CanonicalUsage> {
-    const rows: { service_tier: string; current_period_end: Date | null }[] = await this.dataSource.query(
-      `SELECT service_tier, current_period_end FROM organizations WHERE id = $1`,
-      [organizationId],
-    );
-    const { service_tier: tier, current_period_end: periodEnd } = rows[0];
+    const { serviceTier: tier, currentPeriodEnd: periodEnd } = await this.organizations.get(organizationId);
     const now = new Date(this.cache.now());
     const period = billingPeriod(now, tier, periodEnd);
     const counter: { active_devices: number }[] = await this.dataSource.query(
@@ -78,10 +76,6 @@ export class UsageService {
   }
 
   private async tierOf(organizationId: string): Promise<string> {
-    const rows: { service_tier: string }[] = await this.dataSource.query(
-      `SELECT service_tier FROM organizations WHERE id = $1`,
-      [organizationId],
-    );
-    return rows[0].service_tier;
+    return (await this.organizations.get(organizationId)).serviceTier;
   }
 }

@@ -6,7 +6,7 @@ import type { OrgAuthContext } from '../common/access/auth-context.js';
 import { randomSecret } from '../common/crypto.js';
 import { AppException, conflict, invalidField, notFound } from '../common/errors/app-exception.js';
 import { UnsafeUrlError, assertPublicUrl } from '../common/ssrf-guard.js';
-import { tierDefinition, type TierDefinition } from '../common/tiers.js';
+import { type TierDefinition } from '../common/tiers.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { queryRows } from '../database/sql.js';
@@ -18,6 +18,8 @@ import { MAX_ATTEMPTS } from './webhook-retry-policy.js';
 import { postWebhook } from './webhook-sender.js';
 import { webhookBody, webhookHeaders } from './webhook-signing.js';
 import type { CreateWebhookDto, DeliveriesQuery, UpdateWebhookDto } from './webhooks.dto.js';
+import { OrganizationsService } from '../organizations/organizations.service.js';
+import { PlanService } from '../organizations/plan.service.js';
 
 export const SECRET_PREFIX = 'whsec_';
 
@@ -66,6 +68,8 @@ export class WebhooksService {
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly audit: AuditService,
+    private readonly plans: PlanService,
+    private readonly organizations: OrganizationsService,
   ) {}
 
   /** Newest first. */
@@ -216,13 +220,9 @@ export class WebhooksService {
   /** The organization's plan; 403 when it has no webhooks. */
   /** A subscription the plan never delivers (`subscription.changed` below Enterprise) is refused, saying why. */
   private async assertEventsDelivered(organizationId: string, events: readonly string[]): Promise<void> {
-    const [row] = await queryRows<{ service_tier: string }>(
-      this.dataSource,
-      `SELECT service_tier FROM organizations WHERE id = $1`,
-      [organizationId],
-    );
+    const { serviceTier } = await this.organizations.get(organizationId);
     // The DTO already admitted only catalogue names.
-    const never = events.filter((event) => !deliveredOnTier(event as WebhookEventName, row?.service_tier ?? 'free'));
+    const never = events.filter((event) => !deliveredOnTier(event as WebhookEventName, serviceTier));
     if (never.length) {
       throw invalidField(
         'events',
@@ -236,17 +236,12 @@ export class WebhooksService {
     organizationId: string,
     options: { lock?: boolean } = {},
   ): Promise<TierDefinition> {
-    const rows = await manager.query<{ service_tier: string }[]>(
-      `SELECT service_tier FROM organizations WHERE id = $1${options.lock ? ' FOR UPDATE' : ''}`,
-      [organizationId],
+    return this.plans.requireFeature(
+      organizationId,
+      'webhooks',
+      { message: 'Webhooks are available from the Pro plan', hint: 'Upgrade the plan to receive webhooks' },
+      { manager, lock: options.lock },
     );
-    const plan = tierDefinition(rows[0]?.service_tier ?? 'free');
-    if (!plan.features.webhooks) {
-      throw new AppException(403, 'feature_unavailable', 'Webhooks are available from the Pro plan', {
-        hint: 'Upgrade the plan to receive webhooks',
-      });
-    }
-    return plan;
   }
 
   /** Scheme and address now; the address is checked again when each delivery connects. */

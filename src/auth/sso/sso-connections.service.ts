@@ -1,8 +1,8 @@
-import { HttpStatus, Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import type { OrgAuthContext } from '../../common/access/auth-context.js';
-import { AppException, badRequest, conflict, notFound } from '../../common/errors/app-exception.js';
+import { badRequest, conflict, notFound } from '../../common/errors/app-exception.js';
 import { tierDefinition } from '../../common/tiers.js';
 import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
@@ -12,6 +12,7 @@ import { isUniqueViolation } from '../../database/unique-violation.js';
 import { ProviderProblem, discoverProvider } from './oidc-client.js';
 import { SsoSecrets } from './sso-secrets.js';
 import type { PutSsoConnectionDto, SsoRole } from './sso.dto.js';
+import { PlanService } from '../../organizations/plan.service.js';
 
 export interface SsoConnection {
   readonly organizationId: string;
@@ -53,6 +54,7 @@ export class SsoConnectionsService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly secrets: SsoSecrets,
     private readonly audit: AuditService,
+    private readonly plans: PlanService,
   ) {}
 
   /** Where providers send users back; registered at the provider as the client's redirect URI. */
@@ -219,21 +221,15 @@ export class SsoConnectionsService {
   }
 
   private async assertPlan(manager: EntityManager, organizationId: string, lock = false): Promise<void> {
-    const rows: { service_tier: string }[] = await manager.query(
-      `SELECT service_tier FROM organizations WHERE id = $1${lock ? ' FOR UPDATE' : ''}`,
-      [organizationId],
+    await this.plans.requireFeature(
+      organizationId,
+      'sso',
+      {
+        message: 'Single sign-on is available on the Enterprise plan',
+        hint: 'Upgrade to Enterprise to connect an identity provider',
+      },
+      { manager, lock },
     );
-    if (!rows.length) throw notFound('Organization');
-    if (!tierDefinition(rows[0].service_tier).features.sso) {
-      throw new AppException(
-        HttpStatus.FORBIDDEN,
-        'feature_unavailable',
-        'Single sign-on is available on the Enterprise plan',
-        {
-          hint: 'Upgrade to Enterprise to connect an identity provider',
-        },
-      );
-    }
   }
 }
 
