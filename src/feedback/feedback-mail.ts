@@ -1,5 +1,5 @@
 import { renderMail } from '../mail/mail-templates.js';
-import { oneLine } from './one-line.js';
+import { oneLine } from '../common/one-line.js';
 import type { NoticeContext } from './staff-notices.js';
 
 interface RequestSummary {

@@ -6,7 +6,7 @@ import { AuditService } from '../audit/audit.service.js';
 import type { OrgAuthContext } from '../common/access/auth-context.js';
 import { queryRows } from '../database/sql.js';
 import { NotificationPreferencesService } from '../organizations/notification-preferences.service.js';
-import { containsPattern } from './search-pattern.js';
+import { containsPattern } from '../common/search-pattern.js';
 import { feedbackMail } from './feedback-mail.js';
 import type {
   FeedbackListQuery,
@@ -24,7 +24,7 @@ import {
   type FeatureStatus,
 } from './feature-request.entity.js';
 import { StaffNotices } from './staff-notices.js';
-import { oneLine } from './one-line.js';
+import { oneLine } from '../common/one-line.js';
 import { PushOutbox } from '../push/push-outbox.js';
 
 export interface FeatureWithComments {

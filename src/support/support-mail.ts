@@ -1,5 +1,5 @@
 import { renderMail } from '../mail/mail-templates.js';
-import { oneLine } from '../feedback/one-line.js';
+import { oneLine } from '../common/one-line.js';
 import type { NoticeContext } from '../feedback/staff-notices.js';
 
 interface TicketSummary {

@@ -1,0 +1,118 @@
+#!/usr/bin/env node
+/**
+ * The boundaries check of `npm run lint`: dependency-cruiser with the rules of
+ * .dependency-cruiser.cjs, then the feature-cycle check on the import graph collapsed to the
+ * top-level folders of src/ (a cycle between two features fails however deep in either the
+ * imports sit). Exits non-zero on any violation.
+ */
+import { cruise, format } from 'dependency-cruiser';
+import extractDepcruiseOptions from 'dependency-cruiser/config-utl/extract-depcruise-options';
+import extractTSConfig from 'dependency-cruiser/config-utl/extract-ts-config';
+
+const options = await extractDepcruiseOptions('./.dependency-cruiser.cjs');
+const tsConfig = extractTSConfig('tsconfig.json');
+const { output } = await cruise(['src'], { ...options, outputType: 'json' }, {}, { tsConfig });
+const result = typeof output === 'string' ? JSON.parse(output) : output;
+
+let failed = false;
+if (result.summary.error > 0 || result.summary.warn > 0) {
+  failed = true;
+  process.stdout.write((await format(result, { outputType: 'err' })).output);
+}
+
+const cycles = featureCycles(result.modules);
+for (const cycle of cycles) {
+  failed = true;
+  console.log(`  error feature-cycle: ${cycle.folders.join(' → ')} → ${cycle.folders[0]}`);
+  for (const edge of cycle.edges) console.log(`      ${edge}`);
+}
+
+if (failed) {
+  console.log(`\nBoundaries: violations found (rules: .dependency-cruiser.cjs).`);
+  process.exit(1);
+}
+console.log(
+  `Boundaries: no violation (${result.summary.totalCruised} modules, ${result.summary.totalDependenciesCruised} dependencies).`,
+);
+
+/** Cycles between top-level folders of src/, each with one file-level import per step. */
+function featureCycles(modules) {
+  const folderOf = (path) => /^src\/([^/]+)\//.exec(path)?.[1] ?? null;
+  const graph = new Map();
+  const example = new Map();
+  for (const module of modules) {
+    const from = folderOf(module.source);
+    if (!from) continue;
+    for (const dependency of module.dependencies) {
+      const to = folderOf(dependency.resolved);
+      if (!to || to === from) continue;
+      if (!graph.has(from)) graph.set(from, new Set());
+      graph.get(from).add(to);
+      if (!example.has(`${from}>${to}`)) example.set(`${from}>${to}`, `${module.source} → ${dependency.resolved}`);
+    }
+  }
+  const found = [];
+  for (const component of stronglyConnected(graph)) {
+    if (component.length < 2) continue;
+    const folders = cycleThrough(graph, new Set(component), component[0]);
+    const edges = folders.map((from, i) => example.get(`${from}>${folders[(i + 1) % folders.length]}`));
+    found.push({ folders, edges });
+  }
+  return found;
+}
+
+/** Tarjan's strongly connected components. */
+function stronglyConnected(graph) {
+  const index = new Map();
+  const low = new Map();
+  const stack = [];
+  const onStack = new Set();
+  const components = [];
+  let next = 0;
+  const visit = (node) => {
+    index.set(node, next);
+    low.set(node, next++);
+    stack.push(node);
+    onStack.add(node);
+    for (const target of graph.get(node) ?? []) {
+      if (!index.has(target)) {
+        visit(target);
+        low.set(node, Math.min(low.get(node), low.get(target)));
+      } else if (onStack.has(target)) low.set(node, Math.min(low.get(node), index.get(target)));
+    }
+    if (low.get(node) === index.get(node)) {
+      const component = [];
+      let member;
+      do {
+        member = stack.pop();
+        onStack.delete(member);
+        component.push(member);
+      } while (member !== node);
+      components.push(component.sort());
+    }
+  };
+  for (const node of [...graph.keys()].sort()) if (!index.has(node)) visit(node);
+  return components;
+}
+
+/** A shortest cycle from `start` back to itself inside one component (breadth-first). */
+function cycleThrough(graph, members, start) {
+  const previous = new Map();
+  const queue = [start];
+  while (queue.length) {
+    const node = queue.shift();
+    for (const target of graph.get(node) ?? []) {
+      if (!members.has(target)) continue;
+      if (target === start) {
+        const path = [node];
+        while (path[0] !== start) path.unshift(previous.get(path[0]));
+        return path;
+      }
+      if (!previous.has(target)) {
+        previous.set(target, node);
+        queue.push(target);
+      }
+    }
+  }
+  return [start];
+}
