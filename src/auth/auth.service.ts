@@ -215,9 +215,12 @@ export class AuthService {
   /** Organizations the caller may switch to (all of them for a super admin). */
   async organizationsOf(caller: SessionCaller, activeOrganizationId: string | null) {
     const organizations = await this.organizations.listFor(caller.userId, { all: caller.isSuperAdmin });
-    return organizations.map((organization) => ({
-      ...organization,
-      isActive: organization.id === activeOrganizationId,
+    return organizations.map(({ id, name, slug, serviceTier }) => ({
+      id,
+      name,
+      slug,
+      serviceTier,
+      isActive: id === activeOrganizationId,
     }));
   }
 

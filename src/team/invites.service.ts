@@ -13,6 +13,7 @@ import { isUniqueViolation } from '../database/unique-violation.js';
 import { MailService } from '../mail/mail.service.js';
 import { mailTemplates } from '../mail/mail-templates.js';
 import { Invite } from './invite.entity.js';
+import { OrganizationsService } from '../organizations/organizations.service.js';
 import { assertMayManageOwners, lockOrganizationForTeamWrite } from './team-policy.js';
 
 export const INVITE_TTL_MS = 7 * 24 * 60 * 60 * 1000;
@@ -22,6 +23,7 @@ export const INVITE_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 export class InvitesService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly organizations: OrganizationsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly audit: AuditService,
     private readonly mail: MailService,
@@ -48,7 +50,7 @@ export class InvitesService {
     const email = input.email.trim();
     const token = randomSecret(32);
     const { invite, organizationName } = await this.dataSource.transaction(async (manager) => {
-      const organization = await lockOrganizationForTeamWrite(manager, auth);
+      const organization = await lockOrganizationForTeamWrite(this.organizations, manager, auth);
       if (role === 'owner') assertMayManageOwners(auth);
       await this.expireOverdue(manager, auth.organizationId);
       await this.assertNotMemberOrInvited(manager, auth.organizationId, email);
@@ -103,7 +105,7 @@ export class InvitesService {
    */
   async revoke(auth: OrgAuthContext, inviteId: string): Promise<void> {
     await this.dataSource.transaction(async (manager) => {
-      await lockOrganizationForTeamWrite(manager, auth);
+      await lockOrganizationForTeamWrite(this.organizations, manager, auth);
       const invite = await manager.findOne(Invite, {
         where: { id: inviteId, organizationId: auth.organizationId },
         lock: { mode: 'pessimistic_write' },

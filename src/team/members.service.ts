@@ -7,6 +7,7 @@ import { conflict, forbidden, notFound } from '../common/errors/app-exception.js
 import { AuditService } from '../audit/audit.service.js';
 import { ApiKeysService, announceApiKeysRevoked } from '../api-keys/api-keys.service.js';
 import type { MemberRecord } from './team.dto.js';
+import { OrganizationsService } from '../organizations/organizations.service.js';
 import { assertMayManageOwners, lockOrganizationForTeamWrite } from './team-policy.js';
 
 interface MemberRow {
@@ -21,6 +22,7 @@ interface MemberRow {
 export class MembersService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly organizations: OrganizationsService,
     private readonly audit: AuditService,
     private readonly apiKeys: ApiKeysService,
   ) {}
@@ -43,7 +45,7 @@ export class MembersService {
    */
   async changeRole(auth: OrgAuthContext, userId: string, role: Role): Promise<MemberRecord> {
     return this.dataSource.transaction(async (manager) => {
-      await lockOrganizationForTeamWrite(manager, auth);
+      await lockOrganizationForTeamWrite(this.organizations, manager, auth);
       const member = await this.findMember(manager, auth.organizationId, userId);
       if (member.role === role) return member;
       if (role === 'owner' || member.role === 'owner') assertMayManageOwners(auth);
@@ -83,7 +85,7 @@ export class MembersService {
 
   private async removeInTransaction(auth: OrgAuthContext, userId: string): Promise<void> {
     await this.dataSource.transaction(async (manager) => {
-      await lockOrganizationForTeamWrite(manager, auth);
+      await lockOrganizationForTeamWrite(this.organizations, manager, auth);
       const member = await this.findMember(manager, auth.organizationId, userId);
       if (member.role === 'owner') {
         throw forbidden('An Owner cannot be removed', { hint: 'Change their role first' });

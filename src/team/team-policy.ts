@@ -1,8 +1,9 @@
 import type { EntityManager } from 'typeorm';
 import { hasRole, type OrgAuthContext } from '../common/access/auth-context.js';
-import { forbidden, notFound } from '../common/errors/app-exception.js';
+import { forbidden } from '../common/errors/app-exception.js';
 import { tierDefinition } from '../common/tiers.js';
-import { Organization } from '../organizations/organization.entity.js';
+import type { Organization } from '../organizations/organization.entity.js';
+import type { OrganizationsService } from '../organizations/organizations.service.js';
 
 /**
  * Locks the caller's organization row for the rest of the transaction: every team write takes
@@ -11,14 +12,11 @@ import { Organization } from '../organizations/organization.entity.js';
  * outlive a downgrade), which is checked here too.
  */
 export async function lockOrganizationForTeamWrite(
+  organizations: OrganizationsService,
   manager: EntityManager,
   auth: OrgAuthContext,
 ): Promise<Organization> {
-  const organization = await manager.findOne(Organization, {
-    where: { id: auth.organizationId },
-    lock: { mode: 'pessimistic_write' },
-  });
-  if (!organization) throw notFound('Organization');
+  const organization = await organizations.get(auth.organizationId, { manager, lock: true });
   if (auth.caller.kind === 'apiKey' && tierDefinition(organization.serviceTier).tier !== 'enterprise') {
     throw forbidden('The admin:team scope works on the Enterprise plan only', {
       hint: 'Upgrade to Enterprise, or manage the team from the dashboard',

@@ -4,6 +4,7 @@ import type { Request } from 'express';
 import { DataSource } from 'typeorm';
 import { randomSecret, safeEqual, sha256Hex } from '../../common/crypto.js';
 import { saveSession } from '../../common/http/session-cookie.js';
+import { OrganizationsService } from '../../organizations/organizations.service.js';
 import type { OrganizationChoice } from './device-pages.js';
 
 declare module 'express-session' {
@@ -31,7 +32,10 @@ export function cliSessionIdOf(value: unknown): string | null {
 /** What the device-login page shows and checks; the decision itself is CliSessionsService's. */
 @Injectable()
 export class DeviceLoginService {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly organizations: OrganizationsService,
+  ) {}
 
   async cliSession(sessionId: string): Promise<CliSessionView | null> {
     const rows: {
@@ -50,11 +54,8 @@ export class DeviceLoginService {
   }
 
   async organization(organizationId: string): Promise<OrganizationChoice | null> {
-    const rows: OrganizationChoice[] = await this.dataSource.query(
-      `SELECT name, slug FROM organizations WHERE id = $1`,
-      [organizationId],
-    );
-    return rows[0] ?? null;
+    const organization = await this.organizations.find(organizationId);
+    return organization ? { name: organization.name, slug: organization.slug } : null;
   }
 
   /** The session's form token, created (and stored with the session) on first use. */
