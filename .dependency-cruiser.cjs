@@ -10,8 +10,8 @@
  *
  * A feature imports the platform and infrastructure freely, and another feature only through that
  * feature's public surface:
- *   - its `*.module.ts`, `*.service.ts` (services, repositories and the organization lifecycle)
- *     and `*.entity.ts` files, and an `index.ts` where a feature has one;
+ *   - its `*.module.ts`, `*.service.ts` (services and the organization lifecycle), `*.repository.ts`
+ *     (its tables, organization id first) and `*.entity.ts` files, and an `index.ts` where it has one;
  *   - the files named in PUBLIC below, each an exported provider or a format other features must
  *     share, with the reason beside it.
  * Anything else (controllers, DTOs, helpers, jobs) is internal. Features never form a cycle,
@@ -36,8 +36,8 @@ const PUBLIC = {
     'debug-subject.ts',
     // Pure risk scoring of device signals, used where attestations are verified.
     'risk-score.ts',
-    // The failures-by-day read of device events, shown in app statistics.
-    'failure-trend.ts',
+    // The domain events devices publish (attestation decides them; risk alerts and webhooks subscribe).
+    'device-domain-events.ts',
   ],
   // Exported provider: the `subscription` claim of device tokens.
   entitlements: ['subscription-claims.ts'],
@@ -110,7 +110,7 @@ module.exports = {
     {
       name: 'no-feature-internals',
       comment:
-        'A feature reaches another only through its public surface: *.module.ts, *.service.ts, *.entity.ts, index.ts, or a file in PUBLIC (.dependency-cruiser.cjs).',
+        'A feature reaches another only through its public surface: *.module.ts, *.service.ts, *.repository.ts, *.entity.ts, index.ts, or a file in PUBLIC (.dependency-cruiser.cjs).',
       severity: 'error',
       from: { path: '^src/([^/]+)/', pathNot: [`^src/${SHARED}/`, `^src/${COMPOSITION}/`] },
       to: {
@@ -118,7 +118,7 @@ module.exports = {
         pathNot: [
           '^src/$1/',
           `^src/${SHARED}/`,
-          '^src/[^/]+/.*\\.(module|service|entity)\\.ts$',
+          '^src/[^/]+/.*\\.(module|service|repository|entity)\\.ts$',
           '^src/[^/]+/index\\.ts$',
           ...publicFiles,
         ],

@@ -7,7 +7,6 @@ import { DevicesModule } from '../devices/devices.module.js';
 import { MetricsModule } from '../metrics/metrics.module.js';
 import { RiskAlertsModule } from '../risk-alerts/risk-alerts.module.js';
 import { UsageModule } from '../usage/usage.module.js';
-import { WebhooksModule } from '../webhooks/webhooks.module.js';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { AttestationController, JwksController } from './attestation.controller.js';
 import { AttestationService } from './attestation.service.js';
@@ -30,7 +29,6 @@ import { TokenService } from './token.service.js';
     DomainEventsModule,
     UsageModule,
     RiskAlertsModule,
-    WebhooksModule,
   ],
   controllers: [AttestationController, JwksController, DebugTokensController],
   providers: [

@@ -4,14 +4,13 @@ import { DomainEventsModule } from '../common/domain-events/domain-events.module
 import { DevicesDataModule } from '../devices/devices-data.module.js';
 import { MailModule } from '../mail/mail.module.js';
 import { OrganizationsModule } from '../organizations/organizations.module.js';
-import { WebhooksModule } from '../webhooks/webhooks.module.js';
 import { RiskAlertRulesService } from './risk-alert-rules.service.js';
 import { RiskAlertsController } from './risk-alerts.controller.js';
 import { RiskAlertsService } from './risk-alerts.service.js';
 
 /** Risk alert rules and their evaluation; the attestation service hands every recorded device event to RiskAlertsService. */
 @Module({
-  imports: [AuditModule, MailModule, OrganizationsModule, WebhooksModule, DevicesDataModule, DomainEventsModule],
+  imports: [AuditModule, MailModule, OrganizationsModule, DevicesDataModule, DomainEventsModule],
   controllers: [RiskAlertsController],
   providers: [RiskAlertsService, RiskAlertRulesService],
   exports: [RiskAlertsService],

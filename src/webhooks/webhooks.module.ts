@@ -14,7 +14,13 @@ import { WebhooksService } from './webhooks.service.js';
 
 /** Webhook endpoints and deliveries; features that announce events import it for WebhookEvents (or the raw WebhookOutbox). */
 @Module({
-  imports: [TypeOrmModule.forFeature([WebhookEndpoint]), AuditModule, MetricsModule, OrganizationsModule, DomainEventsModule],
+  imports: [
+    TypeOrmModule.forFeature([WebhookEndpoint]),
+    AuditModule,
+    MetricsModule,
+    OrganizationsModule,
+    DomainEventsModule,
+  ],
   controllers: [WebhooksController],
   providers: [WebhooksService, WebhookOutbox, WebhookEvents, WebhookDispatcher, DeviceEventDeliveries],
   exports: [WebhookOutbox, WebhookEvents, WebhookDispatcher],
