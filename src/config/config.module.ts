@@ -3,7 +3,12 @@ import type { AppConfig } from './app-config.js';
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
 
-/** Makes the configuration loaded at start injectable everywhere as `@Inject(APP_CONFIG)`. */
+/**
+ * Makes the configuration loaded at start injectable everywhere as `@Inject(APP_CONFIG)`. The one
+ * global module: configuration is infrastructure that nearly every provider reads and that depends
+ * on nothing, so importing it in each module would say nothing about how features depend on
+ * each other (the database connection is TypeORM's own root module).
+ */
 @Global()
 @Module({})
 export class AppConfigModule {
