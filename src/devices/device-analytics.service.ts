@@ -7,6 +7,7 @@ import { complianceSettingsOf } from '../compliance/compliance-settings.js';
 import { ValidationFailedException, notFound } from '../common/errors/app-exception.js';
 import type { DeviceDetailsQuery, ListEventsQuery } from './devices.dto.js';
 import { DevicesRepository } from './devices.repository.js';
+import { pageEnvelope, pageWindow } from '../common/pagination.js';
 
 /** How many events the device details show. */
 export const RECENT_EVENTS = 20;
@@ -135,21 +136,23 @@ export class DeviceAnalyticsService {
       from,
       to,
     ];
+    const { limit, offset } = pageWindow(query);
     const [rows, counted] = await Promise.all([
       this.dataSource.query<EventRow[]>(
         `SELECT id, app_id, key_id, event_type, result, error_code, risk_score, debug, created_at
            FROM device_events WHERE ${filter}
           ORDER BY created_at DESC, id DESC LIMIT $8 OFFSET $9`,
-        [...params, query.perPage, (query.page - 1) * query.perPage],
+        [...params, limit, offset],
       ),
       this.dataSource.query<{ total: number }[]>(
         `SELECT count(*)::int AS total FROM device_events WHERE ${filter}`,
         params,
       ),
     ]);
-    const total = counted[0].total;
-    return {
-      data: rows.map((row) => ({
+    return pageEnvelope(
+      'data-meta',
+      query,
+      rows.map((row) => ({
         id: row.id,
         appId: row.app_id,
         keyId: row.key_id,
@@ -160,7 +163,7 @@ export class DeviceAnalyticsService {
         debug: row.debug,
         createdAt: row.created_at,
       })),
-      meta: { page: query.page, perPage: query.perPage, total, totalPages: Math.ceil(total / query.perPage) },
-    };
+      counted[0].total,
+    );
   }
 }

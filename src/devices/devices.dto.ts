@@ -1,11 +1,8 @@
 import { Transform, Type } from 'class-transformer';
 import { IsIn, IsInt, IsISO8601, IsOptional, IsString, IsUUID, Max, MaxLength, Min } from 'class-validator';
+import { PageQuery, PerPageQuery } from '../common/pagination.js';
 
-export const DEVICES_DEFAULT_PER = 20;
 export const EVENTS_DEFAULT_PER_PAGE = 50;
-/** The interface document's page-size ceiling for every listing. */
-export const MAX_PAGE_SIZE = 100;
-const MAX_PAGE = 1_000_000;
 
 export const DEVICE_EVENT_TYPES = ['attestation', 'assertion', 'subject_changed'] as const;
 export const DEVICE_EVENT_RESULTS = ['success', 'failure'] as const;
@@ -13,21 +10,7 @@ export const DEVICE_EVENT_RESULTS = ['success', 'failure'] as const;
 const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
 
 /** `GET /api/v1/devices`: newest `lastSeenAt` first. */
-export class ListDevicesQuery {
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt({ message: 'page must be an integer' })
-  @Min(1, { message: 'page must be 1 or more' })
-  @Max(MAX_PAGE, { message: `page must be at most ${MAX_PAGE}` })
-  page: number = 1;
-
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt({ message: 'per must be an integer' })
-  @Min(1, { message: `per must be from 1 to ${MAX_PAGE_SIZE}` })
-  @Max(MAX_PAGE_SIZE, { message: `per must be from 1 to ${MAX_PAGE_SIZE}` })
-  per: number = DEVICES_DEFAULT_PER;
-
+export class ListDevicesQuery extends PageQuery {
   @IsOptional()
   @IsUUID('all', { message: 'appId must be a UUID' })
   appId?: string;
@@ -63,20 +46,8 @@ export class DeviceDetailsQuery {
 }
 
 /** `GET /api/v1/analytics/events`: newest first; `from` and `to` are inclusive. */
-export class ListEventsQuery {
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt({ message: 'page must be an integer' })
-  @Min(1, { message: 'page must be 1 or more' })
-  @Max(MAX_PAGE, { message: `page must be at most ${MAX_PAGE}` })
-  page: number = 1;
-
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt({ message: 'perPage must be an integer' })
-  @Min(1, { message: `perPage must be from 1 to ${MAX_PAGE_SIZE}` })
-  @Max(MAX_PAGE_SIZE, { message: `perPage must be from 1 to ${MAX_PAGE_SIZE}` })
-  perPage: number = EVENTS_DEFAULT_PER_PAGE;
+export class ListEventsQuery extends PerPageQuery {
+  override perPage = EVENTS_DEFAULT_PER_PAGE;
 
   @IsOptional()
   @IsUUID('all', { message: 'appId must be a UUID' })

@@ -7,6 +7,7 @@ import { AuditService } from '../audit/audit.service.js';
 import type { ListDevicesQuery } from './devices.dto.js';
 import { scoreRisk } from './risk-score.js';
 import { announceRevocation, BlockedDevices } from './blocked-devices.js';
+import { pageEnvelope, pageWindow } from '../common/pagination.js';
 
 /** The columns of a device list item, as `toDeviceItem` reads them. */
 export const DEVICE_ITEM_COLUMNS = `key_id, app_id, client_device_id, device_model, os_version, app_version, country,
@@ -102,18 +103,16 @@ export class DevicesService {
             OR strpos(lower(client_device_id), $3) > 0)
        AND ($4::int IS NULL OR risk_score >= $4::int)`;
     const params = [auth.organizationId, query.appId ?? null, search, query.minRisk ?? null];
+    const { limit, offset } = pageWindow(query);
     const [rows, counted] = await Promise.all([
       this.dataSource.query<DeviceItemRow[]>(
         `SELECT ${DEVICE_ITEM_COLUMNS} FROM devices WHERE ${filter}
           ORDER BY last_seen_at DESC, id DESC LIMIT $5 OFFSET $6`,
-        [...params, query.per, (query.page - 1) * query.per],
+        [...params, limit, offset],
       ),
       this.dataSource.query<{ total: number }[]>(`SELECT count(*)::int AS total FROM devices WHERE ${filter}`, params),
     ]);
-    return {
-      items: rows.map(toDeviceItem),
-      metadata: { page: query.page, per: query.per, total: counted[0].total },
-    };
+    return pageEnvelope('metadata', query, rows.map(toDeviceItem), counted[0].total);
   }
 
   /**

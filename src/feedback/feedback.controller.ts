@@ -11,6 +11,7 @@ import {
   toConsoleFeature,
 } from './feedback.dto.js';
 import { FeedbackService } from './feedback.service.js';
+import { pageEnvelope } from '../common/pagination.js';
 
 const READ = { session: 'viewer', apiKey: ['feedback:read'] } as const;
 const MANAGE = { session: 'member', apiKey: ['feedback:manage'] } as const;
@@ -25,7 +26,7 @@ export class FeedbackController {
   @Access(READ)
   async list(@OrgAuth() auth: OrgAuthContext, @Query() query: FeedbackListQuery) {
     const { items, total } = await this.feedback.list(auth, query);
-    return { items: items.map(toConsoleFeature), page: query.page, per: query.per, total };
+    return pageEnvelope('flat', query, items.map(toConsoleFeature), total);
   }
 
   @Get(':featureId')

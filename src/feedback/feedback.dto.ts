@@ -1,6 +1,6 @@
 import { Transform } from 'class-transformer';
 import { IsIn, IsOptional, IsString, IsUUID, Length, Matches, MaxLength } from 'class-validator';
-import { PageQuery } from './console-query.js';
+import { PageQuery } from '../common/pagination.js';
 import {
   FEATURE_STATUSES,
   type FeatureRequest,

@@ -26,6 +26,7 @@ import {
 import { StaffNotices } from './staff-notices.js';
 import { oneLine } from '../common/one-line.js';
 import { PushOutbox } from '../push/push-outbox.js';
+import { pageWindow, type PageQuery } from '../common/pagination.js';
 
 export interface FeatureWithComments {
   feature: FeatureRequest;
@@ -101,7 +102,7 @@ export class FeedbackService {
       builder.andWhere("feature_requests.status <> 'pending'");
     }
     if (query.status) builder.andWhere('feature_requests.status = :status', { status: query.status });
-    return this.page(orderFeatures(builder, query.sort ?? 'votes'), query.page, query.per);
+    return this.page(orderFeatures(builder, query.sort ?? 'votes'), query);
   }
 
   async sdkGet(tenant: Tenant, featureId: string): Promise<FeatureWithComments> {
@@ -179,6 +180,7 @@ export class FeedbackService {
   async notifications(tenant: Tenant, query: NotificationsQuery): Promise<Page<PushNotification>> {
     const parameters = [tenant.organizationId, tenant.appId, query.subscriber_id];
     const where = `n.organization_id = $1 AND n.app_id = $2 AND n.subscriber_id = $3`;
+    const { limit, offset } = pageWindow(query);
     const [rows, [count]] = await Promise.all([
       this.dataSource.query<
         {
@@ -197,7 +199,7 @@ export class FeedbackService {
           WHERE ${where}
           ORDER BY n.created_at DESC, n.id DESC
           LIMIT $4 OFFSET $5`,
-        [...parameters, query.per, (query.page - 1) * query.per],
+        [...parameters, limit, offset],
       ),
       this.dataSource.query<{ total: number }[]>(
         `SELECT count(*)::int AS total FROM feedback_notifications n WHERE ${where}`,
@@ -236,7 +238,7 @@ export class FeedbackService {
         { pattern: containsPattern(query.search) },
       );
     }
-    return this.page(orderFeatures(builder, query.sort ?? 'votes'), query.page, query.per);
+    return this.page(orderFeatures(builder, query.sort ?? 'votes'), query);
   }
 
   async get(auth: OrgAuthContext, featureId: string): Promise<FeatureWithComments> {
@@ -342,15 +344,9 @@ export class FeedbackService {
       .find({ where: { featureRequestId: featureId }, order: { createdAt: 'ASC', id: 'ASC' } });
   }
 
-  private async page(
-    builder: SelectQueryBuilder<FeatureRequest>,
-    page: number,
-    per: number,
-  ): Promise<Page<FeatureRequest>> {
-    const [items, total] = await builder
-      .skip((page - 1) * per)
-      .take(per)
-      .getManyAndCount();
+  private async page(builder: SelectQueryBuilder<FeatureRequest>, query: PageQuery): Promise<Page<FeatureRequest>> {
+    const { limit, offset } = pageWindow(query);
+    const [items, total] = await builder.skip(offset).take(limit).getManyAndCount();
     return { items, total };
   }
 

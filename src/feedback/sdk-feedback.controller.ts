@@ -15,6 +15,7 @@ import {
 } from './feedback.dto.js';
 import { FeedbackService } from './feedback.service.js';
 import { RateLimit } from '../rate-limit/rate-limit.guard.js';
+import { pageEnvelope } from '../common/pagination.js';
 
 /**
  * The SDK's feedback surface: the identity headers name the app, and end users act under the
@@ -34,7 +35,7 @@ export class SdkFeedbackController {
   @Get('features')
   async list(@Req() request: Request, @Query() query: SdkFeatureListQuery) {
     const { items, total } = await this.feedback.sdkList(request.tenant!, query);
-    return { items: items.map(toSdkFeature), metadata: { page: query.page, per: query.per, total } };
+    return pageEnvelope('metadata', query, items.map(toSdkFeature), total);
   }
 
   @Get('features/:featureId')
@@ -64,6 +65,6 @@ export class SdkFeedbackController {
   @Get('notifications')
   async notifications(@Req() request: Request, @Query() query: NotificationsQuery) {
     const { items, total } = await this.feedback.notifications(request.tenant!, query);
-    return { items: items.map(toNotificationResponse), metadata: { page: query.page, per: query.per, total } };
+    return pageEnvelope('metadata', query, items.map(toNotificationResponse), total);
   }
 }

@@ -15,6 +15,7 @@ import {
   toSettingsResponse,
 } from './organization.dto.js';
 import { QuickstartService } from './quickstart.service.js';
+import { pageEnvelope } from '../common/pagination.js';
 
 /** Administration of the session's active organization (interface document: Organization administration). */
 @Controller('api/v1/org')
@@ -60,8 +61,8 @@ export class OrganizationController {
   @Get('audit-log')
   @Access({ session: 'admin' })
   async auditLogPage(@OrgAuth() auth: OrgAuthContext, @Query() query: AuditLogQueryDto) {
-    const { items, total } = await this.auditLog.page(auth.organizationId, query.page, query.per);
-    return { items: items.map(toAuditEntryResponse), metadata: { page: query.page, per: query.per, total } };
+    const { items, total } = await this.auditLog.page(auth.organizationId, query);
+    return pageEnvelope('metadata', query, items.map(toAuditEntryResponse), total);
   }
 
   @Get('quickstart-snippet')

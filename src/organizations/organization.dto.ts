@@ -1,5 +1,6 @@
-import { Transform, Type } from 'class-transformer';
+import { Transform } from 'class-transformer';
 import { IsBoolean, IsInt, IsOptional, IsString, Length, Max, Min } from 'class-validator';
+import { PageQuery } from '../common/pagination.js';
 import { tierDisplayName } from '../common/tiers.js';
 import type { AuditLog } from '../audit/audit-log.entity.js';
 import type { Organization } from './organization.entity.js';
@@ -42,22 +43,10 @@ export class UpdateNotificationPreferencesDto {
 }
 
 export const AUDIT_LOG_DEFAULT_PER = 50;
-export const AUDIT_LOG_MAX_PER = 100;
 
-export class AuditLogQueryDto {
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt({ message: 'page must be an integer' })
-  @Min(1, { message: 'page must be 1 or more' })
-  @Max(1_000_000, { message: 'page must be at most 1000000' })
-  page: number = 1;
-
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt({ message: 'per must be an integer' })
-  @Min(1, { message: `per must be from 1 to ${AUDIT_LOG_MAX_PER}` })
-  @Max(AUDIT_LOG_MAX_PER, { message: `per must be from 1 to ${AUDIT_LOG_MAX_PER}` })
-  per: number = AUDIT_LOG_DEFAULT_PER;
+/** `page` and `per` (default 50, at most 100), newest entries first. */
+export class AuditLogQueryDto extends PageQuery {
+  override per = AUDIT_LOG_DEFAULT_PER;
 }
 
 export interface OrganizationSettingsResponse {

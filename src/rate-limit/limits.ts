@@ -44,9 +44,10 @@ export interface Limit {
 
 /**
  * Every limit of the service, by name (the name is the store's bucket and the @nestjs/throttler
- * throttler's name). A route declares the ones it is under with `@RateLimit(...)`; docs/decisions.md
- * has the same table. The interface document's limits are the plan buckets (per organization and
- * minute, with headers); the others protect credentials, mail and the SDK's write surfaces.
+ * throttler's name). A route declares the ones it is under with `@RateLimit(...)`; the decision
+ * record docs/decisions/0021 has the same table. The interface document's limits are the plan
+ * buckets (per organization and minute, with headers); the others protect credentials, mail and
+ * the SDK's write surfaces.
  */
 export const LIMITS = {
   /** Sign-ups from one client address: enough for a classroom, not for a mail cannon. */

@@ -10,6 +10,7 @@ import {
   toReleaseNoteResponse,
 } from './release-notes.dto.js';
 import { ReleaseNotesService } from './release-notes.service.js';
+import { pageEnvelope } from '../common/pagination.js';
 
 const READ = { session: 'viewer', apiKey: ['release_notes:read'] } as const;
 const WRITE = { session: 'member', apiKey: ['release_notes:write'] } as const;
@@ -24,7 +25,7 @@ export class ReleaseNotesController {
   @Access(READ)
   async list(@OrgAuth() auth: OrgAuthContext, @Query() query: ReleaseNotesQuery) {
     const { items, total } = await this.notes.list(auth, query);
-    return { items: items.map(toReleaseNoteResponse), metadata: { page: query.page, per: query.per, total } };
+    return pageEnvelope('metadata', query, items.map(toReleaseNoteResponse), total);
   }
 
   @Get(':noteId')

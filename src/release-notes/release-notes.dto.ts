@@ -13,7 +13,7 @@ import {
   type ValidatorConstraintInterface,
 } from 'class-validator';
 import { isVersion } from '../common/version.js';
-import { PageQuery } from '../feedback/console-query.js';
+import { PageQuery } from '../common/pagination.js';
 import type { ReleaseNote } from './release-note.entity.js';
 
 const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);

@@ -11,6 +11,7 @@ import { deliverableNotes, versionKey } from './release-note-delivery.js';
 import { ReleaseNote } from './release-note.entity.js';
 import { releaseNoteExists } from './release-notes.exceptions.js';
 import type { CreateReleaseNoteDto, ReleaseNotesQuery, UpdateReleaseNoteDto } from './release-notes.dto.js';
+import { pageWindow } from '../common/pagination.js';
 
 const releaseNoteNotFound = () => notFound('Release note');
 
@@ -30,11 +31,12 @@ export class ReleaseNotesService {
       .createQueryBuilder('release_notes')
       .where('release_notes.organization_id = :organizationId', { organizationId: auth.organizationId });
     if (query.appId) builder.andWhere('release_notes.app_id = :appId', { appId: query.appId });
+    const { limit, offset } = pageWindow(query);
     const [items, total] = await builder
       .orderBy('release_notes.created_at', 'DESC')
       .addOrderBy('release_notes.id', 'DESC')
-      .skip((query.page - 1) * query.per)
-      .take(query.per)
+      .skip(offset)
+      .take(limit)
       .getManyAndCount();
     return { items, total };
   }

@@ -12,6 +12,7 @@ import {
   toConsoleTicket,
 } from './support.dto.js';
 import { SupportService } from './support.service.js';
+import { pageEnvelope } from '../common/pagination.js';
 
 const READ = { session: 'viewer', apiKey: ['feedback:read'] } as const;
 const MANAGE = { session: 'member', apiKey: ['feedback:manage'] } as const;
@@ -26,7 +27,7 @@ export class SupportController {
   @Access(READ)
   async list(@OrgAuth() auth: OrgAuthContext, @Query() query: SupportListQuery) {
     const { items, total } = await this.support.list(auth, query);
-    return { items: items.map(toConsoleTicket), page: query.page, per: query.per, total };
+    return pageEnvelope('flat', query, items.map(toConsoleTicket), total);
   }
 
   @Get(':ticketId')

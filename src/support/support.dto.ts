@@ -1,6 +1,6 @@
 import { Transform } from 'class-transformer';
 import { IsEmail, IsIn, IsOptional, IsString, IsUUID, Length, Matches, MaxLength } from 'class-validator';
-import { PageQuery } from '../feedback/console-query.js';
+import { PageQuery } from '../common/pagination.js';
 import {
   TICKET_PRIORITIES,
   TICKET_STATUSES,

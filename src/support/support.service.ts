@@ -19,6 +19,7 @@ import {
   type TicketPriority,
   type TicketStatus,
 } from './support-ticket.entity.js';
+import { pageWindow } from '../common/pagination.js';
 
 export interface TicketWithMessages {
   ticket: SupportTicket;
@@ -132,11 +133,12 @@ export class SupportService {
         { pattern: containsPattern(query.search) },
       );
     }
+    const { limit, offset } = pageWindow(query);
     const [items, total] = await builder
       .orderBy('support_tickets.updated_at', 'DESC')
       .addOrderBy('support_tickets.id', 'DESC')
-      .skip((query.page - 1) * query.per)
-      .take(query.per)
+      .skip(offset)
+      .take(limit)
       .getManyAndCount();
     return { items, total };
   }

@@ -1,24 +1,10 @@
-import { Transform, Type } from 'class-transformer';
-import {
-  ArrayMaxSize,
-  ArrayMinSize,
-  IsArray,
-  IsBoolean,
-  IsIn,
-  IsInt,
-  IsOptional,
-  IsString,
-  Max,
-  MaxLength,
-  Min,
-} from 'class-validator';
+import { Transform } from 'class-transformer';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
+import { PageQuery } from '../common/pagination.js';
 import { WEBHOOK_EVENTS } from './webhook-event-catalog.js';
 
 export const MAX_URL_LENGTH = 2048;
 export const MAX_DESCRIPTION_LENGTH = 500;
-export const DELIVERIES_DEFAULT_PER = 20;
-export const MAX_PAGE_SIZE = 100;
-const MAX_PAGE = 1_000_000;
 
 const ACCEPTED_EVENTS = `events may only contain ${WEBHOOK_EVENTS.join(', ')}`;
 const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
@@ -65,19 +51,5 @@ export class UpdateWebhookDto {
   description?: string;
 }
 
-/** `GET /org/webhooks/:id/deliveries`: newest first. */
-export class DeliveriesQuery {
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt({ message: 'page must be an integer' })
-  @Min(1, { message: 'page must be 1 or more' })
-  @Max(MAX_PAGE, { message: `page must be at most ${MAX_PAGE}` })
-  page: number = 1;
-
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt({ message: 'per must be an integer' })
-  @Min(1, { message: `per must be from 1 to ${MAX_PAGE_SIZE}` })
-  @Max(MAX_PAGE_SIZE, { message: `per must be from 1 to ${MAX_PAGE_SIZE}` })
-  per: number = DELIVERIES_DEFAULT_PER;
-}
+/** `GET /org/webhooks/:id/deliveries`: `page` and `per` (default 20, at most 100), newest first. */
+export class DeliveriesQuery extends PageQuery {}

@@ -20,6 +20,7 @@ import { webhookBody, webhookHeaders } from './webhook-signing.js';
 import type { CreateWebhookDto, DeliveriesQuery, UpdateWebhookDto } from './webhooks.dto.js';
 import { OrganizationsService } from '../organizations/organizations.service.js';
 import { PlanService } from '../organizations/plan.service.js';
+import { pageEnvelope, pageWindow } from '../common/pagination.js';
 
 export const SECRET_PREFIX = 'whsec_';
 
@@ -166,6 +167,7 @@ export class WebhooksService {
 
   async deliveries(auth: OrgAuthContext, id: string, query: DeliveriesQuery) {
     await this.find(auth, id);
+    const { limit, offset } = pageWindow(query);
     const [rows, [{ total }]] = await Promise.all([
       this.dataSource.query<DeliveryRow[]>(
         `SELECT ${DELIVERY_COLUMNS}
@@ -173,7 +175,7 @@ export class WebhooksService {
           WHERE d.endpoint_id = $1 AND d.organization_id = $2
           ORDER BY d.created_at DESC, d.id DESC
           LIMIT $3 OFFSET $4`,
-        [id, auth.organizationId, query.per, (query.page - 1) * query.per],
+        [id, auth.organizationId, limit, offset],
       ),
       this.dataSource.query<{ total: number }[]>(
         `SELECT count(*)::int AS total FROM webhook_deliveries WHERE endpoint_id = $1 AND organization_id = $2`,
@@ -181,10 +183,8 @@ export class WebhooksService {
       ),
     ]);
     const attempts = await this.attemptsOf(rows.map((row) => row.id));
-    return {
-      items: rows.map((row) => toDeliveryResponse(row, attempts.get(row.id) ?? [])),
-      metadata: { page: query.page, per: query.per, total },
-    };
+    const items = rows.map((row) => toDeliveryResponse(row, attempts.get(row.id) ?? []));
+    return pageEnvelope('metadata', query, items, total);
   }
 
   /** Only a permanently failed delivery: it gets a fresh budget of attempts, the first one now. */

@@ -1,28 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
 import { SigningKeysService } from '../../src/attestation/signing-keys.service.js';
-import { orgWithMember, type TestOrg } from '../factories/identity.js';
 import {
   appAttestAuthority,
   type FabricatedAuthority,
   type FabricatedDevice,
 } from '../support/app-attest-fabricator.js';
-import { startTestApp, type HttpClient, type TestApp } from '../harness/test-app.js';
+import { startTestApp, type TestApp } from '../harness/test-app.js';
+import { TEAM_ID, fabricatedRootEnv, registerApp, sdk, type RegisteredApp } from '../support/sdk-client.js';
 import { createHash, X509Certificate } from 'node:crypto';
 import { ChallengeService } from '../../src/attestation/challenge.service.js';
 import { decode as decodeCbor, Encoder } from 'cbor-x';
-
-const TEAM_ID = 'ABCDE12345';
-
-interface SdkApp {
-  id: string;
-  bundleId: string;
-  org: TestOrg;
-  owner: HttpClient;
-}
 
 describe('device attestation', () => {
   let t: TestApp;
@@ -30,40 +18,18 @@ describe('device attestation', () => {
 
   beforeAll(async () => {
     authority = await appAttestAuthority();
-    const rootPath = join(mkdtempSync(join(tmpdir(), 'attestly-root-')), 'root.pem');
-    writeFileSync(rootPath, authority.rootPem);
-    t = await startTestApp({ APP_ATTEST_ROOT_CA: rootPath });
+    t = await startTestApp(await fabricatedRootEnv());
   });
   afterAll(async () => {
     await t.close();
   });
 
-  let sequence = 0;
-  async function registerApp(tier = 'professional', app: Record<string, unknown> = {}): Promise<SdkApp> {
-    const { org, agent } = await orgWithMember(t, { tier });
-    const bundleId = `com.example.app${++sequence}`;
-    const created = await agent
-      .post('/api/v1/apps')
-      .send({ appName: `App ${sequence}`, bundleId, teamId: TEAM_ID, ...app })
-      .expect(201);
-    return { id: created.body.id, bundleId, org, owner: agent };
-  }
-
-  function sdk(app: SdkApp) {
-    const headers = (request: ReturnType<HttpClient['get']>) =>
-      request.set('X-Bundle-ID', app.bundleId).set('X-Team-ID', TEAM_ID);
-    return {
-      get: (path: string) => headers(t.http().get(path)),
-      post: (path: string) => headers(t.http().post(path)),
-    };
-  }
-
-  async function challenge(app: SdkApp): Promise<string> {
-    return (await sdk(app).get('/api/v1/attestation/challenge').expect(200)).body.challenge as string;
+  async function challenge(app: RegisteredApp): Promise<string> {
+    return (await sdk(t, app).get('/api/v1/attestation/challenge').expect(200)).body.challenge as string;
   }
 
   async function attest(
-    app: SdkApp,
+    app: RegisteredApp,
     device: FabricatedDevice,
     extra: Record<string, unknown> = {},
     environment?: 'development' | 'production',
@@ -75,15 +41,15 @@ describe('device attestation', () => {
       bundleId: app.bundleId,
       environment,
     });
-    return sdk(app)
+    return sdk(t, app)
       .post('/api/v1/attestation/validate')
       .send({ keyId: device.keyId, attestationObject, challenge: value, ...extra });
   }
 
-  async function refresh(app: SdkApp, device: FabricatedDevice, counter: number) {
+  async function refresh(app: RegisteredApp, device: FabricatedDevice, counter: number) {
     const value = await challenge(app);
     const assertion = device.assert({ challenge: value, counter, teamId: TEAM_ID, bundleId: app.bundleId });
-    return sdk(app).post('/api/v1/attestation/refresh').send({ keyId: device.keyId, assertion, challenge: value });
+    return sdk(t, app).post('/api/v1/attestation/refresh').send({ keyId: device.keyId, assertion, challenge: value });
   }
 
   async function jwks(): Promise<JSONWebKeySet> {
@@ -92,8 +58,8 @@ describe('device attestation', () => {
 
   describe('challenges', () => {
     it('issues a 32-byte base64 challenge valid five minutes, with rate-limit headers', async () => {
-      const app = await registerApp();
-      const response = await sdk(app).get('/api/v1/attestation/challenge').expect(200);
+      const app = await registerApp(t);
+      const response = await sdk(t, app).get('/api/v1/attestation/challenge').expect(200);
       expect(Buffer.from(response.body.challenge, 'base64')).toHaveLength(32);
       const ttl = new Date(response.body.expiresAt).getTime() - Date.now();
       expect(ttl).toBeGreaterThan(290_000);
@@ -103,7 +69,7 @@ describe('device attestation', () => {
     });
 
     it('needs both identity headers (400) of a registered app (404) that is active (403)', async () => {
-      const app = await registerApp();
+      const app = await registerApp(t);
       expect(
         (await t.http().get('/api/v1/attestation/challenge').set('X-Bundle-ID', app.bundleId).expect(400)).body.code,
       ).toBe('bad_request');
@@ -121,28 +87,28 @@ describe('device attestation', () => {
         .expect(201);
       await app.owner.post(`/api/v1/apps/${second.body.id}/deactivate`).expect(200);
       const inactive = { ...app, bundleId: `${app.bundleId}.second` };
-      expect((await sdk(inactive).get('/api/v1/attestation/challenge').expect(403)).body.code).toBe('app_inactive');
+      expect((await sdk(t, inactive).get('/api/v1/attestation/challenge').expect(403)).body.code).toBe('app_inactive');
     });
 
     it('is single-use, bound to its app, and expires after five minutes', async () => {
-      const app = await registerApp();
-      const other = await registerApp();
+      const app = await registerApp(t);
+      const other = await registerApp(t);
       const device = authority.createDevice();
       const value = await challenge(app);
       const attestationObject = await device.attest({ challenge: value, teamId: TEAM_ID, bundleId: app.bundleId });
       const body = { keyId: device.keyId, attestationObject, challenge: value };
 
-      expect((await sdk(other).post('/api/v1/attestation/validate').send(body).expect(400)).body.code).toBe(
+      expect((await sdk(t, other).post('/api/v1/attestation/validate').send(body).expect(400)).body.code).toBe(
         'challenge_invalid',
       );
-      await sdk(app).post('/api/v1/attestation/validate').send(body).expect(200);
-      expect((await sdk(app).post('/api/v1/attestation/validate').send(body).expect(400)).body.code).toBe(
+      await sdk(t, app).post('/api/v1/attestation/validate').send(body).expect(200);
+      expect((await sdk(t, app).post('/api/v1/attestation/validate').send(body).expect(400)).body.code).toBe(
         'challenge_invalid',
       );
 
       const stale = await challenge(app);
       await t.sql(`UPDATE attestation_challenges SET expires_at = now() - interval '1 second'`);
-      const late = await sdk(app)
+      const late = await sdk(t, app)
         .post('/api/v1/attestation/validate')
         .send({
           ...body,
@@ -154,7 +120,7 @@ describe('device attestation', () => {
     });
 
     it('answers challenge_expired to an expired challenge for a day past its expiry, every time, then challenge_invalid', async () => {
-      const app = await registerApp();
+      const app = await registerApp(t);
       const device = authority.createDevice();
       const value = await challenge(app);
       const body = {
@@ -163,7 +129,7 @@ describe('device attestation', () => {
         challenge: value,
       };
       const answer = async (): Promise<string> =>
-        (await sdk(app).post('/api/v1/attestation/validate').send(body).expect(400)).body.code as string;
+        (await sdk(t, app).post('/api/v1/attestation/validate').send(body).expect(400)).body.code as string;
       const purge = () => t.app.get(ChallengeService).purgeExpired();
       const hash = createHash('sha256').update(value).digest('hex');
       // Long past the minute after which the purge used to forget it.
@@ -185,7 +151,7 @@ describe('device attestation', () => {
 
   describe('validate', () => {
     it('mints an RS256 token that verifies against the JWKS, with sub = keyId', async () => {
-      const app = await registerApp();
+      const app = await registerApp(t);
       const device = authority.createDevice();
       const response = await attest(app, device, {
         deviceModel: 'iPhone15,2',
@@ -236,7 +202,7 @@ describe('device attestation', () => {
     });
 
     it("honours the app's JWT configuration", async () => {
-      const app = await registerApp('professional', {
+      const app = await registerApp(t, 'professional', {
         jwtConfiguration: {
           overrideExpirationTime: 600,
           includeAppMetadata: false,
@@ -254,7 +220,7 @@ describe('device attestation', () => {
     });
 
     it('names the failed verification step in the code, the hint and the device event', async () => {
-      const app = await registerApp();
+      const app = await registerApp(t);
       const device = authority.createDevice();
       const value = await challenge(app);
       const attestationObject = await device.attest({
@@ -262,7 +228,7 @@ describe('device attestation', () => {
         teamId: TEAM_ID,
         bundleId: 'com.someone.else',
       });
-      const response = await sdk(app)
+      const response = await sdk(t, app)
         .post('/api/v1/attestation/validate')
         .send({ keyId: device.keyId, attestationObject, challenge: value })
         .expect(401);
@@ -272,7 +238,7 @@ describe('device attestation', () => {
     });
 
     it('refuses an intermediate certificate whose EC point was tampered with as certificate_chain_invalid, recording the failure', async () => {
-      const app = await registerApp();
+      const app = await registerApp(t);
       const device = authority.createDevice();
       const value = await challenge(app);
       const genuine = await device.attest({ challenge: value, teamId: TEAM_ID, bundleId: app.bundleId });
@@ -298,7 +264,7 @@ describe('device attestation', () => {
           ['authData', Buffer.from(object.authData)],
         ]),
       );
-      const response = await sdk(app)
+      const response = await sdk(t, app)
         .post('/api/v1/attestation/validate')
         .send({ keyId: device.keyId, attestationObject: tampered.toString('base64'), challenge: value });
       expect(response.status).toBeLessThan(500);
@@ -308,9 +274,9 @@ describe('device attestation', () => {
     });
 
     it('answers 400 for an attestation object that is not CBOR and 422 for malformed fields', async () => {
-      const app = await registerApp();
+      const app = await registerApp(t);
       const value = await challenge(app);
-      const garbage = await sdk(app)
+      const garbage = await sdk(t, app)
         .post('/api/v1/attestation/validate')
         .send({
           keyId: authority.createDevice().keyId,
@@ -319,7 +285,7 @@ describe('device attestation', () => {
         })
         .expect(400);
       expect(garbage.body.code).toMatch(/invalid_(cbor|format)/);
-      const malformed = await sdk(app)
+      const malformed = await sdk(t, app)
         .post('/api/v1/attestation/validate')
         .send({ keyId: '***', attestationObject: 5 })
         .expect(422);
@@ -329,7 +295,7 @@ describe('device attestation', () => {
     });
 
     it("applies the app's risk thresholds with domain codes", async () => {
-      const strict = await registerApp('professional', {
+      const strict = await registerApp(t, 'professional', {
         riskThresholds: { blockOnJailbreak: true, maxAllowedRiskScore: 10 },
       });
       expect((await attest(strict, authority.createDevice(), { jailbreakDetected: true })).body.code).toBe(
@@ -348,7 +314,7 @@ describe('device attestation', () => {
 
   describe('challenges are single-use whatever the outcome', () => {
     it('uses the challenge up when admission refuses a verified attestation: the same payload cannot try again', async () => {
-      const strict = await registerApp('professional', { riskThresholds: { maxAllowedRiskScore: 10 } });
+      const strict = await registerApp(t, 'professional', { riskThresholds: { maxAllowedRiskScore: 10 } });
       const device = authority.createDevice();
       const value = await challenge(strict);
       const attestationObject = await device.attest({
@@ -358,7 +324,7 @@ describe('device attestation', () => {
         environment: 'development',
       });
       const send = () =>
-        sdk(strict)
+        sdk(t, strict)
           .post('/api/v1/attestation/validate')
           .send({ keyId: device.keyId, attestationObject, challenge: value });
       const refused = await send();
@@ -375,7 +341,7 @@ describe('device attestation', () => {
 
   describe('refresh', () => {
     it('mints a fresh token for an assertion with a higher counter and refuses a replay', async () => {
-      const app = await registerApp();
+      const app = await registerApp(t);
       const device = authority.createDevice();
       expect((await attest(app, device)).status).toBe(200);
 
@@ -397,20 +363,20 @@ describe('device attestation', () => {
     });
 
     it('accepts clientData that contains the challenge', async () => {
-      const app = await registerApp();
+      const app = await registerApp(t);
       const device = authority.createDevice();
       await attest(app, device);
       const value = await challenge(app);
       const clientData = Buffer.from(JSON.stringify({ challenge: value, action: 'refresh' }));
       const assertion = device.assert({ clientData, counter: 1, teamId: TEAM_ID, bundleId: app.bundleId });
-      await sdk(app)
+      await sdk(t, app)
         .post('/api/v1/attestation/refresh')
         .send({ keyId: device.keyId, assertion, challenge: value, clientData: clientData.toString('base64') })
         .expect(200);
     });
 
     it('answers 401 reattest_required for an unknown or blocked key', async () => {
-      const app = await registerApp();
+      const app = await registerApp(t);
       const stranger = authority.createDevice();
       expect((await refresh(app, stranger, 1)).body.code).toBe('reattest_required');
       const device = authority.createDevice();
@@ -422,7 +388,7 @@ describe('device attestation', () => {
     });
 
     it("refuses a key older than the app's maxDeviceAge", async () => {
-      const app = await registerApp('professional', { riskThresholds: { maxDeviceAge: 30 } });
+      const app = await registerApp(t, 'professional', { riskThresholds: { maxDeviceAge: 30 } });
       const device = authority.createDevice();
       await attest(app, device);
       await t.sql(`UPDATE devices SET first_seen_at = now() - interval '31 days' WHERE key_id = $1`, [device.keyId]);
@@ -432,7 +398,7 @@ describe('device attestation', () => {
 
   describe('monthly active devices', () => {
     it("refuses a Free organization's 1,001st device after the grace period while device 1 still refreshes", async () => {
-      const app = await registerApp('free');
+      const app = await registerApp(t, 'free');
       const first = authority.createDevice();
       expect((await attest(app, first)).status).toBe(200);
       // 999 more devices were active this month.
@@ -472,7 +438,7 @@ describe('device attestation', () => {
     });
 
     it('counts a device once per period however often it attests', async () => {
-      const app = await registerApp();
+      const app = await registerApp(t);
       const device = authority.createDevice();
       await attest(app, device);
       await refresh(app, device, 1);
@@ -487,7 +453,7 @@ describe('device attestation', () => {
 
   describe('signing keys', () => {
     it('keeps the retired key in the JWKS after a rotation, so earlier tokens still verify', async () => {
-      const app = await registerApp();
+      const app = await registerApp(t);
       const device = authority.createDevice();
       const before = (await attest(app, device)).body.token as string;
       const newKid = await t.app.get(SigningKeysService).rotate();

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createUser, signIn } from '../factories/identity.js';
+import { createWebhookEndpoint } from '../factories/webhooks.js';
 import { startTestApp, type HttpClient, type TestApp } from '../harness/test-app.js';
 import { attestDevice, fabricatedRootEnv, registerApp, sdk, type RegisteredApp } from '../support/sdk-client.js';
 
@@ -50,10 +51,7 @@ describe('change approvals', () => {
 
   it('turns a change of a protected environment into a request that an Admin other than the author approves, and applying it does what the change does', async () => {
     const { app, author, member, flagId } = await team();
-    await app.owner
-      .post('/api/v1/org/webhooks')
-      .send({ url: 'http://127.0.0.1:9/hooks', events: ['flag.updated'] })
-      .expect(201);
+    await createWebhookEndpoint(app.owner, 'http://127.0.0.1:9/hooks', ['flag.updated']);
     const before = await version(flagId);
     const proposed = await author.put(env(flagId)).send({ enabled: true, value: 'true', rules: [] }).expect(202);
     expect(proposed.body).toMatchObject({

@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createUser, orgWithMember, signIn } from '../factories/identity.js';
+import { subscribedReceiver } from '../factories/webhooks.js';
 import { startTestApp, type HttpClient, type TestApp } from '../harness/test-app.js';
 import { attestDevice, fabricatedRootEnv, registerApp, type RegisteredApp } from '../support/sdk-client.js';
 import {
   eventually,
-  startWebhookReceiver,
   type ReceivedWebhook,
   type WebhookReceiver,
+  WebhookReceivers,
 } from '../support/webhook-receiver.js';
 
 const DEFAULTS = {
@@ -20,14 +21,14 @@ const DEFAULTS = {
 
 describe('compliance settings', () => {
   let t: TestApp;
-  const receivers: WebhookReceiver[] = [];
+  const receivers = new WebhookReceivers();
 
   beforeAll(async () => {
     t = await startTestApp(await fabricatedRootEnv());
   });
   afterAll(async () => {
     await t.close();
-    await Promise.all(receivers.map((receiver) => receiver.close()));
+    await receivers.closeAll();
   });
 
   function put(agent: HttpClient, body: Record<string, unknown>) {
@@ -210,14 +211,8 @@ describe('compliance settings', () => {
   });
 
   describe('the device.high_risk threshold', () => {
-    async function listen(app: RegisteredApp): Promise<WebhookReceiver> {
-      const receiver = await startWebhookReceiver();
-      receivers.push(receiver);
-      await app.owner
-        .post('/api/v1/org/webhooks')
-        .send({ url: receiver.url, events: ['device.high_risk'] })
-        .expect(201);
-      return receiver;
+    function listen(app: RegisteredApp): Promise<WebhookReceiver> {
+      return subscribedReceiver(receivers, app.owner, ['device.high_risk']);
     }
 
     function highRiskPayloads(receiver: WebhookReceiver) {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
 import { createUser, signIn } from '../factories/identity.js';
+import { createWebhookEndpoint } from '../factories/webhooks.js';
 import { startTestApp, type TestApp } from '../harness/test-app.js';
 import { registerApp, sdk, type RegisteredApp } from '../support/sdk-client.js';
 
@@ -86,10 +87,7 @@ describe('debug tokens', () => {
 
   it('mints a device token marked debug, in the attest bucket, and nothing else', async () => {
     const fresh = await registerApp(t, 'professional');
-    await fresh.owner
-      .post('/api/v1/org/webhooks')
-      .send({ url: 'http://127.0.0.1:9/hook', events: ['device.new', 'device.attested.first'] })
-      .expect(201);
+    await createWebhookEndpoint(fresh.owner, 'http://127.0.0.1:9/hook', ['device.new', 'device.attested.first']);
     const { token: secret, id } = await createDebugToken(fresh);
     const response = await sdk(t, fresh)
       .post('/api/v1/attestation/debug')

@@ -1,52 +1,14 @@
-import { existsSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { PASSWORD, createOrg, createUser } from '../factories/identity.js';
 import type { TestApp } from '../harness/test-app.js';
+import { browserSuite, launchChromium, newPage, type Browser } from '../support/headless-chromium.js';
 import { startListeningApp } from '../support/listening-app.js';
 
 /**
  * The device-login page in a real browser: Debian's Chromium driven by playwright-core (never a
  * downloaded browser). Skipped, saying why, where either is missing; `.ci/run` installs both.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-
-/** The little of playwright-core this test uses, typed here so the suite compiles without it. */
-interface Page {
-  setDefaultTimeout(timeout: number): void;
-  goto(url: string): Promise<unknown>;
-  fill(selector: string, value: string): Promise<void>;
-  click(selector: string): Promise<void>;
-  waitForSelector(selector: string): Promise<unknown>;
-  textContent(selector: string): Promise<string | null>;
-  evaluate(expression: string): Promise<unknown>;
-  on(event: 'console', listener: (message: { type(): string; text(): string }) => void): void;
-}
-interface Browser {
-  newPage(): Promise<Page>;
-  close(): Promise<void>;
-}
-interface Playwright {
-  chromium: { launch(options: { executablePath: string; headless: boolean; args: string[] }): Promise<Browser> };
-}
-
-async function loadPlaywright(): Promise<Playwright | null> {
-  const name = 'playwright-core';
-  try {
-    return (await import(name)) as Playwright;
-  } catch {
-    return null;
-  }
-}
-
-const playwright = await loadPlaywright();
-const skipReason = !playwright
-  ? 'playwright-core is not installed (npm ci installs it once it is a devDependency)'
-  : !existsSync(CHROMIUM)
-    ? `${CHROMIUM} is absent (apt-get install -y chromium, or set CHROMIUM_PATH)`
-    : null;
-if (skipReason) process.stderr.write(`device-login browser test skipped: ${skipReason}\n`);
-
-const suite = skipReason ? describe.skip : describe;
+const suite = browserSuite('device-login browser test');
 
 suite('device-login page in headless Chromium', () => {
   let t: TestApp;
@@ -55,24 +17,12 @@ suite('device-login page in headless Chromium', () => {
 
   beforeAll(async () => {
     ({ t, baseUrl } = await startListeningApp());
-    browser = await playwright!.chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      // Root in CI containers cannot use Chromium's sandbox.
-      args: ['--no-sandbox'],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();
     await t?.close();
   });
-
-  /** A page that fails a step within 10 s, well inside the test's own timeout, naming the step. */
-  async function newPage(): Promise<Page> {
-    const page = await browser.newPage();
-    page.setDefaultTimeout(10_000);
-    return page;
-  }
 
   it('signs in, shows the request and approves it: the client then receives its key', async () => {
     const org = await createOrg(t, { name: 'Browser Co' });
@@ -84,7 +34,7 @@ suite('device-login page in headless Chromium', () => {
     };
     expect(verificationUrl).toBe(`${baseUrl}/device?session_id=${sessionId}`);
 
-    const page = await newPage();
+    const page = await newPage(browser);
     const cspViolations: string[] = [];
     page.on('console', (message) => {
       if (message.type() === 'error' && /Content Security Policy/i.test(message.text()))
@@ -132,7 +82,7 @@ suite('device-login page in headless Chromium', () => {
       session_id: string;
       verification_url: string;
     };
-    const page = await newPage();
+    const page = await newPage(browser);
     await page.goto(created.verification_url);
     await page.fill('input[name=email]', user.email);
     await page.fill('input[name=password]', PASSWORD);

@@ -1,10 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createApiKey, createUser, orgWithMember, signIn, type TestOrg } from '../factories/identity.js';
 import { startTestApp, type HttpClient, type TestApp } from '../harness/test-app.js';
+import { fabricatedRootEnv } from '../support/sdk-client.js';
 import {
   appAttestAuthority,
   type FabricatedAuthority,
@@ -58,9 +56,7 @@ describe('devices and analytics', () => {
 
   beforeAll(async () => {
     authority = await appAttestAuthority();
-    const rootPath = join(mkdtempSync(join(tmpdir(), 'attestly-devices-root-')), 'root.pem');
-    writeFileSync(rootPath, authority.rootPem);
-    t = await startTestApp({ APP_ATTEST_ROOT_CA: rootPath });
+    t = await startTestApp(await fabricatedRootEnv());
   });
   afterAll(async () => {
     await t.close();

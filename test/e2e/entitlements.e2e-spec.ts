@@ -2,8 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { SubscriptionClaims } from '../../src/entitlements/subscription-claims.js';
 import type { WebhookEventName } from '../../src/webhooks/webhook-event-catalog.js';
 import { createApiKey, orgWithMember, type TestOrg } from '../factories/identity.js';
+import { subscribedReceiver } from '../factories/webhooks.js';
 import { startTestApp, type HttpClient, type TestApp } from '../harness/test-app.js';
-import { eventually, sleep, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
+import { eventually, sleep, type WebhookReceiver, WebhookReceivers } from '../support/webhook-receiver.js';
 
 const SUBSCRIPTION_EVENTS: WebhookEventName[] = [
   'subscription.changed',
@@ -19,14 +20,14 @@ interface Customer {
 
 describe('entitlements', () => {
   let t: TestApp;
-  const receivers: WebhookReceiver[] = [];
+  const receivers = new WebhookReceivers();
 
   beforeAll(async () => {
     t = await startTestApp();
   });
   afterAll(async () => {
     await t.close();
-    await Promise.all(receivers.map((receiver) => receiver.close()));
+    await receivers.closeAll();
   });
 
   async function customer(tier = 'enterprise'): Promise<Customer> {
@@ -34,11 +35,8 @@ describe('entitlements', () => {
     return { org, agent, key: await createApiKey(t, org, ['entitlements:write']) };
   }
 
-  async function listen(who: Customer, events: readonly string[] = SUBSCRIPTION_EVENTS): Promise<WebhookReceiver> {
-    const receiver = await startWebhookReceiver();
-    receivers.push(receiver);
-    await who.agent.post('/api/v1/org/webhooks').send({ url: receiver.url, events }).expect(201);
-    return receiver;
+  function listen(who: Customer, events: readonly string[] = SUBSCRIPTION_EVENTS): Promise<WebhookReceiver> {
+    return subscribedReceiver(receivers, who.agent, events);
   }
 
   function ingest(who: Customer, event: Record<string, unknown>) {

@@ -1,26 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { createApiKey, createUser, signIn, type TestUser } from '../factories/identity.js';
-import { sentMails, startTestApp, type HttpClient, type TestApp } from '../harness/test-app.js';
-import { TEAM_ID, registerApp, sdk, type RegisteredApp } from '../support/sdk-client.js';
+import { siblingApp } from '../factories/apps.js';
+import { submitFeatureRequest, type SdkFeature } from '../factories/feedback.js';
+import { createApiKey, signedInMember } from '../factories/identity.js';
+import { sentMails, startTestApp, type TestApp } from '../harness/test-app.js';
+import { registerApp, sdk, type RegisteredApp } from '../support/sdk-client.js';
 
 const FEATURES = '/api/v1/feedback/features';
 const NOTIFICATIONS = '/api/v1/feedback/notifications';
 const CONSOLE = '/api/v1/org/feedback';
 const PREFERENCES = '/api/v1/org/notification-preferences';
 const STATUSES = ['pending', 'open', 'planned', 'in_progress', 'shipped', 'declined', 'duplicate'];
-
-interface SdkFeature {
-  id: string;
-  appId: string;
-  title: string;
-  description: string;
-  status: string;
-  voteCount: number;
-  commentCount: number;
-  createdAt: string;
-  updatedAt: string;
-}
 
 describe('feedback', () => {
   let t: TestApp;
@@ -31,18 +21,7 @@ describe('feedback', () => {
     await t.close();
   });
 
-  async function submit(app: RegisteredApp, body: Record<string, unknown> = {}): Promise<SdkFeature> {
-    const response = await sdk(t, app)
-      .post(FEATURES)
-      .send({
-        title: 'Dark mode',
-        description: 'Please add a dark theme',
-        submitterId: `user-${randomUUID()}`,
-        ...body,
-      });
-    expect(response.status).toBe(201);
-    return response.body as SdkFeature;
-  }
+  const submit = (app: RegisteredApp, body: Record<string, unknown> = {}) => submitFeatureRequest(t, app, body);
 
   function vote(app: RegisteredApp, featureId: string, body: Record<string, unknown>) {
     return sdk(t, app).post(`${FEATURES}/${featureId}/vote`).send(body);
@@ -54,24 +33,6 @@ describe('feedback', () => {
 
   async function setStatus(app: RegisteredApp, featureId: string, status: string): Promise<void> {
     await app.owner.post(`${CONSOLE}/${featureId}/status`).send({ status }).expect(200);
-  }
-
-  /** A second app of the same organization. */
-  async function sibling(app: RegisteredApp): Promise<RegisteredApp> {
-    const bundleId = `com.example.sibling${randomUUID().slice(0, 8)}`;
-    const created = await app.owner
-      .post('/api/v1/apps')
-      .send({ appName: 'Sibling', bundleId, teamId: TEAM_ID })
-      .expect(201);
-    return { ...app, id: created.body.id as string, bundleId };
-  }
-
-  async function memberAgent(
-    app: RegisteredApp,
-    role: 'viewer' | 'member' | 'admin',
-  ): Promise<{ user: TestUser; agent: HttpClient }> {
-    const user = await createUser(t, { org: app.org, role });
-    return { user, agent: await signIn(t, user.email) };
   }
 
   describe('SDK: feature requests', () => {
@@ -140,7 +101,7 @@ describe('feedback', () => {
       const pending = await submit(app, { submitterId: 'alice' });
       const open = await submit(app, { title: 'Widgets' });
       await setStatus(app, open.id, 'open');
-      const other = await sibling(app);
+      const other = await siblingApp(app);
       await setStatus(app, (await submit(other)).id, 'open');
 
       const listed = await sdk(t, app).get(FEATURES).expect(200);
@@ -192,7 +153,7 @@ describe('feedback', () => {
         { id: expect.any(String), authorType: 'admin', body: 'Looking into it', createdAt: expect.any(String) },
         { id: expect.any(String), authorType: 'admin', body: 'Planned for 2.0', createdAt: expect.any(String) },
       ]);
-      await sdk(t, await sibling(app))
+      await sdk(t, await siblingApp(app))
         .get(`${FEATURES}/${feature.id}`)
         .expect(404);
       await sdk(t, await registerApp(t))
@@ -375,7 +336,7 @@ describe('feedback', () => {
 
     it('filters by status and app', async () => {
       const app = await registerApp(t);
-      const other = await sibling(app);
+      const other = await siblingApp(app);
       const mine = await submit(app, { title: 'Mine' });
       const theirs = await submit(other, { title: 'Theirs' });
       await setStatus(app, theirs.id, 'planned');
@@ -461,7 +422,7 @@ describe('feedback', () => {
 
     it('adds staff comments of 1 to 5,000 characters as admin (201)', async () => {
       const app = await registerApp(t);
-      const { user, agent } = await memberAgent(app, 'member');
+      const { user, agent } = await signedInMember(t, app.org, 'member');
       const feature = await submit(app);
       const created = await agent.post(`${CONSOLE}/${feature.id}/comments`).send({ body: 'x' }).expect(201);
       expect(created.body).toEqual({
@@ -496,12 +457,12 @@ describe('feedback', () => {
     it('lets viewers read and members manage', async () => {
       const app = await registerApp(t);
       const feature = await submit(app);
-      const viewer = (await memberAgent(app, 'viewer')).agent;
+      const viewer = (await signedInMember(t, app.org, 'viewer')).agent;
       await viewer.get(CONSOLE).expect(200);
       await viewer.get(`${CONSOLE}/${feature.id}`).expect(200);
       await viewer.post(`${CONSOLE}/${feature.id}/status`).send({ status: 'open' }).expect(403);
       await viewer.post(`${CONSOLE}/${feature.id}/comments`).send({ body: 'hi' }).expect(403);
-      const member = (await memberAgent(app, 'member')).agent;
+      const member = (await signedInMember(t, app.org, 'member')).agent;
       await member.post(`${CONSOLE}/${feature.id}/status`).send({ status: 'open' }).expect(200);
       await t.http().get(CONSOLE).expect(401);
     });
@@ -542,8 +503,8 @@ describe('feedback', () => {
 
   describe('notifications', () => {
     async function staff(app: RegisteredApp) {
-      const admin = (await memberAgent(app, 'admin')).user;
-      const member = (await memberAgent(app, 'member')).user;
+      const admin = (await signedInMember(t, app.org, 'admin')).user;
+      const member = (await signedInMember(t, app.org, 'member')).user;
       return { admin, member };
     }
 

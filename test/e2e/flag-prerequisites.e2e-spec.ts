@@ -1,14 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { startTestApp, type HttpClient, type TestApp } from '../harness/test-app.js';
+import { createFlag } from '../factories/flags.js';
+import { startTestApp, type TestApp } from '../harness/test-app.js';
 import { attestDevice, fabricatedRootEnv, registerApp, sdk, type RegisteredApp } from '../support/sdk-client.js';
-
-function createFlag(owner: HttpClient, appId: string, key: string, valueType = 'boolean', defaultValue = 'false') {
-  return owner
-    .post(`/api/v1/dashboard/apps/${appId}/flags`)
-    .send({ name: 'A flag', key, valueType, defaultValue })
-    .expect(201)
-    .then((response) => response.body as { id: string; key: string });
-}
 
 describe('flag prerequisites', () => {
   let t: TestApp;

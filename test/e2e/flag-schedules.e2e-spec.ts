@@ -1,20 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { FlagScheduleJob } from '../../src/flags/flag-schedule.job.js';
 import { createUser, signIn } from '../factories/identity.js';
-import { sentMails, startTestApp, type HttpClient, type TestApp } from '../harness/test-app.js';
+import { createWebhookEndpoint } from '../factories/webhooks.js';
+import { createFlag } from '../factories/flags.js';
+import { sentMails, startTestApp, type TestApp } from '../harness/test-app.js';
 import { attestDevice, fabricatedRootEnv, registerApp, sdk } from '../support/sdk-client.js';
 import { eventually } from '../support/webhook-receiver.js';
 
 const MINUTE = 60_000;
 const inMinutes = (minutes: number) => new Date(Date.now() + minutes * MINUTE).toISOString();
-
-function createFlag(owner: HttpClient, appId: string, key: string, valueType = 'boolean', defaultValue = 'false') {
-  return owner
-    .post(`/api/v1/dashboard/apps/${appId}/flags`)
-    .send({ name: 'A flag', key, valueType, defaultValue })
-    .expect(201)
-    .then((response) => response.body as { id: string; key: string });
-}
 
 describe('scheduled flag changes', () => {
   let t: TestApp;
@@ -44,10 +38,7 @@ describe('scheduled flag changes', () => {
         [app.org.id],
       )
     )[0].email;
-    await app.owner
-      .post('/api/v1/org/webhooks')
-      .send({ url: 'http://127.0.0.1:9/hooks', events: ['flag.updated'] })
-      .expect(201);
+    await createWebhookEndpoint(app.owner, 'http://127.0.0.1:9/hooks', ['flag.updated']);
     const flags = [];
     for (let i = 0; i < 6; i++) flags.push(await createFlag(app.owner, app.id, `launch_${i}`));
     const created = [];

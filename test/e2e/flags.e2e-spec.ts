@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { SignJWT, generateKeyPair } from 'jose';
 import { SigningKeysService } from '../../src/attestation/signing-keys.service.js';
 import { createApiKey, signIn, createUser } from '../factories/identity.js';
+import { createWebhookEndpoint } from '../factories/webhooks.js';
 import { startTestApp, type HttpClient, type TestApp } from '../harness/test-app.js';
 import { sampleValue } from '../support/prometheus-text.js';
 import { eventually } from '../support/webhook-receiver.js';
@@ -114,10 +115,11 @@ describe('feature flags', () => {
 
     it('announces creation, changes and deletion to subscribed webhooks, in the same transaction', async () => {
       const app = await registerApp(t);
-      await app.owner
-        .post('/api/v1/org/webhooks')
-        .send({ url: 'http://127.0.0.1:9/hooks', events: ['flag.created', 'flag.updated', 'flag.deleted'] })
-        .expect(201);
+      await createWebhookEndpoint(app.owner, 'http://127.0.0.1:9/hooks', [
+        'flag.created',
+        'flag.updated',
+        'flag.deleted',
+      ]);
       const flag = (
         await createFlag(app.owner, app.id, { key: 'hooked', valueType: 'boolean', defaultValue: 'false' }).expect(201)
       ).body;

@@ -1,23 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
+import { siblingApp } from '../factories/apps.js';
+import { createReleaseNote, type ReleaseNote } from '../factories/release-notes.js';
 import { createApiKey, createUser, signIn } from '../factories/identity.js';
-import { startTestApp, type HttpClient, type TestApp } from '../harness/test-app.js';
-import { TEAM_ID, registerApp, sdk, type RegisteredApp } from '../support/sdk-client.js';
+import { startTestApp, type TestApp } from '../harness/test-app.js';
+import { registerApp, sdk, type RegisteredApp } from '../support/sdk-client.js';
 
 const NOTES = '/api/v1/org/release-notes';
 const PENDING = '/api/v1/release-notes/pending';
-
-interface Note {
-  id: string;
-  appId: string;
-  version: string;
-  title: string;
-  body: string;
-  isPublished: boolean;
-  publishedAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
 
 describe('release notes', () => {
   let t: TestApp;
@@ -27,18 +17,6 @@ describe('release notes', () => {
   afterAll(async () => {
     await t.close();
   });
-
-  async function createNote(
-    app: RegisteredApp,
-    body: Record<string, unknown> = {},
-    agent: HttpClient = app.owner,
-  ): Promise<Note> {
-    const response = await agent
-      .post(NOTES)
-      .send({ appId: app.id, version: '1.0.0', title: 'What is new', body: 'Bug fixes', ...body });
-    expect(response.status).toBe(201);
-    return response.body as Note;
-  }
 
   function pending(app: RegisteredApp, device: string, installedVersion: string, currentVersion: string) {
     return sdk(t, app)
@@ -55,26 +33,17 @@ describe('release notes', () => {
     current: string,
   ): Promise<string[]> {
     const response = await pending(app, device, installed, current).expect(200);
-    return (response.body.items as Note[]).map((note) => note.version);
+    return (response.body.items as ReleaseNote[]).map((note) => note.version);
   }
 
   function seen(app: RegisteredApp, device: string, noteId: string) {
     return sdk(t, app).post(`/api/v1/release-notes/${noteId}/seen`).set('X-Device-ID', device);
   }
 
-  async function sibling(app: RegisteredApp): Promise<RegisteredApp> {
-    const bundleId = `com.example.sibling${randomUUID().slice(0, 8)}`;
-    const created = await app.owner
-      .post('/api/v1/apps')
-      .send({ appName: 'Sibling', bundleId, teamId: TEAM_ID })
-      .expect(201);
-    return { ...app, id: created.body.id as string, bundleId };
-  }
-
   describe('console', () => {
     it('creates an unpublished note by default, or a published one with publishedAt', async () => {
       const app = await registerApp(t);
-      const draft = await createNote(app, { version: '2.1.0', title: 'Spring release', body: 'New widgets' });
+      const draft = await createReleaseNote(app, { version: '2.1.0', title: 'Spring release', body: 'New widgets' });
       expect(draft).toEqual({
         id: expect.any(String),
         appId: app.id,
@@ -86,7 +55,7 @@ describe('release notes', () => {
         createdAt: expect.any(String),
         updatedAt: expect.any(String),
       });
-      const live = await createNote(app, { version: '2.2.0', isPublished: true });
+      const live = await createReleaseNote(app, { version: '2.2.0', isPublished: true });
       expect(live.isPublished).toBe(true);
       expect(Date.parse(live.publishedAt!)).toBeGreaterThan(Date.now() - 60_000);
       const audit = await t.sql(`SELECT action FROM audit_logs WHERE resource_id = $1`, [draft.id]);
@@ -96,7 +65,7 @@ describe('release notes', () => {
     it('accepts version numbers such as 2.1.0, 1.0 and 2.1.3-beta', async () => {
       const app = await registerApp(t);
       for (const version of ['2.1.0', '1.0', '2.1.3-beta', '7', '3.0.0-rc.1+build.5', 'v4.2']) {
-        expect((await createNote(app, { version })).version).toBe(version);
+        expect((await createReleaseNote(app, { version })).version).toBe(version);
       }
     });
 
@@ -123,7 +92,11 @@ describe('release notes', () => {
         expect([field, response.status]).toEqual([field, 400]);
         expect(response.body.error).toContain(field);
       }
-      await createNote(app, { version: `1.0.0-${'a'.repeat(58)}`, title: 't'.repeat(200), body: 'b'.repeat(20_000) });
+      await createReleaseNote(app, {
+        version: `1.0.0-${'a'.repeat(58)}`,
+        title: 't'.repeat(200),
+        body: 'b'.repeat(20_000),
+      });
     });
 
     it('refuses an app of another organization (404) and a second note per app and version (409)', async () => {
@@ -131,23 +104,23 @@ describe('release notes', () => {
       const stranger = await registerApp(t);
       await stranger.owner.post(NOTES).send({ appId: app.id, version: '1.0.0', title: 'T', body: 'B' }).expect(404);
       await app.owner.post(NOTES).send({ appId: randomUUID(), version: '1.0.0', title: 'T', body: 'B' }).expect(404);
-      await createNote(app, { version: '1.0.0' });
+      await createReleaseNote(app, { version: '1.0.0' });
       const duplicate = await app.owner
         .post(NOTES)
         .send({ appId: app.id, version: '1.0.0', title: 'T', body: 'B' })
         .expect(409);
       expect(duplicate.body.code).toBe('release_note_exists');
       await app.owner.post(NOTES).send({ appId: app.id, version: '1.0', title: 'T', body: 'B' }).expect(409);
-      await createNote(app, { version: '1.0.0-beta' });
-      await createNote(await sibling(app), { version: '1.0.0' });
+      await createReleaseNote(app, { version: '1.0.0-beta' });
+      await createReleaseNote(await siblingApp(app), { version: '1.0.0' });
     });
 
     it('lists newest first with items and metadata, filters by appId and pages up to 100', async () => {
       const app = await registerApp(t);
-      const other = await sibling(app);
-      const first = await createNote(app, { version: '1.0.0' });
-      const second = await createNote(other, { version: '1.0.0' });
-      const third = await createNote(app, { version: '1.1.0' });
+      const other = await siblingApp(app);
+      const first = await createReleaseNote(app, { version: '1.0.0' });
+      const second = await createReleaseNote(other, { version: '1.0.0' });
+      const third = await createReleaseNote(app, { version: '1.1.0' });
       const listed = await app.owner.get(NOTES).expect(200);
       expect(listed.body).toEqual({
         items: [third, second, first].map((note) => ({ ...note, updatedAt: expect.any(String) })),
@@ -167,7 +140,7 @@ describe('release notes', () => {
 
     it("reads one note, and answers 404 for another organization's", async () => {
       const app = await registerApp(t);
-      const note = await createNote(app);
+      const note = await createReleaseNote(app);
       expect((await app.owner.get(`${NOTES}/${note.id}`).expect(200)).body).toEqual(note);
       const stranger = await registerApp(t);
       for (const [method, path] of [
@@ -186,8 +159,8 @@ describe('release notes', () => {
 
     it('updates version, title and body, but not the publish state', async () => {
       const app = await registerApp(t);
-      const note = await createNote(app, { version: '1.0.0' });
-      await createNote(app, { version: '1.1.0' });
+      const note = await createReleaseNote(app, { version: '1.0.0' });
+      await createReleaseNote(app, { version: '1.1.0' });
       const updated = await app.owner
         .patch(`${NOTES}/${note.id}`)
         .send({ version: '1.0.1', title: 'Patch', body: 'Fixes' })
@@ -225,7 +198,7 @@ describe('release notes', () => {
 
     it('publishes and unpublishes idempotently, keeping or clearing publishedAt', async () => {
       const app = await registerApp(t);
-      const note = await createNote(app);
+      const note = await createReleaseNote(app);
       const published = await app.owner.post(`${NOTES}/${note.id}/publish`).expect(200);
       expect(published.body).toMatchObject({ isPublished: true, publishedAt: expect.any(String) });
       const again = await app.owner.post(`${NOTES}/${note.id}/publish`).expect(200);
@@ -246,19 +219,19 @@ describe('release notes', () => {
 
     it('deletes a note with its view records (204)', async () => {
       const app = await registerApp(t);
-      const note = await createNote(app, { version: '2.0.0', isPublished: true });
+      const note = await createReleaseNote(app, { version: '2.0.0', isPublished: true });
       await seen(app, 'device-1', note.id).expect(204);
       expect(await t.sql(`SELECT 1 FROM release_note_views WHERE release_note_id = $1`, [note.id])).toHaveLength(1);
       await app.owner.delete(`${NOTES}/${note.id}`).expect(204);
       expect(await t.sql(`SELECT 1 FROM release_note_views WHERE release_note_id = $1`, [note.id])).toHaveLength(0);
       await app.owner.get(`${NOTES}/${note.id}`).expect(404);
       await app.owner.delete(`${NOTES}/${note.id}`).expect(404);
-      await createNote(app, { version: '2.0.0' });
+      await createReleaseNote(app, { version: '2.0.0' });
     });
 
     it('lets any member read and Members and above write; keys need release_notes scopes', async () => {
       const app = await registerApp(t);
-      const note = await createNote(app);
+      const note = await createReleaseNote(app);
       const viewer = await createUser(t, { org: app.org, role: 'viewer' });
       const viewerAgent = await signIn(t, viewer.email);
       await viewerAgent.get(NOTES).expect(200);
@@ -268,7 +241,7 @@ describe('release notes', () => {
       await viewerAgent.post(`${NOTES}/${note.id}/publish`).expect(403);
       await viewerAgent.delete(`${NOTES}/${note.id}`).expect(403);
       const member = await createUser(t, { org: app.org, role: 'member' });
-      await createNote(app, { version: '9.0' }, await signIn(t, member.email));
+      await createReleaseNote(app, { version: '9.0' }, await signIn(t, member.email));
 
       const read = `Bearer ${await createApiKey(t, app.org, ['release_notes:read'])}`;
       const write = `Bearer ${await createApiKey(t, app.org, ['release_notes:write'])}`;
@@ -296,10 +269,10 @@ describe('release notes', () => {
     beforeAll(async () => {
       app = await registerApp(t);
       for (const version of ['1.0.0', '1.1.0', '2.0.0-beta.1', '2.0.0', '2.0.1', '10.0']) {
-        await createNote(app, { version, isPublished: true });
+        await createReleaseNote(app, { version, isPublished: true });
       }
-      await createNote(app, { version: '1.5.0' });
-      await createNote(await sibling(app), { version: '1.2.0', isPublished: true });
+      await createReleaseNote(app, { version: '1.5.0' });
+      await createReleaseNote(await siblingApp(app), { version: '1.2.0', isPublished: true });
     });
 
     it.each([
@@ -340,7 +313,7 @@ describe('release notes', () => {
 
     it('does not show a seen note again, even after unpublishing and republishing it', async () => {
       const device = `device-${randomUUID()}`;
-      const [note] = (await pending(app, device, '1.0.0', '1.1.0').expect(200)).body.items as Note[];
+      const [note] = (await pending(app, device, '1.0.0', '1.1.0').expect(200)).body.items as ReleaseNote[];
       await seen(app, device, note.id).expect(204);
       await seen(app, device, note.id).expect(204);
       expect(await pendingVersions(app, device, '1.0.0', '1.1.0')).toEqual([]);
@@ -362,9 +335,9 @@ describe('release notes', () => {
         (await sdk(t, app).get(`${PENDING}?installedVersion=1.0.0`).set('X-Device-ID', 'd').expect(422)).body.fields[0]
           .field,
       ).toBe('currentVersion');
-      const note = (await pending(app, 'd', '1.0.0', '1.1.0').expect(200)).body.items[0] as Note;
+      const note = (await pending(app, 'd', '1.0.0', '1.1.0').expect(200)).body.items[0] as ReleaseNote;
       await sdk(t, app).post(`/api/v1/release-notes/${note.id}/seen`).expect(400);
-      await seen(await sibling(app), 'd', note.id).expect(404);
+      await seen(await siblingApp(app), 'd', note.id).expect(404);
       await seen(app, 'd', randomUUID()).expect(404);
       await seen(app, 'd', 'not-a-uuid').expect(400);
       await t.http().get(url).set('X-Device-ID', 'd').expect(400);

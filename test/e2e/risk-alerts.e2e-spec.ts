@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { RiskAlertsService } from '../../src/risk-alerts/risk-alerts.service.js';
 import { createApiKey, createUser, orgWithMember, randomClientIp, signIn } from '../factories/identity.js';
+import { subscribedReceiver } from '../factories/webhooks.js';
 import { sentMails, startTestApp, type HttpClient, type TestApp } from '../harness/test-app.js';
 import { appAttestAuthority, type FabricatedDevice } from '../support/app-attest-fabricator.js';
 import {
@@ -11,7 +12,7 @@ import {
   sdk,
   type RegisteredApp,
 } from '../support/sdk-client.js';
-import { eventually, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
+import { eventually, type WebhookReceiver, WebhookReceivers } from '../support/webhook-receiver.js';
 
 interface Alert {
   pattern: string;
@@ -35,7 +36,7 @@ const UNKNOWN = '00000000-0000-4000-8000-000000000000';
 describe('risk alerts', () => {
   let t: TestApp;
   let alerts: RiskAlertsService;
-  const receivers: WebhookReceiver[] = [];
+  const receivers = new WebhookReceivers();
 
   beforeAll(async () => {
     t = await startTestApp(await fabricatedRootEnv());
@@ -43,7 +44,7 @@ describe('risk alerts', () => {
   });
   afterAll(async () => {
     await t.close();
-    await Promise.all(receivers.map((receiver) => receiver.close()));
+    await receivers.closeAll();
   });
 
   function createRule(agent: HttpClient, body: Record<string, unknown>) {
@@ -90,14 +91,8 @@ describe('risk alerts', () => {
     return rows.map((row) => row.data);
   }
 
-  async function listen(app: RegisteredApp): Promise<WebhookReceiver> {
-    const receiver = await startWebhookReceiver();
-    receivers.push(receiver);
-    await app.owner
-      .post('/api/v1/org/webhooks')
-      .send({ url: receiver.url, events: ['attestation.anomaly'] })
-      .expect(201);
-    return receiver;
+  function listen(app: RegisteredApp): Promise<WebhookReceiver> {
+    return subscribedReceiver(receivers, app.owner, ['attestation.anomaly']);
   }
 
   /** Moves the rule's last alert `minutes` into the past, as the passing of time would. */

@@ -1,7 +1,7 @@
-import { existsSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { createOrg } from '../factories/identity.js';
 import type { TestApp } from '../harness/test-app.js';
+import { browserSuite, launchChromium, newPage, type Browser, type Page } from '../support/headless-chromium.js';
 import { startListeningApp } from '../support/listening-app.js';
 import { startIdentityProvider, type TestIdentityProvider } from '../support/oidc-provider.js';
 
@@ -10,45 +10,7 @@ import { startIdentityProvider, type TestIdentityProvider } from '../support/oid
  * Debian's Chromium driven by playwright-core, exactly as the device-login browser test does.
  * Skipped, saying why, where either is missing; `.ci/run` installs both.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-
-/** The little of playwright-core this test uses, typed here so the suite compiles without it. */
-interface Page {
-  setDefaultTimeout(timeout: number): void;
-  goto(url: string): Promise<unknown>;
-  fill(selector: string, value: string): Promise<void>;
-  click(selector: string): Promise<void>;
-  waitForSelector(selector: string): Promise<unknown>;
-  waitForURL(url: string | RegExp): Promise<void>;
-  textContent(selector: string): Promise<string | null>;
-  url(): string;
-}
-interface Browser {
-  newPage(): Promise<Page>;
-  close(): Promise<void>;
-}
-interface Playwright {
-  chromium: { launch(options: { executablePath: string; headless: boolean; args: string[] }): Promise<Browser> };
-}
-
-async function loadPlaywright(): Promise<Playwright | null> {
-  const name = 'playwright-core';
-  try {
-    return (await import(name)) as Playwright;
-  } catch {
-    return null;
-  }
-}
-
-const playwright = await loadPlaywright();
-const skipReason = !playwright
-  ? 'playwright-core is not installed (npm ci installs it once it is a devDependency)'
-  : !existsSync(CHROMIUM)
-    ? `${CHROMIUM} is absent (apt-get install -y chromium, or set CHROMIUM_PATH)`
-    : null;
-if (skipReason) process.stderr.write(`SSO browser test skipped: ${skipReason}\n`);
-
-const suite = skipReason ? describe.skip : describe;
+const suite = browserSuite('SSO browser test');
 
 suite('single sign-on in headless Chromium', () => {
   let t: TestApp;
@@ -59,19 +21,13 @@ suite('single sign-on in headless Chromium', () => {
   beforeAll(async () => {
     ({ t, baseUrl } = await startListeningApp());
     idp = await startIdentityProvider({ redirectUri: `${baseUrl}/api/v1/auth/sso/callback` });
-    browser = await playwright!.chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();
     await idp?.close();
     await t?.close();
   });
-
-  async function newPage(): Promise<Page> {
-    const page = await browser.newPage();
-    page.setDefaultTimeout(10_000);
-    return page;
-  }
 
   /** An Enterprise organization connected to the provider through the API, as an Owner would. */
   async function connectedOrg(domain: string) {
@@ -119,7 +75,7 @@ suite('single sign-on in headless Chromium', () => {
   it('signs in through the provider and lands on the dashboard signed in', async () => {
     const org = await connectedOrg('browser-a.test');
     idp.setAccount('lin', { email: 'lin@browser-a.test', email_verified: true });
-    const page = await newPage();
+    const page = await newPage(browser);
     const discovered = (await (
       await fetch(`${baseUrl}/api/v1/auth/sso/discover`, {
         method: 'POST',
@@ -147,7 +103,7 @@ suite('single sign-on in headless Chromium', () => {
       session_id: string;
       verification_url: string;
     };
-    const page = await newPage();
+    const page = await newPage(browser);
     await page.goto(created.verification_url);
     await page.fill('input[name=sso_email]', 'mo@browser-b.test');
     await page.click('form[action="/device/sso"] button');

@@ -1,25 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { createApiKey, createUser, signIn, type TestUser } from '../factories/identity.js';
-import { sentMails, startTestApp, type HttpClient, type TestApp } from '../harness/test-app.js';
-import { TEAM_ID, registerApp, sdk, type RegisteredApp } from '../support/sdk-client.js';
+import { siblingApp } from '../factories/apps.js';
+import { openTicket, type SdkTicket } from '../factories/support.js';
+import { createApiKey, signedInMember } from '../factories/identity.js';
+import { sentMails, startTestApp, type TestApp } from '../harness/test-app.js';
+import { registerApp, sdk, type RegisteredApp } from '../support/sdk-client.js';
 
 const TICKETS = '/api/v1/support/tickets';
 const CONSOLE = '/api/v1/org/support';
 const PREFERENCES = '/api/v1/org/notification-preferences';
 const STATUSES = ['open', 'awaiting_reply', 'resolved', 'closed'];
 const PRIORITIES = ['low', 'normal', 'high', 'urgent'];
-
-interface SdkTicket {
-  id: string;
-  subject: string;
-  status: string;
-  priority: string;
-  messageCount: number;
-  createdAt: string;
-  updatedAt: string;
-  messages: { id: string; ticketId: string; authorType: string; body: string; createdAt: string }[];
-}
 
 describe('support tickets', () => {
   let t: TestApp;
@@ -30,38 +21,10 @@ describe('support tickets', () => {
     await t.close();
   });
 
-  async function open(app: RegisteredApp, body: Record<string, unknown> = {}): Promise<SdkTicket> {
-    const response = await sdk(t, app)
-      .post(TICKETS)
-      .send({
-        subject: 'Cannot sign in',
-        body: 'The app says my password is wrong.',
-        submitterId: `user-${randomUUID()}`,
-        ...body,
-      });
-    expect(response.status).toBe(201);
-    return response.body as SdkTicket;
-  }
+  const open = (app: RegisteredApp, body: Record<string, unknown> = {}) => openTicket(t, app, body);
 
   function userMessage(app: RegisteredApp, ticketId: string, body: Record<string, unknown>) {
     return sdk(t, app).post(`${TICKETS}/${ticketId}/messages`).send(body);
-  }
-
-  async function sibling(app: RegisteredApp): Promise<RegisteredApp> {
-    const bundleId = `com.example.sibling${randomUUID().slice(0, 8)}`;
-    const created = await app.owner
-      .post('/api/v1/apps')
-      .send({ appName: 'Sibling', bundleId, teamId: TEAM_ID })
-      .expect(201);
-    return { ...app, id: created.body.id as string, bundleId };
-  }
-
-  async function memberAgent(
-    app: RegisteredApp,
-    role: 'viewer' | 'member' | 'admin',
-  ): Promise<{ user: TestUser; agent: HttpClient }> {
-    const user = await createUser(t, { org: app.org, role });
-    return { user, agent: await signIn(t, user.email) };
   }
 
   describe('SDK', () => {
@@ -143,7 +106,7 @@ describe('support tickets', () => {
       const older = await open(app, { submitterId: 'alice', subject: 'Older' });
       const newer = await open(app, { submitterId: 'alice', subject: 'Newer' });
       await open(app, { submitterId: 'bob' });
-      await open(await sibling(app), { submitterId: 'alice' });
+      await open(await siblingApp(app), { submitterId: 'alice' });
       const listed = await sdk(t, app).get(`${TICKETS}?submitter_id=alice`).expect(200);
       expect(listed.body.map((ticket: SdkTicket) => ticket.id)).toEqual([newer.id, older.id]);
       expect(listed.body[0]).toEqual({
@@ -172,7 +135,7 @@ describe('support tickets', () => {
       const response = await sdk(t, app).get(`${TICKETS}/${ticket.id}`).expect(200);
       expect(response.body).toMatchObject({ id: ticket.id, status: 'awaiting_reply', messageCount: 2 });
       expect(response.body.messages.map((m: { authorType: string }) => m.authorType)).toEqual(['user', 'admin']);
-      await sdk(t, await sibling(app))
+      await sdk(t, await siblingApp(app))
         .get(`${TICKETS}/${ticket.id}`)
         .expect(404);
       await sdk(t, app).get(`${TICKETS}/${randomUUID()}`).expect(404);
@@ -206,7 +169,7 @@ describe('support tickets', () => {
       expect((await userMessage(app, ticket.id, { body: 'Hi' }).expect(422)).body.fields[0].field).toBe('authorId');
       await userMessage(app, ticket.id, { authorId: 'dan', body: '' }).expect(422);
       await userMessage(app, ticket.id, { authorId: 'dan', body: 'b'.repeat(5001) }).expect(422);
-      await userMessage(await sibling(app), ticket.id, { authorId: 'dan', body: 'Hi' }).expect(404);
+      await userMessage(await siblingApp(app), ticket.id, { authorId: 'dan', body: 'Hi' }).expect(404);
 
       await app.owner.post(`${CONSOLE}/${ticket.id}/status`).send({ status: 'closed' }).expect(200);
       expect((await userMessage(app, ticket.id, { authorId: 'dan', body: 'Hello?' }).expect(409)).body.code).toBe(
@@ -249,7 +212,7 @@ describe('support tickets', () => {
 
     it('filters by status, priority and app, and searches subject or submitter e-mail', async () => {
       const app = await registerApp(t);
-      const other = await sibling(app);
+      const other = await siblingApp(app);
       const login = await open(app, { subject: 'Login LOOP', submitterEmail: 'frank@example.com' });
       const refund = await open(app, { subject: 'Refund please', submitterEmail: 'grace@shop.example' });
       const percent = await open(other, { subject: '50% discount missing' });
@@ -292,7 +255,7 @@ describe('support tickets', () => {
 
     it('shows a ticket with its messages oldest first', async () => {
       const app = await registerApp(t);
-      const { user, agent } = await memberAgent(app, 'member');
+      const { user, agent } = await signedInMember(t, app.org, 'member');
       const ticket = await open(app, { submitterId: 'hank', body: 'First message here' });
       const reply = await agent.post(`${CONSOLE}/${ticket.id}/messages`).send({ body: 'Staff answer' }).expect(201);
       expect(reply.body).toEqual({
@@ -366,7 +329,7 @@ describe('support tickets', () => {
       await stranger.owner.post(`${CONSOLE}/${ticket.id}/messages`).send({ body: 'hi' }).expect(404);
       expect((await stranger.owner.get(CONSOLE).expect(200)).body.total).toBe(0);
 
-      const viewer = (await memberAgent(app, 'viewer')).agent;
+      const viewer = (await signedInMember(t, app.org, 'viewer')).agent;
       await viewer.get(CONSOLE).expect(200);
       await viewer.get(`${CONSOLE}/${ticket.id}`).expect(200);
       await viewer.post(`${CONSOLE}/${ticket.id}/status`).send({ status: 'closed' }).expect(403);
@@ -413,8 +376,8 @@ describe('support tickets', () => {
   describe('notifications', () => {
     it('mails Admins and Owners about a new ticket, only while newSupportTicket is on', async () => {
       const app = await registerApp(t);
-      const admin = (await memberAgent(app, 'admin')).user;
-      const member = (await memberAgent(app, 'member')).user;
+      const admin = (await signedInMember(t, app.org, 'admin')).user;
+      const member = (await signedInMember(t, app.org, 'member')).user;
       await open(app, { subject: 'Payment failed', submitterEmail: 'payer@example.com' });
       await waitFor(() => sentMails(t, admin.email).length === 1);
       const [mail] = sentMails(t, admin.email);
@@ -430,7 +393,7 @@ describe('support tickets', () => {
 
     it('mails Admins and Owners about a user reply, only while ticketUserReply is on', async () => {
       const app = await registerApp(t);
-      const admin = (await memberAgent(app, 'admin')).user;
+      const admin = (await signedInMember(t, app.org, 'admin')).user;
       await app.owner.patch(PREFERENCES).send({ newSupportTicket: false }).expect(200);
       const ticket = await open(app, { submitterId: 'ivy' });
       await userMessage(app, ticket.id, { authorId: 'ivy', body: 'Still broken' }).expect(201);

@@ -8,6 +8,7 @@ import type { WebhookEventName } from '../../src/webhooks/webhook-event-catalog.
 import { WebhookOutbox } from '../../src/webhooks/webhook-outbox.js';
 import { sampleValue } from '../support/prometheus-text.js';
 import { orgWithMember, type TestOrg } from '../factories/identity.js';
+import { createWebhookEndpoint } from '../factories/webhooks.js';
 import { startTestApp, type HttpClient, type TestApp } from '../harness/test-app.js';
 import {
   eventually,
@@ -15,10 +16,9 @@ import {
   hang,
   respond,
   sleep,
-  startWebhookReceiver,
   verifyingSignatures,
-  type Behaviour,
   type WebhookReceiver,
+  WebhookReceivers,
 } from '../support/webhook-receiver.js';
 
 /** Short delays for tests: retries after at least 200 ms and 400 ms; a 600 ms timeout. */
@@ -44,7 +44,7 @@ describe('webhook delivery', () => {
   let t: TestApp;
   let dispatcher: WebhookDispatcher;
   let outbox: WebhookOutbox;
-  const receivers: WebhookReceiver[] = [];
+  const receivers = new WebhookReceivers();
 
   beforeAll(async () => {
     WebhookDispatcher.settings = { ...TEST_SETTINGS };
@@ -59,14 +59,8 @@ describe('webhook delivery', () => {
   });
   afterAll(async () => {
     await t.close();
-    await Promise.all(receivers.map((receiver) => receiver.close()));
+    await receivers.closeAll();
   });
-
-  async function receiver(behaviour?: Behaviour): Promise<WebhookReceiver> {
-    const started = await startWebhookReceiver(behaviour);
-    receivers.push(started);
-    return started;
-  }
 
   async function paidOrg(tier = 'professional'): Promise<{ org: TestOrg; agent: HttpClient }> {
     return orgWithMember(t, { tier });
@@ -77,8 +71,7 @@ describe('webhook delivery', () => {
     target: WebhookReceiver,
     events: WebhookEventName[] = ['flag.created'],
   ): Promise<Endpoint> {
-    const created = await agent.post('/api/v1/org/webhooks').send({ url: target.url, events }).expect(201);
-    return created.body as Endpoint;
+    return createWebhookEndpoint(agent, target.url, events);
   }
 
   let sequence = 0;
@@ -106,7 +99,7 @@ describe('webhook delivery', () => {
 
   it('POSTs {event, timestamp, data} with sorted keys, signed, with event, delivery id and timestamp headers', async () => {
     const { org, agent } = await paidOrg();
-    const target = await receiver(respond(200, 'ok'));
+    const target = await receivers.start(respond(200, 'ok'));
     const { id, secret } = await endpoint(agent, target);
     expect(await emit(org, 'flag.created', { nested: { b: 1, a: 2 }, z_last: true })).toBe(1);
 
@@ -143,7 +136,7 @@ describe('webhook delivery', () => {
     const count = (text: string, outcome: string) =>
       sampleValue(text, 'attestly_webhook_deliveries_total', { outcome }) ?? 0;
     const { org, agent } = await paidOrg();
-    const target = await receiver(failTimes(1));
+    const target = await receivers.start(failTimes(1));
     await endpoint(agent, target);
     const before = await scrape();
     await emit(org);
@@ -164,7 +157,7 @@ describe('webhook delivery', () => {
 
   it('retries a receiver that fails twice: three attempts, spaced by at least the backoff, then delivered', async () => {
     const { org, agent } = await paidOrg();
-    const target = await receiver(failTimes(2));
+    const target = await receivers.start(failTimes(2));
     const { id } = await endpoint(agent, target);
     await emit(org);
 
@@ -188,7 +181,7 @@ describe('webhook delivery', () => {
 
   it('gives up after three failures; a manual retry gives a fresh budget of three', async () => {
     const { org, agent } = await paidOrg();
-    const target = await receiver(() => ({ status: 503, body: 'x'.repeat(5_000) }));
+    const target = await receivers.start(() => ({ status: 503, body: 'x'.repeat(5_000) }));
     const { id } = await endpoint(agent, target);
     await emit(org);
 
@@ -228,7 +221,7 @@ describe('webhook delivery', () => {
 
   it('records a timeout for a receiver that never answers', async () => {
     const { org, agent } = await paidOrg();
-    const target = await receiver(hang);
+    const target = await receivers.start(hang);
     const { id } = await endpoint(agent, target);
     await emit(org);
 
@@ -262,7 +255,7 @@ describe('webhook delivery', () => {
       // tested on its own) into a retry, which would be a second attempt by design.
       WebhookDispatcher.settings = { ...TEST_SETTINGS, batchSize: 3, leaseMs: 120_000, timeoutMs: 30_000 };
       const { org, agent } = await paidOrg();
-      const targets = [await receiver(), await receiver()];
+      const targets = [await receivers.start(), await receivers.start()];
       const endpoints = [await endpoint(agent, targets[0]), await endpoint(agent, targets[1])];
       for (let i = 0; i < 40; i++) expect(await emit(org)).toBe(2);
 
@@ -299,7 +292,7 @@ describe('webhook delivery', () => {
 
   it('retries an attempt whose sweeper died after claiming it, once its lease ends, without spending the budget', async () => {
     const { org, agent } = await paidOrg();
-    const target = await receiver();
+    const target = await receivers.start();
     const { id } = await endpoint(agent, target);
     await emit(org);
 
@@ -326,7 +319,7 @@ describe('webhook delivery', () => {
 
   it('does not retry the pending deliveries of a deleted endpoint', async () => {
     const { org, agent } = await paidOrg();
-    const target = await receiver(respond(500));
+    const target = await receivers.start(respond(500));
     const { id } = await endpoint(agent, target);
     await emit(org);
     await dispatcher.sweep();
@@ -341,7 +334,7 @@ describe('webhook delivery', () => {
 
   it('holds the queued deliveries of an inactive endpoint, writes none for it, and resumes on reactivation', async () => {
     const { org, agent } = await paidOrg();
-    const target = await receiver();
+    const target = await receivers.start();
     const { id } = await endpoint(agent, target);
     await emit(org);
     await agent.patch(`/api/v1/org/webhooks/${id}`).send({ isActive: false }).expect(200);
@@ -356,7 +349,7 @@ describe('webhook delivery', () => {
 
   it('writes events with their cause only: nothing after a rollback, on Free, or for unsubscribed events', async () => {
     const { org, agent } = await paidOrg('basic');
-    const target = await receiver();
+    const target = await receivers.start();
     const { id } = await endpoint(agent, target, ['flag.created']);
 
     await expect(
@@ -393,8 +386,8 @@ describe('webhook delivery', () => {
     const { org, agent } = await paidOrg('enterprise');
     const secrets: string[] = [];
     const targets = [
-      await receiver(verifyingSignatures(() => secrets[0])),
-      await receiver(verifyingSignatures(() => secrets[1])),
+      await receivers.start(verifyingSignatures(() => secrets[0])),
+      await receivers.start(verifyingSignatures(() => secrets[1])),
     ];
     for (const target of targets) {
       const all: WebhookEventName[] = [
@@ -443,7 +436,7 @@ describe('webhook delivery', () => {
 
   it('prunes delivered events past the retention period and keeps pending ones', async () => {
     const { org, agent } = await paidOrg('basic');
-    const target = await receiver();
+    const target = await receivers.start();
     const delivered = await endpoint(agent, target);
     await emit(org);
     await sweepUntil(() => target.received.length === 1);

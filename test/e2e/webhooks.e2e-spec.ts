@@ -1,11 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { WEBHOOK_EVENTS, type WebhookEventName } from '../../src/webhooks/webhook-event-catalog.js';
 import { WebhookOutbox } from '../../src/webhooks/webhook-outbox.js';
 import { createApiKey, createUser, orgWithMember, signIn, type TestOrg } from '../factories/identity.js';
 import { startTestApp, type HttpClient, type TestApp } from '../harness/test-app.js';
+import { fabricatedRootEnv } from '../support/sdk-client.js';
 import {
   appAttestAuthority,
   type FabricatedAuthority,
@@ -15,11 +13,10 @@ import {
   eventually,
   respond,
   sleep,
-  startWebhookReceiver,
   verifyingSignatures,
-  type Behaviour,
   type ReceivedWebhook,
   type WebhookReceiver,
+  WebhookReceivers,
 } from '../support/webhook-receiver.js';
 
 const TEAM_ID = 'ABCDE12345';
@@ -40,24 +37,16 @@ interface Payload {
 describe('webhooks', () => {
   let t: TestApp;
   let authority: FabricatedAuthority;
-  const receivers: WebhookReceiver[] = [];
+  const receivers = new WebhookReceivers();
 
   beforeAll(async () => {
     authority = await appAttestAuthority();
-    const rootPath = join(mkdtempSync(join(tmpdir(), 'attestly-root-')), 'root.pem');
-    writeFileSync(rootPath, authority.rootPem);
-    t = await startTestApp({ APP_ATTEST_ROOT_CA: rootPath });
+    t = await startTestApp(await fabricatedRootEnv());
   });
   afterAll(async () => {
     await t.close();
-    await Promise.all(receivers.map((receiver) => receiver.close()));
+    await receivers.closeAll();
   });
-
-  async function receiver(behaviour?: Behaviour): Promise<WebhookReceiver> {
-    const started = await startWebhookReceiver(behaviour);
-    receivers.push(started);
-    return started;
-  }
 
   function create(agent: HttpClient, body: Record<string, unknown>) {
     return agent.post('/api/v1/org/webhooks').send(body);
@@ -294,7 +283,7 @@ describe('webhooks', () => {
     it('sends a signed synthetic attestation.completed and reports status, body and latency', async () => {
       const { agent } = await orgWithMember(t, { tier: 'professional' });
       let secret = '';
-      const target = await receiver(verifyingSignatures(() => secret));
+      const target = await receivers.start(verifyingSignatures(() => secret));
       const created = (await create(agent, { url: target.url, events: ['device.new'] }).expect(201)).body;
       secret = created.secret;
 
@@ -322,7 +311,7 @@ describe('webhooks', () => {
 
     it('reports a failing endpoint without retrying it', async () => {
       const { agent } = await orgWithMember(t, { tier: 'professional' });
-      const target = await receiver(respond(500, 'nope'));
+      const target = await receivers.start(respond(500, 'nope'));
       const { id } = (await create(agent, { url: target.url, events: ['device.new'] }).expect(201)).body;
       const result = await agent.post(`/api/v1/org/webhooks/${id}/test`).expect(200);
       expect(result.body).toMatchObject({
@@ -348,7 +337,7 @@ describe('webhooks', () => {
   describe('delivery history', () => {
     it('pages deliveries newest first and refuses bad pages and unknown deliveries', async () => {
       const { org, agent } = await orgWithMember(t, { tier: 'professional' });
-      const target = await receiver();
+      const target = await receivers.start();
       const { id } = (await create(agent, { url: target.url, events: ['flag.updated'] }).expect(201)).body;
       const outbox = t.app.get(WebhookOutbox);
       for (const key of ['first', 'second', 'third']) {
@@ -398,7 +387,7 @@ describe('webhooks', () => {
     }
 
     async function listen(app: SdkApp, events: WebhookEventName[] = DEVICE_EVENTS): Promise<WebhookReceiver> {
-      const target = await receiver();
+      const target = await receivers.start();
       await create(app.owner, { url: target.url, events }).expect(201);
       return target;
     }

@@ -72,6 +72,16 @@ export async function signIn(t: TestApp, email: string, password = PASSWORD): Pr
   return agent;
 }
 
+/** A new member of `org` with `role`, and that member's signed-in browser. */
+export async function signedInMember(
+  t: TestApp,
+  org: TestOrg,
+  role: Role,
+): Promise<{ user: TestUser; agent: HttpClient }> {
+  const user = await createUser(t, { org, role });
+  return { user, agent: await signIn(t, user.email) };
+}
+
 /** An organization with a signed-in member of the given role. */
 export async function orgWithMember(
   t: TestApp,

@@ -1,17 +1,5 @@
-import { createServer } from 'node:net';
 import { startTestApp, type TestApp } from '../harness/test-app.js';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
+import { freePort } from './server-process.js';
 
 /**
  * The test app listening on 127.0.0.1 for clients outside the process (a browser, the compiled

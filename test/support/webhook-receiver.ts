@@ -118,3 +118,18 @@ export async function eventually(
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
+
+/** The receivers one test file starts, closed together by `closeAll()` in its `afterAll`. */
+export class WebhookReceivers {
+  private readonly started: WebhookReceiver[] = [];
+
+  async start(behaviour?: Behaviour): Promise<WebhookReceiver> {
+    const receiver = await startWebhookReceiver(behaviour);
+    this.started.push(receiver);
+    return receiver;
+  }
+
+  async closeAll(): Promise<void> {
+    await Promise.all(this.started.map((receiver) => receiver.close()));
+  }
+}
