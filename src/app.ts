@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { AppModule } from './app.module.js';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter.js';
 import { verifyJsonBody } from './common/http/json-depth.js';
+import { composeMiddleware, underPath } from './common/http/compose-middleware.js';
 import { jsonOnlyApi } from './common/http/json-only.js';
 import { securityHeaders } from './common/http/security-headers.js';
 import { requestContext } from './common/http/request-context.js';
@@ -16,6 +17,7 @@ import { DataSource } from 'typeorm';
 import { setUpSessions } from './auth/session/session-setup.js';
 import type { AppConfig } from './config/app-config.js';
 import { setUpOpenApi } from './openapi/setup.js';
+import { HttpMetricsMiddleware } from './metrics/http-metrics.middleware.js';
 
 export const BODY_LIMIT = '1mb';
 
@@ -32,15 +34,22 @@ export async function createApp(config: AppConfig & { databaseUrl: string }, log
   app.set('etag', false);
   app.set('trust proxy', config.trustProxy);
   app.set('query parser', 'simple');
-  app.use(requestContext(config.serviceCommit));
-  app.use(requestLogger(logger));
-  app.use(securityHeaders(config));
-  app.use(jsonOnlyApi());
-  // Express's own parsers: Nest's useBodyParser withholds `verify`, which keeps the bytes as
-  // request.rawBody (Stripe signatures) and refuses deep nesting before JSON.parse.
-  app.use(json({ limit: BODY_LIMIT, verify: verifyJsonBody }));
-  // Form bodies for the device-login page only; the API answers other types 415 (jsonOnlyApi).
-  app.use('/device', urlencoded({ limit: BODY_LIMIT, extended: false }));
+  const metrics = app.get(HttpMetricsMiddleware);
+  // What every request passes through, as one router layer (see composeMiddleware).
+  app.use(
+    composeMiddleware([
+      requestContext(config.serviceCommit),
+      requestLogger(logger),
+      (request, response, next) => metrics.use(request, response, next),
+      securityHeaders(config),
+      jsonOnlyApi(),
+      // Express's own parsers: Nest's useBodyParser withholds `verify`, which keeps the bytes as
+      // request.rawBody (Stripe signatures) and refuses deep nesting before JSON.parse.
+      json({ limit: BODY_LIMIT, verify: verifyJsonBody }),
+      // Form bodies for the device-login page only; the API answers other types 415 (jsonOnlyApi).
+      underPath('/device', urlencoded({ limit: BODY_LIMIT, extended: false })),
+    ]),
+  );
   await setUpSessions(app, config, app.get(DataSource));
   app.use(errors.middleware);
   app.useGlobalFilters(errors);

@@ -1,16 +1,15 @@
-import { Module, type MiddlewareConsumer, type NestModule } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { HttpMetricsMiddleware } from './http-metrics.middleware.js';
 import { MetricsController } from './metrics.controller.js';
 import { Metrics } from './metrics.js';
 
-/** `GET /metrics`, the HTTP metrics middleware and the `Metrics` recorder features import. */
+/**
+ * `GET /metrics`, the `Metrics` recorder features import, and the HTTP metrics middleware, which
+ * the application puts in its per-request pipeline (src/app.ts) so it times every answer.
+ */
 @Module({
   controllers: [MetricsController],
   providers: [Metrics, HttpMetricsMiddleware],
-  exports: [Metrics],
+  exports: [Metrics, HttpMetricsMiddleware],
 })
-export class MetricsModule implements NestModule {
-  configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(HttpMetricsMiddleware).forRoutes('*');
-  }
-}
+export class MetricsModule {}

@@ -5,6 +5,7 @@ import type { DataSource } from 'typeorm';
 import type { AppConfig } from '../../config/app-config.js';
 import { forbidden } from '../../common/errors/app-exception.js';
 import { randomSecret } from '../../common/crypto.js';
+import { composeMiddleware } from '../../common/http/compose-middleware.js';
 import { SESSION_COOKIE } from '../../common/http/session-cookie.js';
 import { PgSessionStore } from './pg-session-store.js';
 
@@ -49,8 +50,7 @@ export async function setUpSessions(
   if (config.dashboardOrigins.length) {
     app.enableCors({ origin: [...config.dashboardOrigins], credentials: true });
   }
-  app.use(lazySession(middleware));
-  app.use(originCheck(allowedOrigins));
+  app.use(composeMiddleware([lazySession(middleware), originCheck(allowedOrigins)]));
 }
 
 function hasSessionCookie(request: Request): boolean {
