@@ -1,4 +1,4 @@
-import { createHash, createPublicKey, verify } from 'node:crypto';
+import { createHash, createPublicKey, verify, type KeyObject } from 'node:crypto';
 import { Decoder } from 'cbor-x';
 import { during, fail, refusalAsResult, type AppAttestFailure } from './app-attest-errors.js';
 import { parseAttestedAuthenticatorData, parseAuthenticatorData } from './auth-data.js';
@@ -199,12 +199,30 @@ function readAssertion(bytes: Buffer): { signature: Buffer; authenticatorData: B
   return { signature, authenticatorData };
 }
 
+/** Parsed device keys by PEM, most recently used last; a refresh otherwise parses its PEM each time. */
+const devicePublicKeys = new Map<string, KeyObject>();
+const DEVICE_PUBLIC_KEYS_KEPT = 10_000;
+
+function devicePublicKey(publicKeyPem: string): KeyObject {
+  let key = devicePublicKeys.get(publicKeyPem);
+  if (key) {
+    devicePublicKeys.delete(publicKeyPem);
+  } else {
+    key = createPublicKey(publicKeyPem);
+    if (devicePublicKeys.size >= DEVICE_PUBLIC_KEYS_KEPT) {
+      devicePublicKeys.delete(devicePublicKeys.keys().next().value!);
+    }
+  }
+  devicePublicKeys.set(publicKeyPem, key);
+  return key;
+}
+
 function signsAnyNonce(
   assertion: { signature: Buffer; authenticatorData: Buffer },
   publicKeyPem: string,
   clientDataHashes: readonly Buffer[],
 ): boolean {
-  const key = createPublicKey(publicKeyPem);
+  const key = devicePublicKey(publicKeyPem);
   return clientDataHashes.some((hash) => {
     const nonce = sha256(assertion.authenticatorData, hash);
     // The device signs the nonce itself with ECDSA-SHA256, so the digest is SHA256(nonce).
