@@ -17,7 +17,7 @@ import { DataSource } from 'typeorm';
 import { setUpSessions } from './auth/session/session-setup.js';
 import type { AppConfig } from './config/app-config.js';
 import { setUpOpenApi } from './openapi/setup.js';
-import { HttpMetricsMiddleware } from './metrics/http-metrics.middleware.js';
+import { HttpMetrics } from './metrics/http-metrics.js';
 
 export const BODY_LIMIT = '1mb';
 
@@ -34,13 +34,13 @@ export async function createApp(config: AppConfig & { databaseUrl: string }, log
   app.set('etag', false);
   app.set('trust proxy', config.trustProxy);
   app.set('query parser', 'simple');
-  const metrics = app.get(HttpMetricsMiddleware);
-  // What every request passes through, as one router layer (see composeMiddleware).
+  const metrics = app.get(HttpMetrics);
+  // What every request passes through, as one router layer (see composeMiddleware); the request
+  // log and the metrics hear of each answer through the request context's one `finish` listener.
   app.use(
     composeMiddleware([
-      requestContext(config.serviceCommit),
-      requestLogger(logger),
-      (request, response, next) => metrics.use(request, response, next),
+      requestContext(config.serviceCommit, [requestLogger(logger), metrics.observe]),
+      metrics.attestationCodes,
       securityHeaders(config),
       jsonOnlyApi(),
       // Express's own parsers: Nest's useBodyParser withholds `verify`, which keeps the bytes as

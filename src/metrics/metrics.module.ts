@@ -1,15 +1,15 @@
 import { Module } from '@nestjs/common';
-import { HttpMetricsMiddleware } from './http-metrics.middleware.js';
+import { HttpMetrics } from './http-metrics.js';
 import { MetricsController } from './metrics.controller.js';
 import { Metrics } from './metrics.js';
 
 /**
- * `GET /metrics`, the `Metrics` recorder features import, and the HTTP metrics middleware, which
- * the application puts in its per-request pipeline (src/app.ts) so it times every answer.
+ * `GET /metrics`, the `Metrics` recorder features import, and the HTTP metrics, which the
+ * application puts in its per-request pipeline (src/app.ts) so every answer is counted and timed.
  */
 @Module({
   controllers: [MetricsController],
-  providers: [Metrics, HttpMetricsMiddleware],
-  exports: [Metrics, HttpMetricsMiddleware],
+  providers: [Metrics, HttpMetrics],
+  exports: [Metrics, HttpMetrics],
 })
 export class MetricsModule {}

@@ -39,7 +39,7 @@ export class Metrics {
 
   private readonly latency = new Histogram({
     name: 'attestly_http_request_duration_seconds',
-    help: 'Time from the request reaching the routing middleware to the last byte of the response',
+    help: 'Time from the request reaching the service to the last byte of the response',
     labelNames: ['method', 'route', 'status'] as const,
     buckets: LATENCY_BUCKETS,
     registers: [this.registry],
@@ -144,15 +144,12 @@ export class Metrics {
     this.scrapeHooks.push(hook);
   }
 
-  /** Starts timing one request; the returned function records it once the answer is known. */
-  startRequest(): (method: string, route: string, status: number) => void {
-    const end = this.latency.startTimer();
-    return (method, route, status) => {
-      const labels = { method, route, status: String(status) };
-      end(labels);
-      this.requests.inc(labels);
-      if (status === 429) this.rateLimited.inc({ route });
-    };
+  /** One answered request, by method, route template and status, with its duration in seconds. */
+  request(method: string, route: string, status: number, seconds: number): void {
+    const labels = { method, route, status: String(status) };
+    this.latency.observe(labels, seconds);
+    this.requests.inc(labels);
+    if (status === 429) this.rateLimited.inc({ route });
   }
 
   attestationOutcome(type: AttestationCall, result: AttestationResult, code: string): void {

@@ -3,6 +3,7 @@ import { describe, expect, it } from '@jest/globals';
 import express from 'express';
 import request from 'supertest';
 import { createLogger } from './logger.js';
+import { requestContext } from '../http/request-context.js';
 import { requestLogger } from './request-logger.js';
 
 function loggedApp(logLevel: 'info' | 'warn') {
@@ -14,11 +15,7 @@ function loggedApp(logLevel: 'info' | 'warn') {
     },
   });
   const app = express();
-  app.use((req, _res, next) => {
-    req.requestId = 'req-1';
-    next();
-  });
-  app.use(requestLogger(createLogger({ logLevel }, sink)));
+  app.use(requestContext('commit-1', [requestLogger(createLogger({ logLevel }, sink))]));
   app.get('/api/v1/apps/:appId', (req, res) => {
     req.auth = { caller: {} as never, organizationId: 'org-1', ipAddress: null };
     res.json({ ok: true });
@@ -32,7 +29,7 @@ function loggedApp(logLevel: 'info' | 'warn') {
 describe('request log', () => {
   it('writes one info line per successful request with the route template, organization and request id', async () => {
     const { app, lines } = loggedApp('info');
-    await request(app).get('/api/v1/apps/5f0c1d9e-secret-id').expect(200);
+    await request(app).get('/api/v1/apps/5f0c1d9e-secret-id').set('X-Request-ID', 'req-1').expect(200);
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({
       level: 30,
