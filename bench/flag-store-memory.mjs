@@ -48,7 +48,8 @@ const dataSource = {
   options: { url: undefined },
   query: async (sql) => rowsFor(sql),
 };
-const store = new FlagStore(dataSource, { logLevel: 'silent' });
+// No bound: the measurement holds every app it fills (the service drops the least recently asked past FLAG_STORE_MAX_APPS).
+const store = new FlagStore(dataSource, { logLevel: 'silent', flagStoreMaxApps: Number.POSITIVE_INFINITY });
 
 function settle() {
   for (let i = 0; i < 4; i++) globalThis.gc();

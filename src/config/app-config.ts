@@ -40,6 +40,8 @@ export interface AppConfig {
   readonly logFormat: LogFormat;
   /** bcrypt cost factor for passwords (BCRYPT_ROUNDS, default 12; tests lower it for speed). */
   readonly bcryptRounds: number;
+  /** Apps whose compiled flags one instance keeps in memory; the least recently asked go first. */
+  readonly flagStoreMaxApps: number;
   /**
    * Which proxies' X-Forwarded-For to believe for the client address (per-IP limits, audit):
    * Express's `trust proxy` value. Default `loopback`.
@@ -126,6 +128,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     logLevel,
     logFormat,
     bcryptRounds: readInteger(env, 'BCRYPT_ROUNDS', 12, 4, 15),
+    flagStoreMaxApps: readInteger(env, 'FLAG_STORE_MAX_APPS', 5_000, 10, 1_000_000),
     trustProxy: readTrustProxy(env),
   };
 }

@@ -13,9 +13,7 @@ import type { FlagDefinition, FlagOverrideRecord } from './evaluation/flag-types
 export const FLAG_CHANGES_CHANNEL = 'flag_changes';
 
 export interface AppFlagSet {
-  /** As stored, for the evaluate endpoint's trace. */
-  definitions: FlagDefinition[];
-  /** Compiled once, for GET /flags. */
+  /** Compiled once, for GET /flags and the evaluate endpoint's trace. */
   flags: CompiledFlag[];
   overrides: Map<string, FlagOverrideRecord[]>;
 }
@@ -24,19 +22,24 @@ export interface AppFlagSet {
  * Each app's flags, compiled, and its device overrides, held in memory so GET /flags reads no
  * database. A change commits with `pg_notify('flag_changes', appId)`; every instance LISTENs,
  * drops that app's set and tells its stream subscribers, so all instances converge within
- * milliseconds of the commit.
+ * milliseconds of the commit. At most `FLAG_STORE_MAX_APPS` apps are held: the least recently
+ * asked is dropped first and loaded again when next asked, so the memory of an instance is
+ * bounded whatever the number of tenants.
  */
 @Injectable()
 export class FlagStore implements OnModuleInit, OnModuleDestroy {
+  /** By app id, least recently asked first (a Map keeps insertion order). */
   private readonly sets = new Map<string, Promise<AppFlagSet>>();
   private readonly changes = new EventEmitter();
   private readonly listener: PgListener;
+  private readonly maxApps: number;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.changes.setMaxListeners(0);
+    this.maxApps = config.flagStoreMaxApps ?? Number.POSITIVE_INFINITY;
     const logger: Logger = createLogger(config).child({ component: 'flag-store' });
     this.listener = new PgListener({
       url: (dataSource.options as { url?: string }).url,
@@ -60,13 +63,26 @@ export class FlagStore implements OnModuleInit, OnModuleDestroy {
   }
 
   get(appId: string): Promise<AppFlagSet> {
-    let set = this.sets.get(appId);
-    if (!set) {
-      set = this.load(appId);
-      this.sets.set(appId, set);
-      set.catch(() => this.sets.delete(appId));
+    const held = this.sets.get(appId);
+    if (held) {
+      // Asked now: moves to the end, the last to be dropped.
+      this.sets.delete(appId);
+      this.sets.set(appId, held);
+      return held;
     }
+    const set = this.load(appId);
+    this.sets.set(appId, set);
+    // A failed load is asked again next time (unless a newer load took its place meanwhile).
+    set.catch(() => {
+      if (this.sets.get(appId) === set) this.sets.delete(appId);
+    });
+    while (this.sets.size > this.maxApps) this.sets.delete(this.sets.keys().next().value!);
     return set;
+  }
+
+  /** How many apps' flags this instance holds (at most `FLAG_STORE_MAX_APPS`). */
+  get size(): number {
+    return this.sets.size;
   }
 
   /** Forgets an app's set here at once; the notification does the same on every instance. */
@@ -120,6 +136,6 @@ export class FlagStore implements OnModuleInit, OnModuleDestroy {
       defaultValue: row.default_value,
       environments: row.environments,
     }));
-    return { definitions, flags: compileFlagSet(definitions), overrides: byFlag };
+    return { flags: compileFlagSet(definitions), overrides: byFlag };
   }
 }

@@ -147,8 +147,8 @@ export class SdkFlagsController implements BeforeApplicationShutdown {
   @HttpCode(200)
   async evaluateOne(@Req() request: Request, @UuidParam('flagId') flagId: string, @Body() body: EvaluateFlagDto) {
     const tenant = request.tenant!;
-    const { definitions, flags } = await this.store.get(tenant.appId);
-    const flag = definitions.find((candidate) => candidate.id === flagId);
+    const { flags } = await this.store.get(tenant.appId);
+    const flag = flags.find((candidate) => candidate.id === flagId);
     if (!flag) throw notFound('Flag');
     const { environment, ...context } = body;
     return evaluateFlag(flag, environment ?? 'production', context, { set: flags });

@@ -89,6 +89,10 @@ function compileEnvironment(
   config: FlagEnvironmentConfig,
   types: TypesByKey,
 ): CompiledEnvironment {
+  // A disabled environment serves the flag's default: its rules and prerequisites are never
+  // consulted, so they are not compiled (most of a flag store's memory otherwise).
+  if (!config.enabled)
+    return { enabled: false, prerequisites: [], value: compileValue(valueType, config.value), rules: [] };
   return {
     enabled: config.enabled,
     prerequisites: (config.prerequisites ?? []).map((prerequisite) => {

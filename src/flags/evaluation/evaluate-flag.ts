@@ -126,12 +126,13 @@ function traceRule(rule: CompiledRule, context: PreparedContext, bucket: () => n
  * would not have applied, which is what a developer debugging targeting needs.
  */
 export function evaluateFlag(
-  flag: FlagDefinition,
+  flag: FlagDefinition | CompiledFlag,
   environment: string,
   context: EvaluationContext,
   options: EvaluateFlagOptions = {},
 ): EvaluationResult {
-  const compiled = compileFlag(flag);
+  // The flag store holds compiled flags only; a stored definition is compiled here.
+  const compiled = 'keyJson' in flag ? flag : compileFlag(flag);
   const resolved = resolveEnvironment(environment);
   const result = (
     value: string,
