@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import type { OrgAuthContext } from '../common/access/auth-context.js';
 import { AppException, ValidationFailedException, conflict, notFound } from '../common/errors/app-exception.js';
+import { scheduleLimitReached } from './flags.exceptions.js';
 import { type TierDefinition } from '../common/tiers.js';
 import { AuditService } from '../audit/audit.service.js';
 import type { Environment, FlagRule } from './evaluation/flag-types.js';
@@ -107,12 +108,7 @@ export class FlagSchedulesService {
         [flagId],
       );
       if (pending >= MAX_PENDING_SCHEDULES) {
-        throw new AppException(
-          409,
-          'schedule_limit_reached',
-          `A flag holds at most ${MAX_PENDING_SCHEDULES} pending schedules`,
-          { hint: 'Cancel a pending schedule first' },
-        );
+        throw scheduleLimitReached(MAX_PENDING_SCHEDULES);
       }
       const [row] = await manager.query<ScheduleRow[]>(
         `INSERT INTO feature_flag_schedules (organization_id, app_id, flag_id, environment, run_at, change, created_by)
