@@ -11,7 +11,8 @@ import type { FeatureFlag } from './flag.entity.js';
 import { FlagSchedulesService, type ScheduleRow } from './flag-schedules.service.js';
 import type { CreateScheduleDto, EnvironmentConfigDto, ListChangeRequestsQuery } from './flags.dto.js';
 import { FlagsService, checkEnvironment, type ChangedFlag, type FlagActor } from './flags.service.js';
-import { featureUnavailable, PlanService } from '../organizations/plan.service.js';
+import { featureUnavailable } from '../organizations/organizations.exceptions.js';
+import { PlanService } from '../organizations/plan.service.js';
 
 export const CHANGE_REQUEST_STATES = ['pending', 'approved', 'rejected', 'applied', 'stale'] as const;
 export type ChangeRequestState = (typeof CHANGE_REQUEST_STATES)[number];

@@ -10,7 +10,8 @@ import type { Environment, FlagRule } from './evaluation/flag-types.js';
 import type { FeatureFlag } from './flag.entity.js';
 import type { CreateScheduleDto, ScheduledChangeDto } from './flags.dto.js';
 import { FlagsService, type ChangedFlag, type EnvironmentInput } from './flags.service.js';
-import { featureUnavailable, PlanService } from '../organizations/plan.service.js';
+import { featureUnavailable } from '../organizations/organizations.exceptions.js';
+import { PlanService } from '../organizations/plan.service.js';
 
 export const SCHEDULE_STATUSES = ['pending', 'applied', 'failed', 'cancelled'] as const;
 export type ScheduleStatus = (typeof SCHEDULE_STATUSES)[number];

@@ -37,7 +37,8 @@ import { FeatureFlag, FlagOverride } from './flag.entity.js';
 import { isUuid } from './flag-key-param.js';
 import { FLAG_CHANGES_CHANNEL, FlagStore } from './flag-store.js';
 import type { CreateFlagDto, CreateOverrideDto, EnvironmentConfigDto, UpdateFlagDto } from './flags.dto.js';
-import { featureUnavailable, PlanService } from '../organizations/plan.service.js';
+import { featureUnavailable } from '../organizations/organizations.exceptions.js';
+import { PlanService } from '../organizations/plan.service.js';
 
 type FlagChange = 'flag.created' | 'flag.updated' | 'flag.deleted';
 
