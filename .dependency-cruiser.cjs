@@ -47,6 +47,8 @@ const PUBLIC = {
     // The `page`/`per` query of the console lists (feedback, support, release notes).
     'console-query.ts',
   ],
+  // The one refusal of a feature the plan lacks, for callers that already hold the plan.
+  organizations: ['organizations.exceptions.ts'],
   push: [
     // Exported provider: the outbox feedback and support announce pushes through.
     'push-outbox.ts',

@@ -2,7 +2,15 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import type { OrgAuthContext } from '../common/access/auth-context.js';
-import { AppException, conflict, forbidden, notFound } from '../common/errors/app-exception.js';
+import {
+  appLimitReached,
+  appNotFound,
+  duplicateApp,
+  inactiveAppCannotBePrimary,
+  lastApp,
+  primaryCannotBeDeactivated,
+  subjectSecretMissing,
+} from './apps.exceptions.js';
 import { AuditService } from '../audit/audit.service.js';
 import { isUniqueViolation } from '../database/unique-violation.js';
 import {
@@ -37,7 +45,7 @@ export class AppsService {
 
   async get(auth: OrgAuthContext, id: string): Promise<App> {
     const app = await this.dataSource.getRepository(App).findOneBy({ id, organizationId: auth.organizationId });
-    if (!app) throw notFound('App');
+    if (!app) throw appNotFound();
     return app;
   }
 
@@ -46,9 +54,7 @@ export class AppsService {
       const { maxApps } = (await this.plans.planOf(auth.organizationId, { manager, lock: true })).limits;
       const count = await manager.countBy(App, { organizationId: auth.organizationId });
       if (maxApps !== null && count >= maxApps) {
-        throw new AppException(403, 'app_limit_reached', `Your plan allows ${maxApps} apps`, {
-          hint: 'Upgrade the plan or delete an app',
-        });
+        throw appLimitReached(maxApps);
       }
       const isPrimary = input.isPrimary ?? count === 0;
       if (isPrimary) await this.clearPrimary(manager, auth.organizationId);
@@ -72,9 +78,7 @@ export class AppsService {
         await manager.save(app);
       } catch (error) {
         if (isUniqueViolation(error)) {
-          throw conflict('An app with this Bundle ID and Team ID is already registered', {
-            hint: 'Bundle ID + Team ID pairs are unique across all organizations',
-          });
+          throw duplicateApp();
         }
         throw error;
       }
@@ -99,9 +103,7 @@ export class AppsService {
       if (input.riskThresholds) app.riskThresholds = { ...riskThresholdsOf(app), ...input.riskThresholds };
       if (input.requireSignedSubject !== undefined) {
         if (input.requireSignedSubject && !app.subjectSigningSecret) {
-          throw new AppException(400, 'subject_secret_missing', 'Generate a subject signing secret first', {
-            hint: `POST /api/v1/apps/${app.id}/subject-signing-secret, then sign subject ids on your backend`,
-          });
+          throw subjectSecretMissing(app.id);
         }
         app.requireSignedSubject = input.requireSignedSubject;
       }
@@ -120,9 +122,7 @@ export class AppsService {
       });
       const successor = others.find((other) => other.id !== id);
       if (!successor) {
-        throw new AppException(403, 'last_app', 'The last remaining app cannot be deleted', {
-          hint: 'Delete the organization instead, or add another app first',
-        });
+        throw lastApp();
       }
       await manager.delete(App, { id });
       await announceRevocation(manager, { kind: 'app', appId: id, state: 'deleted' });
@@ -161,7 +161,7 @@ export class AppsService {
     return this.change(auth, async (manager) => {
       const app = await this.lock(manager, auth, id);
       if (!app.isActive) {
-        throw new AppException(403, 'app_inactive', 'An inactive app cannot be primary', { hint: 'Activate it first' });
+        throw inactiveAppCannotBePrimary();
       }
       await this.clearPrimary(manager, auth.organizationId);
       app.isPrimary = true;
@@ -208,15 +208,11 @@ export class AppsService {
       .setLock('pessimistic_write')
       .where('app.id = :id AND app.organization_id = :org', { id, org: auth.organizationId })
       .getOne();
-    if (!app) throw notFound('App');
+    if (!app) throw appNotFound();
     return app;
   }
 
   private async clearPrimary(manager: EntityManager, organizationId: string): Promise<void> {
     await manager.update(App, { organizationId, isPrimary: true }, { isPrimary: false });
   }
-}
-
-function primaryCannotBeDeactivated(): AppException {
-  return forbidden('The primary app cannot be deactivated', { hint: 'Make another app primary first' });
 }

@@ -6,6 +6,17 @@ import { DataSource, type EntityManager } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { AppException, badRequest } from '../common/errors/app-exception.js';
+import {
+  attestationFailure,
+  deviceBlocked,
+  insufficientAttestationHistory,
+  jailbreakDetected,
+  keyTooOld,
+  receiptMissing,
+  riskThresholdExceeded,
+  subjectSignatureInvalid,
+  unknownKey,
+} from './attestation.exceptions.js';
 import type { Tenant } from '../apps/tenant-resolver.js';
 import { DomainEvents } from '../common/domain-events/domain-events.js';
 import { highRiskThreshold } from '../compliance/compliance-settings.js';
@@ -21,7 +32,6 @@ import {
   createTrustStore,
   verifyAssertion,
   verifyAttestation,
-  type AppAttestErrorCode,
   type TrustStore,
 } from './app-attest/app-attest.js';
 import type { RefreshAttestationDto, ValidateAttestationDto } from './attestation.dto.js';
@@ -36,9 +46,6 @@ interface AttemptFacts {
 }
 
 const CHALLENGE_REFUSALS: ReadonlySet<string> = new Set(['challenge_invalid', 'challenge_expired']);
-
-/** Malformed input rather than a failed check: 400 instead of 401. */
-const MALFORMED: ReadonlySet<AppAttestErrorCode> = new Set(['invalid_cbor', 'invalid_format', 'invalid_assertion']);
 
 /**
  * Validate (a new App Attest key) and refresh (an assertion by a known key): verification, the
@@ -88,7 +95,7 @@ export class AttestationService {
     if (tenant.riskThresholds.requireAppStoreReceipt && result.receipt.length === 0) {
       await this.challenges.consume(tenant.appId, input.challenge);
       await this.recordFailure(tenant, input.keyId, 'attestation', 'receipt_missing');
-      throw new AppException(403, 'receipt_missing', 'This app requires an App Store receipt in the attestation');
+      throw receiptMissing();
     }
     // Used up in its own commit: a refusal decided during admission (risk, quota, a blocked
     // device) rolls the admission back, never the challenge, so the same payload cannot be retried.
@@ -110,9 +117,7 @@ export class AttestationService {
     const subjectVerified = this.checkSubject(tenant, input);
     const known = await this.devices.findByKey(tenant.organizationId, tenant.appId, input.keyId);
     if (!known || known.is_blocked) {
-      throw new AppException(401, 'reattest_required', 'This key is unknown or revoked: attest the device again', {
-        hint: 'Generate a new App Attest key and call POST /api/v1/attestation/validate',
-      });
+      throw unknownKey();
     }
     const clientDataHashes = input.clientData
       ? clientDataHashesFor(Buffer.from(input.clientData, 'base64'), input.challenge)
@@ -161,7 +166,7 @@ export class AttestationService {
     limitedUse = false,
   ): Promise<MintedToken> {
     const thresholds = tenant.riskThresholds;
-    if (device.is_blocked) throw new AppException(403, 'device_blocked', 'This device is blocked by the app owner');
+    if (device.is_blocked) throw deviceBlocked();
     const risk = scoreRisk({
       jailbreakDetected: device.jailbreak_detected,
       environment: device.environment,
@@ -174,22 +179,13 @@ export class AttestationService {
     seen.scored = scored;
     seen.isNewDevice = isNewDevice;
     if (thresholds.blockOnJailbreak && device.jailbreak_detected) {
-      throw new AppException(403, 'jailbreak_detected', 'This app does not accept jailbroken devices');
+      throw jailbreakDetected();
     }
     if (risk.score > thresholds.maxAllowedRiskScore) {
-      throw new AppException(
-        403,
-        'risk_threshold_exceeded',
-        `The device's risk score ${risk.score} is above the app's limit`,
-        {
-          hint: `Signals: ${risk.reasons.join(', ')}`,
-        },
-      );
+      throw riskThresholdExceeded(risk.score, risk.reasons);
     }
     if (device.attestation_count < thresholds.minAttestationCount) {
-      throw new AppException(403, 'insufficient_attestation_history', 'This device has not attested often enough yet', {
-        hint: `The app requires ${thresholds.minAttestationCount} successful attestations`,
-      });
+      throw insufficientAttestationHistory(thresholds.minAttestationCount);
     }
     await this.mad.count(manager, tenant, device.id, isNewDevice);
     await this.devices
@@ -245,11 +241,7 @@ export class AttestationService {
       return false;
     }
     if (!tenant.requireSignedSubject && !signed) return false;
-    const refuse = (message: string) =>
-      new AppException(401, 'subject_signature_invalid', message, {
-        hint: 'Sign the subject on your backend: HMAC-SHA256 of "attestly-subject-v1\\n<appId>\\n<subjectId>\\n<expiresAt>" with the app\'s subject signing secret, base64url',
-      });
-    if (!tenant.subjectSigningSecret) throw refuse('This app has no subject signing secret');
+    if (!tenant.subjectSigningSecret) throw subjectSignatureInvalid('This app has no subject signing secret');
     const check = checkSubjectSignature({
       secret: tenant.subjectSigningSecret,
       appId: tenant.appId,
@@ -262,22 +254,22 @@ export class AttestationService {
       case 'valid':
         return true;
       case 'missing':
-        throw refuse('This app accepts subjectId only with subjectSignature and subjectExpiresAt from your backend');
+        throw subjectSignatureInvalid(
+          'This app accepts subjectId only with subjectSignature and subjectExpiresAt from your backend',
+        );
       case 'expired':
-        throw refuse('The subject signature has expired');
+        throw subjectSignatureInvalid('The subject signature has expired');
       case 'too_long':
-        throw refuse('The subject signature is valid for more than 30 days');
+        throw subjectSignatureInvalid('The subject signature is valid for more than 30 days');
       case 'invalid':
-        throw refuse('The subject signature does not match this app, subject and expiry');
+        throw subjectSignatureInvalid('The subject signature does not match this app, subject and expiry');
     }
   }
 
   private assertDeviceAge(tenant: Tenant, device: DeviceRow): void {
     const maxDays = tenant.riskThresholds.maxDeviceAge;
     if (maxDays !== null && Date.now() - device.first_seen_at.getTime() > maxDays * 86_400_000) {
-      throw new AppException(401, 'reattest_required', `This key is older than the app's limit of ${maxDays} days`, {
-        hint: 'Generate a new App Attest key and attest again',
-      });
+      throw keyTooOld(maxDays);
     }
   }
 
@@ -362,12 +354,6 @@ export class AttestationService {
       errorCode: code,
     });
   }
-}
-
-function attestationFailure(code: AppAttestErrorCode, message: string): AppException {
-  return new AppException(MALFORMED.has(code) ? 400 : 401, code, message, {
-    hint: `Verification failed at the ${code.replace(/_/g, ' ')} step`,
-  });
 }
 
 /** clientData given by the device must contain the challenge it answers. */

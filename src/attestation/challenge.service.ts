@@ -4,7 +4,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { Interval } from '@nestjs/schedule';
 import { DataSource, type EntityManager } from 'typeorm';
 import { sha256Hex } from '../common/crypto.js';
-import { AppException } from '../common/errors/app-exception.js';
+import { challengeExpired, challengeInvalid } from './attestation.exceptions.js';
 import { queryRows } from '../database/sql.js';
 
 export const CHALLENGE_TTL_MS = 5 * 60 * 1000;
@@ -44,13 +44,9 @@ export class ChallengeService {
     );
     if (outcome.used) return;
     if (outcome.expired) {
-      throw new AppException(400, 'challenge_expired', 'The challenge is older than 5 minutes', {
-        hint: 'Request a new challenge with GET /api/v1/attestation/challenge',
-      });
+      throw challengeExpired();
     }
-    throw new AppException(400, 'challenge_invalid', 'The challenge is unknown, already used, or for another app', {
-      hint: 'Request a new challenge with GET /api/v1/attestation/challenge',
-    });
+    throw challengeInvalid();
   }
 
   /**

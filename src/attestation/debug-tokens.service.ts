@@ -3,7 +3,14 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import type { OrgAuthContext } from '../common/access/auth-context.js';
 import { randomSecret, sha256Hex } from '../common/crypto.js';
-import { AppException, notFound } from '../common/errors/app-exception.js';
+import { notFound } from '../common/errors/app-exception.js';
+import {
+  debugTokenExpired,
+  debugTokenInvalid,
+  debugTokenLimitReached,
+  debugTokenRevoked,
+  debugTokensDisabled,
+} from './attestation.exceptions.js';
 import type { Tenant } from '../apps/tenant-resolver.js';
 import { AuditService } from '../audit/audit.service.js';
 import { queryRows } from '../database/sql.js';
@@ -73,12 +80,7 @@ export class DebugTokensService {
         [appId],
       );
       if (live >= MAX_LIVE_DEBUG_TOKENS) {
-        throw new AppException(
-          403,
-          'debug_token_limit_reached',
-          `An app holds at most ${MAX_LIVE_DEBUG_TOKENS} live debug tokens`,
-          { hint: 'Revoke a debug token the team no longer uses' },
-        );
+        throw debugTokenLimitReached(MAX_LIVE_DEBUG_TOKENS);
       }
       const [created] = await manager.query<DebugTokenRow[]>(
         `INSERT INTO debug_tokens (organization_id, app_id, name, prefix, token_hash, created_by, expires_at)
@@ -155,24 +157,16 @@ export class DebugTokensService {
     );
     const row = rows[0];
     if (!row || row.app_id !== tenant.appId) {
-      throw new AppException(401, 'debug_token_invalid', 'The debug token is unknown or belongs to another app', {
-        hint: "Create a debug token for this app in the dashboard (app settings) and pass it to the SDK's debug provider",
-      });
+      throw debugTokenInvalid();
     }
     if (!row.enabled) {
-      throw new AppException(403, 'debug_tokens_disabled', 'Debug tokens are turned off for this app', {
-        hint: 'An Admin turns them on with PUT /api/v1/apps/:appID {"debugTokensEnabled": true}',
-      });
+      throw debugTokensDisabled();
     }
     if (row.revoked_at) {
-      throw new AppException(401, 'debug_token_revoked', 'The debug token was revoked', {
-        hint: 'Create a new debug token in the dashboard',
-      });
+      throw debugTokenRevoked();
     }
     if (row.expires_at && row.expires_at.getTime() <= Date.now()) {
-      throw new AppException(401, 'debug_token_expired', 'The debug token has expired', {
-        hint: 'Create a new debug token in the dashboard',
-      });
+      throw debugTokenExpired();
     }
     const subject = debugSubject(row.id, input.deviceId);
     // Two statements on two connections at once: the token's use here, its event in the devices' log.

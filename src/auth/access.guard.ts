@@ -4,7 +4,8 @@ import type { Request, Response } from 'express';
 import type { PassportStatic } from 'passport';
 import { ACCESS_KEY, SDK_KEY_SCOPE, type AccessRule, type Role } from '../common/access/access.decorator.js';
 import { hasRole, type AuthContext } from '../common/access/auth-context.js';
-import { AppException, badRequest, forbidden, unauthorized } from '../common/errors/app-exception.js';
+import { badRequest, forbidden, unauthorized } from '../common/errors/app-exception.js';
+import { appInactive, organizationInactive, sdkAppNotFound } from './auth.exceptions.js';
 import type { AuthenticatedKey } from '../api-keys/api-keys.service.js';
 import { TenantResolver, type Tenant } from '../apps/tenant-resolver.js';
 import type { DeviceToken } from '../attestation/device-token-verifier.js';
@@ -185,14 +186,10 @@ export class AccessGuard implements CanActivate {
     }
     const tenant = await this.tenants.resolve(bundleId, teamId);
     if (!tenant) {
-      throw new AppException(404, 'app_not_found', 'No app is registered with this Bundle ID and Team ID', {
-        hint: 'Register the app in the dashboard; both values must match exactly',
-      });
+      throw sdkAppNotFound();
     }
-    if (!tenant.organizationActive)
-      throw new AppException(403, 'organization_inactive', 'The organization is not active');
-    if (!tenant.appActive)
-      throw new AppException(403, 'app_inactive', 'The app is deactivated', { hint: 'Activate it in the dashboard' });
+    if (!tenant.organizationActive) throw organizationInactive();
+    if (!tenant.appActive) throw appInactive();
     return tenant;
   }
 }

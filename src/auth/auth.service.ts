@@ -1,17 +1,18 @@
-import { HttpStatus, Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import type { SessionCaller } from '../common/access/auth-context.js';
 import {
-  AppException,
   badRequest,
   conflict,
   forbidden,
+  invalidCredentials,
   notFound,
   tooManyRequests,
 } from '../common/errors/app-exception.js';
+import { accountDisabled, accountSuspended, emailUnverified, invalidLink } from './auth.exceptions.js';
 import { isUniqueViolation } from '../database/unique-violation.js';
 import { AuditService } from '../audit/audit.service.js';
 import { MailService } from '../mail/mail.service.js';
@@ -79,18 +80,16 @@ export class AuthService {
     const user = await this.findUserWithPassword(email);
     const valid = await verifyPassword(password, user?.passwordHash ?? null, this.config.bcryptRounds);
     if (!user || !valid) {
-      throw new AppException(HttpStatus.UNAUTHORIZED, 'invalid_credentials', 'Invalid e-mail or password');
+      throw invalidCredentials();
     }
     if (!user.emailVerifiedAt) {
-      throw new AppException(HttpStatus.FORBIDDEN, 'email_unverified', 'Confirm your e-mail address first', {
-        hint: 'Follow the link in the confirmation mail',
-      });
+      throw emailUnverified();
     }
     if (user.status === 'suspended') {
-      throw new AppException(HttpStatus.FORBIDDEN, 'account_suspended', 'This account is suspended');
+      throw accountSuspended();
     }
     if (user.status !== 'active') {
-      throw new AppException(HttpStatus.FORBIDDEN, 'account_disabled', 'This account is disabled');
+      throw accountDisabled();
     }
     await assertPasswordSignInAllowed(this.dataSource.manager, user.id);
     await this.dataSource.query(`UPDATE users SET last_login_at = now() WHERE id = $1`, [user.id]);
@@ -115,15 +114,7 @@ export class AuthService {
     return this.dataSource.transaction(async (manager) => {
       const record = await this.tokens.consume(manager, 'verify_email', token);
       if (!record) {
-        throw new AppException(
-          HttpStatus.UNPROCESSABLE_ENTITY,
-          'unprocessable_entity',
-          'The link is invalid or has expired',
-          {
-            hint: 'Sign up again or ask for a new link',
-            fields: [{ field: 'token', message: 'is invalid or has expired' }],
-          },
-        );
+        throw invalidLink();
       }
       await manager.query(
         `UPDATE users SET email_verified_at = COALESCE(email_verified_at, now()), updated_at = now() WHERE id = $1`,

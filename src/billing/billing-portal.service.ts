@@ -1,8 +1,9 @@
-import { HttpStatus, Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { OrgAuthContext } from '../common/access/auth-context.js';
-import { AppException, notFound, serviceUnavailable } from '../common/errors/app-exception.js';
+import { notFound, serviceUnavailable } from '../common/errors/app-exception.js';
+import { noBillingAccount } from './billing.exceptions.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { Organization } from '../organizations/organization.entity.js';
@@ -21,14 +22,7 @@ export class BillingPortalService {
     const organization = await this.dataSource.getRepository(Organization).findOneBy({ id: auth.organizationId });
     if (!organization) throw notFound('Organization');
     if (!organization.providerCustomerId) {
-      throw new AppException(
-        HttpStatus.PAYMENT_REQUIRED,
-        'payment_required',
-        'This organization has no billing account yet',
-        {
-          hint: 'Upgrade to a paid plan first',
-        },
-      );
+      throw noBillingAccount();
     }
     if (!this.stripe.configured) throw serviceUnavailable('The billing portal is not configured on this server');
     const returnUrl = `${this.config.dashboardOrigins[0] ?? this.config.baseUrl}/settings/billing`;

@@ -4,7 +4,6 @@ import {
   definitionProblems,
   foreignConfigurationProblems,
   normalizeConfiguration,
-  snakeCaseFields,
 } from './claim-input.js';
 import type { ConditionalRule } from './engine/index.js';
 
@@ -21,12 +20,6 @@ describe('claim input', () => {
       expect(claimKeyProblem(key)).toContain('reserved');
     }
     expect(claimKeyProblem('subscription_tier')).toBeNull();
-  });
-
-  it('renames only the top-level name of a field path to snake_case', () => {
-    expect(snakeCaseFields('conditionalRules[0].conditions[1].value')).toBe('conditional_rules[0].conditions[1].value');
-    expect(snakeCaseFields('externalConfig.responseMapping.jsonPath')).toBe('external_config.responseMapping.jsonPath');
-    expect(snakeCaseFields('body')).toBe('body');
   });
 
   it('names every non-null configuration field of another type; null counts as absent', () => {

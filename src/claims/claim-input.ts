@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { AppException, describeFields } from '../common/errors/app-exception.js';
 import { DEFAULT_TIMEOUT_SECONDS } from './engine/external-config.js';
 import { validateClaimDefinition } from './engine/index.js';
 import type {
@@ -89,28 +88,39 @@ export const CONFIGURATION_FIELD: Readonly<Record<ClaimType, ConfigurationField>
 
 const CONFIGURATION_FIELDS = Object.values(CONFIGURATION_FIELD);
 
-/** Renames a camelCase field path (`conditionalRules[0].value`) for the surface that reports it. */
-export type FieldNaming = (path: string) => string;
-
-export const camelCaseFields: FieldNaming = (path) => path;
-
-/** Only the top-level name changes: nested objects keep their camelCase schema on both surfaces. */
-export const snakeCaseFields: FieldNaming = (path) =>
-  path.replace(/^[A-Za-z]+/, (name) => name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`));
-
-/** 400 naming every problem, as the claims routes document for invalid input. */
-export function invalidClaim(problems: readonly FieldError[], naming: FieldNaming = camelCaseFields): AppException {
-  const fields = problems.map(({ field, message }) => ({ field: naming(field), message }));
-  return new AppException(400, 'bad_request', describeFields(fields), {
-    hint: fields[0] ? `Check the "${fields[0].field}" field` : undefined,
-  });
-}
-
 /** A create carries exactly the configuration field of its type; null counts as absent. */
 export function foreignConfigurationProblems(input: ClaimConfiguration, claimType: ClaimType): FieldError[] {
   return CONFIGURATION_FIELDS.filter(
     (field) => field !== CONFIGURATION_FIELD[claimType] && input[field] !== undefined && input[field] !== null,
   ).map((field) => ({ field, message: `is not allowed for a ${claimType} claim` }));
+}
+
+/** Key and type cannot change; an unchanged value is accepted (a client may send the whole claim back). */
+export function immutableFieldProblems(
+  patch: ClaimPatch,
+  claim: Pick<ClaimInput, 'claimKey' | 'claimType'>,
+): FieldError[] {
+  const problems: FieldError[] = [];
+  if (patch.claimKey !== undefined && patch.claimKey !== claim.claimKey) {
+    problems.push({ field: 'claimKey', message: 'cannot be changed' });
+  }
+  if (patch.claimType !== undefined && patch.claimType !== claim.claimType) {
+    problems.push({ field: 'claimType', message: 'cannot be changed' });
+  }
+  return problems;
+}
+
+/** Whether an update gives anything to apply to a claim of this type (another type's field is ignored). */
+export function hasUpdatableField(patch: ClaimPatch, claimType: ClaimType): boolean {
+  return [
+    patch.claimName,
+    patch.dataType,
+    patch.description,
+    patch.priority,
+    patch.isActive,
+    patch[CONFIGURATION_FIELD[claimType]],
+    patch.validationRules,
+  ].some((value) => value !== undefined);
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

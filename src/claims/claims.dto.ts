@@ -21,13 +21,19 @@ import {
 import { CLAIM_DATA_TYPES, CLAIM_TYPES, type ClaimDataType, type ClaimType } from './engine/index.js';
 import { ValidationFailedException, type FieldError } from '../common/errors/app-exception.js';
 import { createValidationPipe } from '../common/validation/validation.js';
-import { invalidClaim, MAX_CLAIM_NAME_LENGTH, MAX_DESCRIPTION_LENGTH, MAX_PRIORITY } from './claim-input.js';
+import { MAX_CLAIM_NAME_LENGTH, MAX_DESCRIPTION_LENGTH, MAX_PRIORITY } from './claim-input.js';
+import { invalidClaim } from './claims.exceptions.js';
 import { IsAdditionalData, IsClaimKey } from './claim-validators.js';
 
 export const MAX_BULK_CLAIMS = 100;
 export const MAX_REORDER_IDS = 1000;
 
 const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
+
+/*
+ * The claim request bodies of both surfaces: the session surface takes these classes, the console
+ * surface the same classes in snake_case (console-claims.dto.ts), so each rule is written once.
+ */
 
 /**
  * The type-specific fields and validation rules, top-level in requests. Their inner shape is
@@ -153,7 +159,10 @@ export class TestClaimDefinitionDto extends ClaimConfigurationFields {
   isActive?: boolean;
 }
 
-/** The device a test or preview evaluates against; the four core fields are required. */
+/**
+ * The device a test or preview evaluates against; the four core fields are required (on the
+ * console, where the context is the body itself, every field is optional).
+ */
 export class DeviceProfileDto {
   @IsString()
   @Length(1, 200)

@@ -1,6 +1,22 @@
-import { AppException, conflict, forbidden } from '../common/errors/app-exception.js';
+import { AppException, conflict, describeFields, forbidden, type FieldError } from '../common/errors/app-exception.js';
 import type { TierDefinition } from '../common/tiers.js';
 import type { ClaimType } from './engine/index.js';
+
+/**
+ * Invalid claim input: 400 naming every problem, as the claims routes document for invalid input.
+ * The problems are kept so that a surface can name the fields in its own case.
+ */
+export class InvalidClaimException extends AppException {
+  constructor(readonly problems: readonly FieldError[]) {
+    super(400, 'bad_request', describeFields(problems), {
+      hint: problems[0] ? `Check the "${problems[0].field}" field` : undefined,
+    });
+  }
+}
+
+export function invalidClaim(problems: readonly FieldError[]): InvalidClaimException {
+  return new InvalidClaimException(problems);
+}
 
 export function claimLimitReached(tier: TierDefinition): AppException {
   const max = tier.limits.maxCustomClaims;

@@ -14,23 +14,22 @@ import { ClaimDefinitionsCache } from './claim-definitions-cache.js';
 import {
   CLAIM_KEY_PATTERN,
   CONFIGURATION_FIELD,
-  camelCaseFields,
   definitionProblems,
   foreignConfigurationProblems,
-  invalidClaim,
+  immutableFieldProblems,
   normalizeConfiguration,
   normalizeValidationRules,
   type ClaimConfiguration,
   type ClaimInput,
   type ClaimPatch,
   type ClaimTestInput,
-  type FieldNaming,
 } from './claim-input.js';
 import {
   bulkClaimsUnavailable,
   claimLimitReached,
   claimTypeUnavailable,
   duplicateClaimKey,
+  invalidClaim,
 } from './claims.exceptions.js';
 import { CustomClaim, toClaimDefinition } from './custom-claim.entity.js';
 import {
@@ -59,12 +58,6 @@ interface PreparedConfiguration {
   dynamicExpression: string | null;
   externalConfig: ExternalConfig | null;
   validationRules: CustomClaim['validationRules'];
-}
-
-export interface UpdateOptions {
-  naming?: FieldNaming;
-  /** The console refuses an update that changes nothing it could apply. */
-  requireUpdatableField?: boolean;
 }
 
 function byEvaluationOrder(a: CustomClaim, b: CustomClaim): number {
@@ -126,8 +119,8 @@ export class ClaimsService {
     return claim;
   }
 
-  async create(auth: OrgAuthContext, input: ClaimInput, naming: FieldNaming = camelCaseFields): Promise<CustomClaim> {
-    const configuration = this.prepareNew(input, naming);
+  async create(auth: OrgAuthContext, input: ClaimInput): Promise<CustomClaim> {
+    const configuration = this.prepareNew(input);
     return this.change(auth, async (manager) => {
       const tier = await this.lockTier(manager, auth.organizationId);
       this.assertTypeAvailable(tier, input.claimType);
@@ -189,37 +182,15 @@ export class ClaimsService {
    * Any subset of fields. Key and type cannot change (an unchanged value is accepted); of the
    * configuration fields only the one of the claim's type is applied, the others are ignored.
    */
-  async update(auth: OrgAuthContext, id: string, patch: ClaimPatch, options: UpdateOptions = {}): Promise<CustomClaim> {
-    const naming = options.naming ?? camelCaseFields;
+  async update(auth: OrgAuthContext, id: string, patch: ClaimPatch): Promise<CustomClaim> {
     return this.change(auth, async (manager) => {
       // Activation counts claims under the organization lock, taken before the claim's own.
       const tier = patch.isActive === true ? await this.lockTier(manager, auth.organizationId) : null;
       const claim = await this.lock(manager, auth.organizationId, id);
       const before = Object.assign(new CustomClaim(), claim);
       const field = CONFIGURATION_FIELD[claim.claimType];
-      const problems: FieldError[] = [];
-      if (patch.claimKey !== undefined && patch.claimKey !== claim.claimKey) {
-        problems.push({ field: 'claimKey', message: 'cannot be changed' });
-      }
-      if (patch.claimType !== undefined && patch.claimType !== claim.claimType) {
-        problems.push({ field: 'claimType', message: 'cannot be changed' });
-      }
-      const updatable = [
-        patch.claimName,
-        patch.dataType,
-        patch.description,
-        patch.priority,
-        patch.isActive,
-        patch[field],
-        patch.validationRules,
-      ].some((value) => value !== undefined);
-      if (problems.length === 0 && options.requireUpdatableField && !updatable) {
-        problems.push({
-          field: 'body',
-          message: `has no updatable field; send claim_name, data_type, description, priority, is_active, validation_rules or ${naming(field)}`,
-        });
-      }
-      if (problems.length > 0) throw invalidClaim(problems, naming);
+      const problems = immutableFieldProblems(patch, claim);
+      if (problems.length > 0) throw invalidClaim(problems);
 
       const definitionChanged =
         patch.dataType !== undefined || patch[field] !== undefined || patch.validationRules !== undefined;
@@ -231,7 +202,6 @@ export class ClaimsService {
             [field]: patch[field] !== undefined ? patch[field] : claim[field],
             validationRules: patch.validationRules !== undefined ? patch.validationRules : claim.validationRules,
           },
-          naming,
           claim.externalConfig,
         );
         claim.dataType = patch.dataType ?? claim.dataType;
@@ -316,14 +286,9 @@ export class ClaimsService {
   }
 
   /** Evaluates an unsaved claim; nothing is stored. `external` needs the Enterprise plan. */
-  async test(
-    auth: OrgAuthContext,
-    input: ClaimTestInput,
-    context: DeviceContext,
-    naming: FieldNaming = camelCaseFields,
-  ): Promise<ClaimTestResult> {
+  async test(auth: OrgAuthContext, input: ClaimTestInput, context: DeviceContext): Promise<ClaimTestResult> {
     const problems = [...foreignConfigurationProblems(input, input.claimType), ...this.definitionProblemsOf(input)];
-    if (problems.length > 0) throw invalidClaim(problems, naming);
+    if (problems.length > 0) throw invalidClaim(problems);
     if (input.claimType === 'external') this.assertTypeAvailable(await this.tier(auth), 'external');
     const configuration = this.storedConfiguration(input.claimType, input);
     return this.evaluate(
@@ -365,16 +330,15 @@ export class ClaimsService {
     return problems;
   }
 
-  private prepareNew(input: ClaimInput, naming: FieldNaming): PreparedConfiguration {
+  private prepareNew(input: ClaimInput): PreparedConfiguration {
     const problems = this.newClaimProblems(input);
-    if (problems.length > 0) throw invalidClaim(problems, naming);
+    if (problems.length > 0) throw invalidClaim(problems);
     return this.storedConfiguration(input.claimType, input);
   }
 
   /** Validates a complete definition (secrets restored from `previous`) and gives its stored form. */
   private prepare(
     definition: ClaimConfiguration & { claimType: ClaimType; dataType: ClaimDataType },
-    naming: FieldNaming,
     previous: ExternalConfig | null,
   ): PreparedConfiguration {
     const problems: FieldError[] = [];
@@ -383,7 +347,7 @@ export class ClaimsService {
         ? { ...definition, externalConfig: restoreRedactedSecrets(definition.externalConfig, previous, problems) }
         : definition;
     problems.push(...this.definitionProblemsOf(candidate));
-    if (problems.length > 0) throw invalidClaim(problems, naming);
+    if (problems.length > 0) throw invalidClaim(problems);
     return this.storedConfiguration(definition.claimType, candidate);
   }
 

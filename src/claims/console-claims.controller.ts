@@ -2,27 +2,24 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, UseGu
 import { Access } from '../common/access/access.decorator.js';
 import { OrgAuth, type OrgAuthContext } from '../common/access/auth-context.js';
 import { InvalidInputStatus } from '../common/validation/validation.js';
-import { snakeCaseFields } from './claim-input.js';
 import { toConsoleClaimResponse, toConsoleTestResult } from './claim-response.js';
 import { ClaimsService } from './claims.service.js';
 import { ConsoleClaimsKeyGuard } from './console-claims-key.guard.js';
 import {
-  consoleDeviceOf,
   ConsoleCreateClaimDto,
   ConsolePreviewClaimDto,
   ConsoleReorderClaimsDto,
   ConsoleTestClaimDto,
   ConsoleUpdateClaimDto,
+} from './console-claims.dto.js';
+import {
+  assertConsoleUpdate,
+  consoleDeviceOf,
   fromConsoleCreate,
   fromConsoleTestDefinition,
   fromConsoleUpdate,
-} from './console-claims.dto.js';
-import { previewDeviceContext } from './preview-device.js';
-
-function deviceOf(body: ConsolePreviewClaimDto) {
-  const { profile, additionalData } = consoleDeviceOf(body);
-  return previewDeviceContext(profile, additionalData);
-}
+  inConsoleCase,
+} from './console-claims.mapper.js';
 
 /**
  * The console claims surface: the session model in snake_case, for dashboard sessions and for
@@ -43,7 +40,7 @@ export class ConsoleClaimsController {
   @Post()
   @Access({ session: 'admin', apiKey: ['claims:write'] })
   async create(@OrgAuth() auth: OrgAuthContext, @Body() body: ConsoleCreateClaimDto) {
-    return toConsoleClaimResponse(await this.claims.create(auth, fromConsoleCreate(body), snakeCaseFields));
+    return toConsoleClaimResponse(await inConsoleCase(this.claims.create(auth, fromConsoleCreate(body))));
   }
 
   @Put('reorder')
@@ -57,13 +54,9 @@ export class ConsoleClaimsController {
   @Access({ session: 'viewer', apiKey: ['claims:read'] })
   @HttpCode(200)
   async test(@OrgAuth() auth: OrgAuthContext, @Body() body: ConsoleTestClaimDto) {
-    const result = await this.claims.test(
-      auth,
-      fromConsoleTestDefinition(body.claim),
-      deviceOf(body),
-      (path) => `claim.${snakeCaseFields(path)}`,
-    );
-    return toConsoleTestResult(result);
+    const { claim, ...context } = body;
+    const result = this.claims.test(auth, fromConsoleTestDefinition(claim), consoleDeviceOf(context));
+    return toConsoleTestResult(await inConsoleCase(result, 'claim.'));
   }
 
   @Get(':claimRef')
@@ -76,11 +69,9 @@ export class ConsoleClaimsController {
   @Access({ session: 'admin', apiKey: ['claims:write'] })
   async update(@OrgAuth() auth: OrgAuthContext, @Param('claimRef') ref: string, @Body() body: ConsoleUpdateClaimDto) {
     const claim = await this.claims.getByRef(auth, ref);
-    const updated = await this.claims.update(auth, claim.id, fromConsoleUpdate(body), {
-      naming: snakeCaseFields,
-      requireUpdatableField: true,
-    });
-    return toConsoleClaimResponse(updated);
+    const patch = fromConsoleUpdate(body);
+    assertConsoleUpdate(patch, claim);
+    return toConsoleClaimResponse(await inConsoleCase(this.claims.update(auth, claim.id, patch)));
   }
 
   @Delete(':claimRef')
@@ -94,6 +85,8 @@ export class ConsoleClaimsController {
   @Access({ session: 'viewer', apiKey: ['claims:read'] })
   @HttpCode(200)
   async preview(@OrgAuth() auth: OrgAuthContext, @Param('claimRef') ref: string, @Body() body: ConsolePreviewClaimDto) {
-    return toConsoleTestResult(await this.claims.preview(auth, await this.claims.getByRef(auth, ref), deviceOf(body)));
+    return toConsoleTestResult(
+      await this.claims.preview(auth, await this.claims.getByRef(auth, ref), consoleDeviceOf(body)),
+    );
   }
 }

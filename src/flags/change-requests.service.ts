@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import { hasRole, type OrgAuthContext } from '../common/access/auth-context.js';
-import { AppException, conflict, forbidden, notFound } from '../common/errors/app-exception.js';
+import { forbidden, notFound } from '../common/errors/app-exception.js';
+import { changeRequestNotApplicable, selfApproval } from './flags.exceptions.js';
 import { type TierDefinition } from '../common/tiers.js';
 import { AuditService } from '../audit/audit.service.js';
 import { ENVIRONMENTS, type Environment } from './evaluation/flag-types.js';
@@ -10,7 +11,8 @@ import type { FeatureFlag } from './flag.entity.js';
 import { FlagSchedulesService, type ScheduleRow } from './flag-schedules.service.js';
 import type { CreateScheduleDto, EnvironmentConfigDto, ListChangeRequestsQuery } from './flags.dto.js';
 import { FlagsService, checkEnvironment, type ChangedFlag, type FlagActor } from './flags.service.js';
-import { featureUnavailable, PlanService } from '../organizations/plan.service.js';
+import { featureUnavailable } from '../organizations/organizations.exceptions.js';
+import { PlanService } from '../organizations/plan.service.js';
 
 export const CHANGE_REQUEST_STATES = ['pending', 'approved', 'rejected', 'applied', 'stale'] as const;
 export type ChangeRequestState = (typeof CHANGE_REQUEST_STATES)[number];
@@ -169,7 +171,7 @@ export class ChangeRequestsService {
       if (row.author_user_id !== auth.caller.userId && !hasRole(auth.caller.role, 'admin')) {
         throw forbidden('Only the author or an Admin applies a change request');
       }
-      if (row.current_state !== 'approved') throw notApplicable(row.current_state);
+      if (row.current_state !== 'approved') throw changeRequestNotApplicable(row.current_state);
       const actor: FlagActor = {
         organizationId: auth.organizationId,
         email: auth.caller.email,
@@ -178,7 +180,7 @@ export class ChangeRequestsService {
       };
       // Locked by the change with its organization row: the flag must still be the one approved.
       const unchanged = (flag: FeatureFlag) => {
-        if (flag.version !== row.base_version) throw notApplicable('stale');
+        if (flag.version !== row.base_version) throw changeRequestNotApplicable('stale');
       };
       let appliedVersion: number;
       if (row.kind === 'environment') {
@@ -211,11 +213,9 @@ export class ChangeRequestsService {
     await this.dataSource.transaction(async (manager) => {
       const row = await this.locked(manager, auth, id);
       if (row.author_user_id !== null && row.author_user_id === auth.caller.userId) {
-        throw new AppException(403, 'self_approval', 'The author of a change request cannot approve or reject it', {
-          hint: 'Another Admin decides',
-        });
+        throw selfApproval();
       }
-      if (row.current_state !== 'pending') throw notApplicable(row.current_state);
+      if (row.current_state !== 'pending') throw changeRequestNotApplicable(row.current_state);
       await manager.query(
         `UPDATE feature_flag_change_requests SET state = $2, decided_by = $3, decided_at = now(), updated_at = now()
           WHERE id = $1`,
@@ -308,13 +308,4 @@ export class ChangeRequestsService {
       manager,
     );
   }
-}
-
-function notApplicable(state: ChangeRequestState | 'stale'): AppException {
-  if (state === 'stale') {
-    return new AppException(409, 'change_request_stale', 'The flag changed since this request was made', {
-      hint: 'Make a new change request against the flag as it is now',
-    });
-  }
-  return conflict(`The change request is ${state}`);
 }

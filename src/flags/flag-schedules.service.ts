@@ -3,13 +3,15 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import type { OrgAuthContext } from '../common/access/auth-context.js';
 import { AppException, ValidationFailedException, conflict, notFound } from '../common/errors/app-exception.js';
+import { scheduleLimitReached } from './flags.exceptions.js';
 import { type TierDefinition } from '../common/tiers.js';
 import { AuditService } from '../audit/audit.service.js';
 import type { Environment, FlagRule } from './evaluation/flag-types.js';
 import type { FeatureFlag } from './flag.entity.js';
 import type { CreateScheduleDto, ScheduledChangeDto } from './flags.dto.js';
 import { FlagsService, type ChangedFlag, type EnvironmentInput } from './flags.service.js';
-import { featureUnavailable, PlanService } from '../organizations/plan.service.js';
+import { featureUnavailable } from '../organizations/organizations.exceptions.js';
+import { PlanService } from '../organizations/plan.service.js';
 
 export const SCHEDULE_STATUSES = ['pending', 'applied', 'failed', 'cancelled'] as const;
 export type ScheduleStatus = (typeof SCHEDULE_STATUSES)[number];
@@ -107,12 +109,7 @@ export class FlagSchedulesService {
         [flagId],
       );
       if (pending >= MAX_PENDING_SCHEDULES) {
-        throw new AppException(
-          409,
-          'schedule_limit_reached',
-          `A flag holds at most ${MAX_PENDING_SCHEDULES} pending schedules`,
-          { hint: 'Cancel a pending schedule first' },
-        );
+        throw scheduleLimitReached(MAX_PENDING_SCHEDULES);
       }
       const [row] = await manager.query<ScheduleRow[]>(
         `INSERT INTO feature_flag_schedules (organization_id, app_id, flag_id, environment, run_at, change, created_by)

@@ -11,13 +11,14 @@ import { createLogger } from '../common/logging/logger.js';
 import { adminRecipients } from '../mail/admin-recipients.js';
 import { renderMail } from '../mail/mail-templates.js';
 import { MailService } from '../mail/mail.service.js';
+import { ValidationFailedException, badRequest, conflict, notFound } from '../common/errors/app-exception.js';
 import {
-  AppException,
-  ValidationFailedException,
-  badRequest,
-  conflict,
-  notFound,
-} from '../common/errors/app-exception.js';
+  flagHasDependents,
+  flagLimitReached,
+  flagTypeUnavailable,
+  invalidPrerequisites,
+  ruleLimitReached,
+} from './flags.exceptions.js';
 import { type TierDefinition } from '../common/tiers.js';
 import { AuditService } from '../audit/audit.service.js';
 import { WebhookEvents } from '../webhooks/webhook-events.js';
@@ -36,7 +37,8 @@ import { FeatureFlag, FlagOverride } from './flag.entity.js';
 import { isUuid } from './flag-key-param.js';
 import { FLAG_CHANGES_CHANNEL, FlagStore } from './flag-store.js';
 import type { CreateFlagDto, CreateOverrideDto, EnvironmentConfigDto, UpdateFlagDto } from './flags.dto.js';
-import { featureUnavailable, PlanService } from '../organizations/plan.service.js';
+import { featureUnavailable } from '../organizations/organizations.exceptions.js';
+import { PlanService } from '../organizations/plan.service.js';
 
 type FlagChange = 'flag.created' | 'flag.updated' | 'flag.deleted';
 
@@ -134,14 +136,7 @@ export class FlagsService {
     return this.change(actorFromAuth(auth), appId, 'flag.created', async (manager, tier) => {
       await this.assertApp(manager, auth, appId);
       if (!tier.features.percentRollout && input.valueType !== 'boolean') {
-        throw new AppException(
-          403,
-          'flag_type_unavailable',
-          `The ${tier.display} plan offers on/off (boolean) flags only`,
-          {
-            hint: 'Upgrade to Pro for integer, double, string and JSON flags',
-          },
-        );
+        throw flagTypeUnavailable(tier);
       }
       await this.assertFlagLimit(manager, auth, appId, tier);
       const initial = (): FlagEnvironmentConfig => ({ enabled: false, value: input.defaultValue, rules: [] });
@@ -294,9 +289,7 @@ export class FlagsService {
     );
     const problem = prerequisiteGraphProblem([...others.filter((other) => other.id !== flag.id), flag]);
     if (problem) {
-      throw new AppException(400, 'invalid_prerequisites', problem, {
-        hint: 'Prerequisites name flags of the same app, without cycles, at most 5 deep',
-      });
+      throw invalidPrerequisites(problem);
     }
     if (problems.length) throw new ValidationFailedException(problems);
   }
@@ -310,12 +303,7 @@ export class FlagsService {
     await this.change(actorFromAuth(auth), flag.appId, 'flag.deleted', async (manager) => {
       const dependents = dependentsOf(await this.appFlags(manager, flag.appId), flag.key);
       if (dependents.length) {
-        throw new AppException(
-          409,
-          'flag_has_dependents',
-          `Other flags name ${flag.key} as a prerequisite: ${dependents.join(', ')}`,
-          { hint: 'Remove the prerequisite from those flags first', body: { dependents } },
-        );
+        throw flagHasDependents(flag.key, dependents);
       }
       await manager.delete(FeatureFlag, { id: flagId, organizationId: auth.organizationId });
       return flag;
@@ -631,14 +619,7 @@ export class FlagsService {
       [perOrganization ? auth.organizationId : appId],
     );
     if (Number(rows[0].count) >= limit) {
-      throw new AppException(
-        403,
-        'flag_limit_reached',
-        `Your plan allows ${limit} flags ${tier.flagLimitScope === 'organization' ? 'per organization' : 'per app'}`,
-        {
-          hint: 'Upgrade the plan or delete a flag',
-        },
-      );
+      throw flagLimitReached(tier, limit);
     }
   }
 
@@ -656,9 +637,7 @@ export class FlagsService {
     }
     const maxRules = tier.limits.maxRulesPerFlag;
     if (maxRules !== null && input.rules.length > maxRules) {
-      throw new AppException(403, 'rule_limit_reached', `Your plan allows ${maxRules} rules per flag`, {
-        hint: maxRules === 0 ? 'Targeting rules are available from the Pro plan' : 'Upgrade the plan for more rules',
-      });
+      throw ruleLimitReached(maxRules);
     }
   }
 }

@@ -1,12 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { AppException } from '../common/errors/app-exception.js';
 import { tierDefinition, type TierDefinition, type TierFeature } from '../common/tiers.js';
+import { featureUnavailable } from './organizations.exceptions.js';
 import { OrganizationsService, type OrganizationQuery } from './organizations.service.js';
-
-/** The one refusal of a feature the organization's plan does not have: 403 `feature_unavailable`. */
-export function featureUnavailable(message: string, hint?: string): AppException {
-  return new AppException(403, 'feature_unavailable', message, hint === undefined ? undefined : { hint });
-}
 
 /** Refuses with `featureUnavailable` unless `plan` has `feature`; for callers that already hold the plan. */
 export function assertFeature(plan: TierDefinition, feature: TierFeature, message: string, hint?: string): void {

@@ -1,7 +1,6 @@
 import {
   applyDecorators,
   HttpException,
-  HttpStatus,
   Inject,
   Injectable,
   RequestMethod,
@@ -24,7 +23,7 @@ import {
 } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
 import { catchError, from, mergeMap, type Observable } from 'rxjs';
-import { AppException } from '../common/errors/app-exception.js';
+import { AppException, invalidCredentials } from '../common/errors/app-exception.js';
 import { LIMITS, type Limit, type LimitName } from './limits.js';
 import { RateLimitService, rateLimitExceeded, rateLimitHeaders } from './rate-limit.service.js';
 
@@ -180,9 +179,7 @@ export class SpentRateLimitInterceptor implements NestInterceptor {
 }
 
 function refusal(limit: Limit, tooMany: () => AppException): AppException {
-  return limit.refusal === 'invalid_credentials'
-    ? new AppException(HttpStatus.UNAUTHORIZED, 'invalid_credentials', 'Invalid e-mail or password')
-    : tooMany();
+  return limit.refusal === 'invalid_credentials' ? invalidCredentials() : tooMany();
 }
 
 /**

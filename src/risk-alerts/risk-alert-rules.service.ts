@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import type { OrgAuthContext } from '../common/access/auth-context.js';
-import { AppException, ValidationFailedException, badRequest, notFound } from '../common/errors/app-exception.js';
+import { ValidationFailedException, badRequest, notFound } from '../common/errors/app-exception.js';
+import { riskAlertRuleLimitReached } from './risk-alerts.exceptions.js';
 import { queryRows } from '../database/sql.js';
 import { AuditService } from '../audit/audit.service.js';
 import { RULE_COLUMNS, toStoredRule, type RuleRow } from './risk-alert-rule-row.js';
@@ -64,14 +65,7 @@ export class RiskAlertRulesService {
         [auth.organizationId],
       );
       if (count >= MAX_RULES_PER_ORGANIZATION) {
-        throw new AppException(
-          403,
-          'risk_alert_rule_limit_reached',
-          `An organization has at most ${MAX_RULES_PER_ORGANIZATION} risk alert rules`,
-          {
-            hint: 'Delete or reuse a rule you no longer need',
-          },
-        );
+        throw riskAlertRuleLimitReached(MAX_RULES_PER_ORGANIZATION);
       }
       const appId = input.appId ?? null;
       await this.assertApp(manager, auth.organizationId, appId);

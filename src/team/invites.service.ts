@@ -1,9 +1,10 @@
-import { HttpStatus, Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import type { Role } from '../common/access/access.decorator.js';
 import type { OrgAuthContext } from '../common/access/auth-context.js';
-import { AppException, conflict, notFound } from '../common/errors/app-exception.js';
+import { conflict, notFound } from '../common/errors/app-exception.js';
+import { seatsTaken } from './team.exceptions.js';
 import { randomSecret, sha256Hex } from '../common/crypto.js';
 import { tierDefinition } from '../common/tiers.js';
 import type { AppConfig } from '../config/app-config.js';
@@ -57,10 +58,7 @@ export class InvitesService {
       const limit = tierDefinition(organization.serviceTier).limits.maxSeats;
       const used = await this.seatsUsed(manager, auth.organizationId);
       if (used >= limit) {
-        throw new AppException(HttpStatus.FORBIDDEN, 'forbidden', `All ${limit} seats of this plan are taken`, {
-          hint: 'Revoke a pending invite, remove a member or upgrade the plan',
-          body: { limit, current: used },
-        });
+        throw seatsTaken(limit, used);
       }
       const created = manager.create(Invite, {
         organizationId: auth.organizationId,

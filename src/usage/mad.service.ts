@@ -2,11 +2,11 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { AppException } from '../common/errors/app-exception.js';
 import { tierDefinition } from '../common/tiers.js';
 import type { Tenant } from '../apps/tenant-resolver.js';
 import { billingPeriod, calendarMonth, periodKey } from './billing-period.js';
 import { UsageAlertsService } from './usage-alerts.service.js';
+import { quotaExceeded } from './usage.exceptions.js';
 
 /** After the first attestation over the limit, new devices are still admitted this long. */
 export const MAD_GRACE_MS = 7 * 24 * 60 * 60 * 1000;
@@ -65,15 +65,7 @@ export class MadService {
     if (now.getTime() - overSince.getTime() < MAD_GRACE_MS) {
       return { counted: true, current, limit, inGrace: true } satisfies MadOutcome;
     }
-    throw new AppException(402, 'quota_exceeded', 'quota_exceeded', {
-      body: {
-        message: `Your plan's limit of ${limit} monthly active devices is reached and its 7-day grace period has ended. Devices already active keep working; new devices can attest again after an upgrade or when the period resets.`,
-        upgradeUrl: `${this.config.dashboardOrigins[0] ?? this.config.baseUrl}/billing`,
-        limit,
-        current: current - 1,
-      },
-      hint: 'Retrying does not help',
-    });
+    throw quotaExceeded(limit, current - 1, `${this.config.dashboardOrigins[0] ?? this.config.baseUrl}/billing`);
   }
 
   private async increment(

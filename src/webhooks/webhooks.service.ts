@@ -4,7 +4,8 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import type { OrgAuthContext } from '../common/access/auth-context.js';
 import { randomSecret } from '../common/crypto.js';
-import { AppException, conflict, invalidField, notFound } from '../common/errors/app-exception.js';
+import { conflict, invalidField, notFound } from '../common/errors/app-exception.js';
+import { webhookLimitReached } from './webhooks.exceptions.js';
 import { UnsafeUrlError, assertPublicUrl } from '../common/ssrf-guard.js';
 import { type TierDefinition } from '../common/tiers.js';
 import type { AppConfig } from '../config/app-config.js';
@@ -92,9 +93,7 @@ export class WebhooksService {
       const { maxWebhooks } = plan.limits;
       const count = await manager.countBy(WebhookEndpoint, { organizationId: auth.organizationId });
       if (count >= maxWebhooks) {
-        throw new AppException(403, 'webhook_limit_reached', `Your plan allows ${maxWebhooks} webhook endpoints`, {
-          hint: 'Delete an endpoint or upgrade the plan',
-        });
+        throw webhookLimitReached(maxWebhooks);
       }
       const endpoint = await manager.save(
         manager.create(WebhookEndpoint, {

@@ -27,7 +27,7 @@ function thrownCodes(): Map<string, number> {
     ...readdirSync(join(root, 'src/attestation'))
       .filter((name) => name.endsWith('.ts') && !name.endsWith('.spec.ts'))
       .map((name) => join(root, 'src/attestation', name)),
-    join(root, 'src/usage/mad.service.ts'),
+    join(root, 'src/usage/usage.exceptions.ts'),
   ];
   const codes = new Map<string, number>();
   for (const file of files) {

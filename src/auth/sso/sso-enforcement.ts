@@ -1,6 +1,5 @@
-import { HttpStatus } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { AppException } from '../../common/errors/app-exception.js';
+import { ssoRequired } from '../auth.exceptions.js';
 import { tierDefinition } from '../../common/tiers.js';
 
 /**
@@ -22,13 +21,5 @@ export async function assertPasswordSignInAllowed(manager: EntityManager, userId
   );
   const enforcing = rows.find((row) => tierDefinition(row.service_tier).features.sso);
   if (!enforcing) return;
-  throw new AppException(
-    HttpStatus.FORBIDDEN,
-    'sso_required',
-    'Your organization requires single sign-on: sign in with your identity provider',
-    {
-      hint: `Use POST /api/v1/auth/sso/discover with your e-mail address, or open /api/v1/auth/sso/start?org=${enforcing.slug}`,
-      body: { ssoStartUrl: `/api/v1/auth/sso/start?org=${encodeURIComponent(enforcing.slug)}` },
-    },
-  );
+  throw ssoRequired(enforcing.slug);
 }

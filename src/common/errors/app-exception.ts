@@ -74,6 +74,12 @@ export const tooManyRequests = (message: string, retryAfterSeconds: number, opti
     { ...options, headers: { ...options.headers, 'Retry-After': String(seconds) } },
   );
 };
+/**
+ * A wrong e-mail or password. The login route's lockout answers the same, so that an attacker
+ * cannot tell a locked-out address from a wrong password: one factory for both features.
+ */
+export const invalidCredentials = () =>
+  new AppException(HttpStatus.UNAUTHORIZED, 'invalid_credentials', 'Invalid e-mail or password');
 export const serviceUnavailable = (message: string, options?: AppExceptionOptions) =>
   new AppException(HttpStatus.SERVICE_UNAVAILABLE, 'service_unavailable', message, options);
 

@@ -1,0 +1,43 @@
+import { HttpStatus } from '@nestjs/common';
+import { AppException } from '../common/errors/app-exception.js';
+
+export const emailUnverified = () =>
+  new AppException(HttpStatus.FORBIDDEN, 'email_unverified', 'Confirm your e-mail address first', {
+    hint: 'Follow the link in the confirmation mail',
+  });
+
+export const accountSuspended = () =>
+  new AppException(HttpStatus.FORBIDDEN, 'account_suspended', 'This account is suspended');
+
+export const accountDisabled = () =>
+  new AppException(HttpStatus.FORBIDDEN, 'account_disabled', 'This account is disabled');
+
+export const invalidLink = () =>
+  new AppException(HttpStatus.UNPROCESSABLE_ENTITY, 'unprocessable_entity', 'The link is invalid or has expired', {
+    hint: 'Sign up again or ask for a new link',
+    fields: [{ field: 'token', message: 'is invalid or has expired' }],
+  });
+
+/** Password sign-in of a member of an organization that enforces single sign-on. */
+export const ssoRequired = (slug: string) =>
+  new AppException(
+    HttpStatus.FORBIDDEN,
+    'sso_required',
+    'Your organization requires single sign-on: sign in with your identity provider',
+    {
+      hint: `Use POST /api/v1/auth/sso/discover with your e-mail address, or open /api/v1/auth/sso/start?org=${slug}`,
+      body: { ssoStartUrl: `/api/v1/auth/sso/start?org=${encodeURIComponent(slug)}` },
+    },
+  );
+
+/** The SDK routes' refusals of the app named by X-Bundle-ID and X-Team-ID. */
+export const sdkAppNotFound = () =>
+  new AppException(404, 'app_not_found', 'No app is registered with this Bundle ID and Team ID', {
+    hint: 'Register the app in the dashboard; both values must match exactly',
+  });
+
+export const organizationInactive = () =>
+  new AppException(403, 'organization_inactive', 'The organization is not active');
+
+export const appInactive = () =>
+  new AppException(403, 'app_inactive', 'The app is deactivated', { hint: 'Activate it in the dashboard' });
