@@ -1,15 +1,10 @@
+import { IsBase64, IsBoolean, IsInt, IsOptional, IsString, Length, Max, MaxLength, Min } from 'class-validator';
 import {
-  IsBase64,
-  IsBoolean,
-  IsInt,
-  IsOptional,
-  IsString,
-  Length,
-  Matches,
-  Max,
-  MaxLength,
-  Min,
-} from 'class-validator';
+  AppVersionField,
+  CountryField,
+  DeviceModelField,
+  OsVersionField,
+} from '../common/validation/device-attributes.js';
 
 class DeviceProfileFields {
   @IsOptional()
@@ -17,23 +12,16 @@ class DeviceProfileFields {
   @MaxLength(200)
   deviceId?: string;
 
-  @IsOptional()
-  @IsString()
-  @MaxLength(100)
+  @DeviceModelField()
   deviceModel?: string;
 
-  @IsOptional()
-  @IsString()
-  @MaxLength(50)
+  @OsVersionField()
   osVersion?: string;
 
-  @IsOptional()
-  @IsString()
-  @MaxLength(50)
+  @AppVersionField()
   appVersion?: string;
 
-  @IsOptional()
-  @Matches(/^[A-Za-z]{2}$/, { message: 'country must be an ISO 3166-1 alpha-2 code such as DE' })
+  @CountryField()
   country?: string;
 
   @IsOptional()

@@ -12,12 +12,17 @@ import {
   IsString,
   IsUUID,
   Length,
-  Matches,
   Max,
   MaxLength,
   Min,
   ValidateNested,
 } from 'class-validator';
+import {
+  AppVersionField,
+  CountryField,
+  DeviceModelField,
+  OsVersionField,
+} from '../common/validation/device-attributes.js';
 import { CLAIM_DATA_TYPES, CLAIM_TYPES, type ClaimDataType, type ClaimType } from './engine/index.js';
 import { ValidationFailedException, type FieldError } from '../common/errors/app-exception.js';
 import { createValidationPipe } from '../common/validation/validation.js';
@@ -180,23 +185,16 @@ export class DeviceProfileDto {
   @IsBoolean()
   jailbreakDetected!: boolean;
 
-  @IsOptional()
-  @IsString()
-  @MaxLength(100)
+  @DeviceModelField()
   deviceModel?: string;
 
-  @IsOptional()
-  @IsString()
-  @MaxLength(50)
+  @OsVersionField()
   osVersion?: string;
 
-  @IsOptional()
-  @IsString()
-  @MaxLength(50)
+  @AppVersionField()
   appVersion?: string;
 
-  @IsOptional()
-  @Matches(/^[A-Za-z]{2}$/, { message: 'country must be an ISO 3166-1 alpha-2 code such as DE' })
+  @CountryField()
   country?: string;
 
   @IsOptional()
