@@ -25,8 +25,12 @@ const PUBLIC = {
   'api-keys': ['api-key-secret.ts'],
   // Exported provider: maps an SDK request to its app (the access guard, attestation).
   apps: ['tenant-resolver.ts'],
-  // Exported provider: verifies device tokens for the access strategies and backend verification.
-  attestation: ['device-token-verifier.ts'],
+  attestation: [
+    // Exported provider: verifies device tokens for the access strategies and backend verification.
+    'device-token-verifier.ts',
+    // The claims the service sets in device tokens, which no custom claim may take.
+    'token-claims.ts',
+  ],
   // The settings in force and their pure checks, read by device details and the high-risk threshold.
   compliance: ['compliance-settings.ts', 'compliance-checks.ts'],
   devices: [

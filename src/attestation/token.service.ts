@@ -5,6 +5,7 @@ import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import type { Tenant } from '../apps/tenant-resolver.js';
 import { SigningKeysService } from './signing-keys.service.js';
+import { SERVICE_SET_CLAIMS } from './token-claims.js';
 
 export const DEFAULT_TOKEN_LIFETIME_SECONDS = 3600;
 
@@ -56,22 +57,6 @@ export interface MintedToken {
   riskScore: number;
 }
 
-/** Names the service sets itself; a custom claim cannot overwrite them. */
-const RESERVED_CLAIMS = new Set([
-  'sub',
-  'iss',
-  'aud',
-  'iat',
-  'exp',
-  'nbf',
-  'jti',
-  'subscription',
-  'org_id',
-  'app_id',
-  'debug',
-  'limited_use',
-]);
-
 @Injectable()
 export class TokenService {
   constructor(
@@ -101,7 +86,7 @@ export class TokenService {
       this.keys.signingKey(),
     ]);
     const claims: Record<string, unknown> = {};
-    for (const [name, value] of Object.entries(custom)) if (!RESERVED_CLAIMS.has(name)) claims[name] = value;
+    for (const [name, value] of Object.entries(custom)) if (!SERVICE_SET_CLAIMS.has(name)) claims[name] = value;
     Object.assign(claims, {
       org_id: tenant.organizationId,
       app_id: tenant.appId,

@@ -1,3 +1,4 @@
+import { SERVICE_SET_CLAIMS } from '../attestation/token-claims.js';
 import { randomUUID } from 'node:crypto';
 import { DEFAULT_TIMEOUT_SECONDS } from './engine/external-config.js';
 import { validateClaimDefinition } from './engine/index.js';
@@ -17,37 +18,12 @@ export const MAX_CLAIM_NAME_LENGTH = 100;
 export const MAX_DESCRIPTION_LENGTH = 1000;
 export const MAX_PRIORITY = 1_000_000;
 
-/**
- * Keys a custom claim may not take, compared in lower case. `subscription` is the interface
- * document's; the others are claims the token service sets itself, so a custom claim by that
- * name would silently never reach a token.
- */
-const RESERVED_CLAIM_KEYS = new Set([
-  'subscription',
-  'sub',
-  'iss',
-  'aud',
-  'iat',
-  'exp',
-  'nbf',
-  'jti',
-  'org_id',
-  'app_id',
-  'env',
-  'risk_score',
-  'bundle_id',
-  'team_id',
-  'app_name',
-  'debug',
-  'limited_use',
-]);
-
 export function claimKeyProblem(key: unknown): string | null {
   if (typeof key !== 'string' || key.length === 0 || key.length > MAX_CLAIM_KEY_LENGTH) {
     return `must be a string of 1 to ${MAX_CLAIM_KEY_LENGTH} characters`;
   }
   if (!CLAIM_KEY_PATTERN.test(key)) return 'must start with a letter and hold only letters, digits and underscores';
-  if (RESERVED_CLAIM_KEYS.has(key.toLowerCase())) return `"${key}" is reserved`;
+  if (SERVICE_SET_CLAIMS.has(key.toLowerCase())) return `"${key}" is reserved`;
   return null;
 }
 
