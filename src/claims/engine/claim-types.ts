@@ -1,4 +1,4 @@
-import { CONDITION_OPERATORS, type ConditionOperator } from '../../common/condition-operators.js';
+import { CONDITION_OPERATORS, type ConditionOperator } from '../../common/rules/operators.js';
 
 /**
  * Claim definitions as the claims feature stores them, and the device context they are

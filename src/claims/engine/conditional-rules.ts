@@ -6,7 +6,7 @@ import { CONDITION_FIELD_SPECS } from './device-variables.js';
 import type { FieldKind } from './device-variables.js';
 import { formatFieldErrors, isIntegerInRange, isOneOf, isRecord } from './input-checks.js';
 import { parseDecimal } from './typed-value.js';
-import { compileLinearRegex } from '../../common/linear-regex.js';
+import { compileLinearRegex } from '../../common/rules/linear-regex.js';
 
 export const MAX_RULES = 50;
 export const MAX_CONDITIONS_PER_RULE = 20;

@@ -3,7 +3,7 @@ import type { ParsedVersion } from '../../common/version.js';
 import { CONDITION_OPERATORS, CONTEXT_ATTRIBUTES, CUSTOM_ATTRIBUTE_PREFIX, isConditionOperator } from './flag-types.js';
 import type { EvaluationContext, FlagCondition, ValidationProblem } from './flag-types.js';
 import { parseFiniteNumber } from './flag-values.js';
-import { compileLinearRegex } from '../../common/linear-regex.js';
+import { compileLinearRegex } from '../../common/rules/linear-regex.js';
 
 /**
  * How an attribute's values order: versions semantically, the risk score numerically, and

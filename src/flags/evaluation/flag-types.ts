@@ -1,4 +1,4 @@
-import { CONDITION_OPERATORS, type ConditionOperator } from '../../common/condition-operators.js';
+import { CONDITION_OPERATORS, type ConditionOperator } from '../../common/rules/operators.js';
 
 /**
  * Shapes shared by flag evaluation. The service stores flags in these shapes; evaluation
