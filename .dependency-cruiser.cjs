@@ -58,8 +58,6 @@ const PUBLIC = {
   webhooks: [
     // Exported provider: the one way features announce webhook events.
     'webhook-events.ts',
-    // The signed body format (canonical JSON), shared with entitlement event fingerprints.
-    'webhook-signing.ts',
     // The event catalogue: the names and payloads features announce.
     'webhook-event-catalog.ts',
   ],
