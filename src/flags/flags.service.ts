@@ -194,11 +194,9 @@ export class FlagsService {
       actor,
       flagId,
       'flag.updated',
-      (flag, tier, manager) => {
-        check?.(flag);
-        return this.applyEnvironment(flag, tier, environment, input, manager);
-      },
+      (flag, tier, manager) => this.applyEnvironment(flag, tier, environment, input, manager),
       within,
+      check,
     );
   }
 
@@ -344,7 +342,6 @@ export class FlagsService {
       flagId,
       'flag.updated',
       async (flag, tier, manager) => {
-        check?.(flag);
         if (!tier.features.rollback) {
           throw featureUnavailable('Rollback is available from the Pro plan');
         }
@@ -374,6 +371,7 @@ export class FlagsService {
         return `rolled back to version ${version}`;
       },
       within,
+      check,
     );
   }
 
@@ -457,7 +455,8 @@ export class FlagsService {
 
   /**
    * Loads the flag locked, applies `edit`, and saves it as the next version. With `within`, runs
-   * in that transaction, and the caller calls `committed()` once it commits.
+   * in that transaction, and the caller calls `committed()` once it commits; `check` sees the
+   * locked flag first (a change request's version).
    */
   async modify(
     actor: FlagActor,
@@ -465,6 +464,7 @@ export class FlagsService {
     event: FlagChange,
     edit: (flag: FeatureFlag, tier: TierDefinition, manager: EntityManager) => string | Promise<string>,
     within?: EntityManager,
+    check?: (flag: FeatureFlag) => void,
   ): Promise<ChangedFlag> {
     // Not locked here: the organization row is locked first, then the flag (in `change`), on every path.
     const rows: { app_id: string }[] = await (within ?? this.dataSource.manager).query(
@@ -481,6 +481,7 @@ export class FlagsService {
         const flag = await this.lockedFlag(manager, actor.organizationId, flagId);
         if (!flag) throw notFound('Flag');
         const before = Object.fromEntries(ENVIRONMENTS.map((env) => [env, flag.environments[env].enabled]));
+        check?.(flag);
         const change = await edit(flag, tier, manager);
         flag.version += 1;
         await manager.save(flag);
