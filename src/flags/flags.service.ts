@@ -62,6 +62,16 @@ export function actorFromAuth(auth: OrgAuthContext): FlagActor {
 /** A saved change and what it switched on or off, for the notices sent once it committed. */
 export type ChangedFlag = FeatureFlag & { change?: string; toggled?: { environment: Environment; enabled: boolean }[] };
 
+/**
+ * Where a change runs when the service makes it for someone: `within` the caller's transaction
+ * (the caller calls `committed()` once it commits), after `check` has seen the locked flag (a change
+ * request's version).
+ */
+export interface ChangeScope {
+  readonly within?: EntityManager;
+  readonly check?: (flag: FeatureFlag) => void;
+}
+
 /** An environment's new state as the PUT route and scheduled changes give it. */
 export interface EnvironmentInput {
   readonly enabled: boolean;
@@ -181,23 +191,17 @@ export class FlagsService {
     return this.putEnvironmentAs(actorFromAuth(auth), flagId, checkEnvironment(environment), input);
   }
 
-  /** The PUT for `actor`; `check` runs first in the change's transaction (a change request's version). */
+  /** The PUT for `actor`, in `scope`. */
   putEnvironmentAs(
     actor: FlagActor,
     flagId: string,
     environment: Environment,
     input: EnvironmentInput,
-    within?: EntityManager,
-    check?: (flag: FeatureFlag) => void,
+    scope: ChangeScope = {},
   ): Promise<ChangedFlag> {
-    return this.modify(
-      actor,
-      flagId,
-      'flag.updated',
-      (flag, tier, manager) => this.applyEnvironment(flag, tier, environment, input, manager),
-      within,
-      check,
-    );
+    const edit = (flag: FeatureFlag, tier: TierDefinition, manager: EntityManager) =>
+      this.applyEnvironment(flag, tier, environment, input, manager);
+    return this.modify(actor, flagId, 'flag.updated', edit, scope);
   }
 
   /** Marks an environment as requiring approved change requests (Enterprise), or clears it. */
@@ -330,13 +334,8 @@ export class FlagsService {
     return this.rollbackAs(actorFromAuth(auth), flagId, version);
   }
 
-  rollbackAs(
-    actor: FlagActor,
-    flagId: string,
-    version: number,
-    within?: EntityManager,
-    check?: (flag: FeatureFlag) => void,
-  ): Promise<ChangedFlag> {
+  /** The rollback for `actor`, in `scope`. */
+  rollbackAs(actor: FlagActor, flagId: string, version: number, scope: ChangeScope = {}): Promise<ChangedFlag> {
     return this.modify(
       actor,
       flagId,
@@ -370,8 +369,7 @@ export class FlagsService {
         if (restored) await this.assertPrerequisites(manager, flag);
         return `rolled back to version ${version}`;
       },
-      within,
-      check,
+      scope,
     );
   }
 
@@ -454,17 +452,15 @@ export class FlagsService {
   }
 
   /**
-   * Loads the flag locked, applies `edit`, and saves it as the next version. With `within`, runs
-   * in that transaction, and the caller calls `committed()` once it commits; `check` sees the
-   * locked flag first (a change request's version).
+   * Loads the flag locked, applies `edit`, and saves it as the next version, in `scope` (the
+   * request's own transaction when it has none).
    */
   async modify(
     actor: FlagActor,
     flagId: string,
     event: FlagChange,
     edit: (flag: FeatureFlag, tier: TierDefinition, manager: EntityManager) => string | Promise<string>,
-    within?: EntityManager,
-    check?: (flag: FeatureFlag) => void,
+    { within, check }: ChangeScope = {},
   ): Promise<ChangedFlag> {
     // Not locked here: the organization row is locked first, then the flag (in `change`), on every path.
     const rows: { app_id: string }[] = await (within ?? this.dataSource.manager).query(
