@@ -3,8 +3,9 @@ import { canonicalJson } from '../common/rules/canonical-json.js';
 
 /**
  * The wire format of a webhook: the body is `{ event, timestamp, data }` as canonical JSON (every
- * object's keys sorted, recursively: src/common/rules/canonical-json.ts), and `X-Service-Signature` is `sha256=` followed by the hex
- * HMAC-SHA256 of exactly those bytes, keyed with the endpoint's secret. Pure: no I/O.
+ * object's keys sorted, recursively: src/common/rules/canonical-json.ts), and `X-Service-Signature`
+ * is `sha256=` followed by the hex HMAC-SHA256 of exactly those bytes, keyed with the endpoint's
+ * secret. Pure: no I/O.
  */
 
 export const SIGNATURE_PREFIX = 'sha256=';
