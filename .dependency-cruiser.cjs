@@ -62,8 +62,6 @@ const PUBLIC = {
   webhooks: [
     // Exported provider: the one way features announce webhook events.
     'webhook-events.ts',
-    // The signed body format (canonical JSON), shared with entitlement event fingerprints.
-    'webhook-signing.ts',
     // The event catalogue: the names and payloads features announce.
     'webhook-event-catalog.ts',
   ],
@@ -79,6 +77,7 @@ const publicFiles = Object.entries(PUBLIC).flatMap(([feature, files]) =>
 /** Plain TypeScript: no Nest, no TypeORM (STYLE.md, pure logic). */
 const PURE = [
   '^src/common/[^/]+\\.ts$',
+  '^src/common/rules/',
   '^src/flags/evaluation/',
   '^src/claims/engine/',
   '^src/attestation/app-attest/',
@@ -133,7 +132,7 @@ module.exports = {
     {
       name: 'pure-logic-has-no-framework',
       comment:
-        'Pure logic (rule engines, scoring, signing, shared helpers in src/common/*.ts) imports no @nestjs/* or typeorm.',
+        'Pure logic (rule engines and their kernel in src/common/rules, scoring, signing, shared helpers in src/common/*.ts) imports no @nestjs/* or typeorm.',
       severity: 'error',
       from: { path: PURE },
       to: { path: '(^|/)node_modules/(@nestjs/|typeorm/)' },

@@ -6,6 +6,7 @@ import { AuditService, type AuditEntry } from '../audit/audit.service.js';
 import { isUniqueViolation } from '../database/unique-violation.js';
 import type { OrgAuthContext } from '../common/access/auth-context.js';
 import { invalidField, notFound } from '../common/errors/app-exception.js';
+import { canonicalJson } from '../common/rules/canonical-json.js';
 import { type TierDefinition } from '../common/tiers.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
@@ -64,15 +65,7 @@ function byEvaluationOrder(a: CustomClaim, b: CustomClaim): number {
   return a.priority - b.priority || (a.claimKey < b.claimKey ? -1 : a.claimKey > b.claimKey ? 1 : 0);
 }
 
-/** jsonb does not keep key order, so values are compared with their keys sorted. */
-function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, item: unknown) =>
-    item && typeof item === 'object' && !Array.isArray(item)
-      ? Object.fromEntries(Object.entries(item).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : item,
-  );
-}
-
+/** jsonb does not keep key order, so values are compared in canonical JSON. */
 function sameJson(a: unknown, b: unknown): boolean {
   return canonicalJson(a) === canonicalJson(b);
 }

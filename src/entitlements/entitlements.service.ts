@@ -4,8 +4,8 @@ import { DataSource, type EntityManager } from 'typeorm';
 import type { OrgAuthContext } from '../common/access/auth-context.js';
 import { sha256Hex } from '../common/crypto.js';
 import { conflict } from '../common/errors/app-exception.js';
+import { canonicalJson } from '../common/rules/canonical-json.js';
 import { WebhookEvents } from '../webhooks/webhook-events.js';
-import { canonicalJson } from '../webhooks/webhook-signing.js';
 import {
   entitlementFromRow,
   subscriptionEventsFor,

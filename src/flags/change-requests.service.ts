@@ -10,7 +10,7 @@ import { ENVIRONMENTS, type Environment } from './evaluation/flag-types.js';
 import type { FeatureFlag } from './flag.entity.js';
 import { FlagSchedulesService, type ScheduleRow } from './flag-schedules.service.js';
 import type { CreateScheduleDto, EnvironmentConfigDto, ListChangeRequestsQuery } from './flags.dto.js';
-import { FlagsService, checkEnvironment, type ChangedFlag, type FlagActor } from './flags.service.js';
+import { FlagsService, checkEnvironment, type ChangedFlag, type ChangeScope, type FlagActor } from './flags.service.js';
 import { featureUnavailable } from '../organizations/organizations.exceptions.js';
 import { PlanService } from '../organizations/plan.service.js';
 
@@ -179,16 +179,19 @@ export class ChangeRequestsService {
         via: { changeRequestId: row.id },
       };
       // Locked by the change with its organization row: the flag must still be the one approved.
-      const unchanged = (flag: FeatureFlag) => {
-        if (flag.version !== row.base_version) throw changeRequestNotApplicable('stale');
+      const scope: ChangeScope = {
+        within: manager,
+        check: (flag) => {
+          if (flag.version !== row.base_version) throw changeRequestNotApplicable('stale');
+        },
       };
       let appliedVersion: number;
       if (row.kind === 'environment') {
         const input = row.payload as unknown as EnvironmentConfigDto;
-        changed = await this.flags.putEnvironmentAs(actor, row.flag_id, row.environment!, input, manager, unchanged);
+        changed = await this.flags.putEnvironmentAs(actor, row.flag_id, row.environment!, input, scope);
         appliedVersion = changed.version;
       } else if (row.kind === 'rollback') {
-        changed = await this.flags.rollbackAs(actor, row.flag_id, row.payload.version as number, manager, unchanged);
+        changed = await this.flags.rollbackAs(actor, row.flag_id, row.payload.version as number, scope);
         appliedVersion = changed.version;
       } else {
         const payload = row.payload as unknown as CreateScheduleDto;

@@ -258,7 +258,7 @@ export class FlagSchedulesService {
         }
         return `scheduled: ${change}`;
       },
-      manager,
+      { within: manager },
     );
   }
 

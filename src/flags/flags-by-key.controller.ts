@@ -5,11 +5,9 @@ import { Access } from '../common/access/access.decorator.js';
 import { OrgAuth, type OrgAuthContext } from '../common/access/auth-context.js';
 import { UuidParam } from '../common/validation/uuid-param.js';
 import { InvalidInputStatus } from '../common/validation/validation.js';
-import { toFlagResponse, toOverrideResponse } from './flag.entity.js';
 import { FlagKeyParam } from './flag-key-param.js';
-import { answer } from './flags.controller.js';
 import { ChangeRequestsService } from './change-requests.service.js';
-import { FlagSchedulesService, toScheduleResponse } from './flag-schedules.service.js';
+import { FlagSchedulesService } from './flag-schedules.service.js';
 import {
   CreateOverrideDto,
   CreateScheduleDto,
@@ -19,20 +17,27 @@ import {
   UpdateFlagDto,
 } from './flags.dto.js';
 import { PROPOSED, SCHEDULE_SCHEMA } from './flags.openapi.js';
+import { FlagsController } from './flags.controller.js';
 import { FlagsService } from './flags.service.js';
 
 /**
  * The dashboard's flag routes addressed by key: `/apps/:appId/flags/:flagKey/...` answers exactly
  * as `/flags/:flagId/...` does for the flag of that app with that key (a UUID is taken as the id).
- * Keys are what people and scripts know; ids are what the dashboard links.
+ * Keys are what people and scripts know; ids are what the dashboard links. Each route resolves the
+ * key and answers through its twin of FlagsController, so the two addresses cannot drift apart;
+ * only the path, its parameters and the route's description are written here.
  */
 @Controller('api/v1/dashboard/apps/:appId/flags/:flagKey')
 export class FlagsByKeyController {
+  private readonly byId: FlagsController;
+
   constructor(
     private readonly flags: FlagsService,
-    private readonly schedules: FlagSchedulesService,
-    private readonly changeRequests: ChangeRequestsService,
-  ) {}
+    schedules: FlagSchedulesService,
+    changeRequests: ChangeRequestsService,
+  ) {
+    this.byId = new FlagsController(flags, schedules, changeRequests);
+  }
 
   private resolve(auth: OrgAuthContext, appId: string, flagKey: string): Promise<string> {
     return this.flags.resolveKey(auth, appId, flagKey);
@@ -42,7 +47,7 @@ export class FlagsByKeyController {
   @Access({ session: 'viewer', personalKey: ['flags:read'] })
   @ApiOperation({ summary: 'Get a flag by its key' })
   async get(@OrgAuth() auth: OrgAuthContext, @UuidParam('appId') appId: string, @FlagKeyParam() flagKey: string) {
-    return toFlagResponse(await this.flags.get(auth, await this.resolve(auth, appId, flagKey)));
+    return this.byId.get(auth, await this.resolve(auth, appId, flagKey));
   }
 
   @Patch()
@@ -54,7 +59,7 @@ export class FlagsByKeyController {
     @FlagKeyParam() flagKey: string,
     @Body() body: UpdateFlagDto,
   ) {
-    return toFlagResponse(await this.flags.update(auth, await this.resolve(auth, appId, flagKey), body));
+    return this.byId.update(auth, await this.resolve(auth, appId, flagKey), body);
   }
 
   @Delete()
@@ -66,7 +71,7 @@ export class FlagsByKeyController {
     @UuidParam('appId') appId: string,
     @FlagKeyParam() flagKey: string,
   ): Promise<void> {
-    await this.flags.remove(auth, await this.resolve(auth, appId, flagKey));
+    await this.byId.remove(auth, await this.resolve(auth, appId, flagKey));
   }
 
   @Put('environments/:environment')
@@ -81,8 +86,7 @@ export class FlagsByKeyController {
     @Param('environment') environment: string,
     @Body() body: EnvironmentConfigDto,
   ) {
-    const flagId = await this.resolve(auth, appId, flagKey);
-    return answer(response, await this.changeRequests.putEnvironment(auth, flagId, environment, body), toFlagResponse);
+    return this.byId.putEnvironment(auth, response, await this.resolve(auth, appId, flagKey), environment, body);
   }
 
   @Put('environments/:environment/approval')
@@ -95,15 +99,14 @@ export class FlagsByKeyController {
     @Param('environment') environment: string,
     @Body() body: SetApprovalDto,
   ) {
-    const flagId = await this.resolve(auth, appId, flagKey);
-    return toFlagResponse(await this.flags.setApproval(auth, flagId, environment, body.requireApproval));
+    return this.byId.setApproval(auth, await this.resolve(auth, appId, flagKey), environment, body);
   }
 
   @Get('history')
   @Access({ session: 'viewer', personalKey: ['flags:read'] })
   @ApiOperation({ summary: "A flag's versions, newest first, by key" })
   async history(@OrgAuth() auth: OrgAuthContext, @UuidParam('appId') appId: string, @FlagKeyParam() flagKey: string) {
-    return this.flags.history(auth, await this.resolve(auth, appId, flagKey));
+    return this.byId.history(auth, await this.resolve(auth, appId, flagKey));
   }
 
   @Post('rollback')
@@ -118,15 +121,14 @@ export class FlagsByKeyController {
     @FlagKeyParam() flagKey: string,
     @Body() body: RollbackDto,
   ) {
-    const flagId = await this.resolve(auth, appId, flagKey);
-    return answer(response, await this.changeRequests.rollback(auth, flagId, body.version), toFlagResponse);
+    return this.byId.rollback(auth, response, await this.resolve(auth, appId, flagKey), body);
   }
 
   @Get('overrides')
   @Access({ session: 'viewer', personalKey: ['flags:read'] })
   @ApiOperation({ summary: "A flag's device overrides, newest first, by key" })
   async overrides(@OrgAuth() auth: OrgAuthContext, @UuidParam('appId') appId: string, @FlagKeyParam() flagKey: string) {
-    return (await this.flags.listOverrides(auth, await this.resolve(auth, appId, flagKey))).map(toOverrideResponse);
+    return this.byId.overrides(auth, await this.resolve(auth, appId, flagKey));
   }
 
   @Post('overrides')
@@ -139,8 +141,7 @@ export class FlagsByKeyController {
     @FlagKeyParam() flagKey: string,
     @Body() body: CreateOverrideDto,
   ) {
-    const flagId = await this.resolve(auth, appId, flagKey);
-    return toOverrideResponse(await this.flags.createOverride(auth, flagId, body));
+    return this.byId.createOverride(auth, await this.resolve(auth, appId, flagKey), body);
   }
 
   @Delete('overrides/:overrideId')
@@ -153,7 +154,7 @@ export class FlagsByKeyController {
     @FlagKeyParam() flagKey: string,
     @UuidParam('overrideId') overrideId: string,
   ): Promise<void> {
-    await this.flags.deleteOverride(auth, await this.resolve(auth, appId, flagKey), overrideId);
+    await this.byId.deleteOverride(auth, await this.resolve(auth, appId, flagKey), overrideId);
   }
 
   @Get('schedules')
@@ -165,7 +166,7 @@ export class FlagsByKeyController {
     @UuidParam('appId') appId: string,
     @FlagKeyParam() flagKey: string,
   ) {
-    return (await this.schedules.list(auth, await this.resolve(auth, appId, flagKey))).map(toScheduleResponse);
+    return this.byId.listSchedules(auth, await this.resolve(auth, appId, flagKey));
   }
 
   @Post('schedules')
@@ -180,8 +181,7 @@ export class FlagsByKeyController {
     @FlagKeyParam() flagKey: string,
     @Body() body: CreateScheduleDto,
   ) {
-    const flagId = await this.resolve(auth, appId, flagKey);
-    return answer(response, await this.changeRequests.createSchedule(auth, flagId, body), toScheduleResponse);
+    return this.byId.createSchedule(auth, response, await this.resolve(auth, appId, flagKey), body);
   }
 
   @Delete('schedules/:scheduleId')
@@ -194,6 +194,6 @@ export class FlagsByKeyController {
     @FlagKeyParam() flagKey: string,
     @UuidParam('scheduleId') scheduleId: string,
   ): Promise<void> {
-    await this.schedules.cancel(auth, await this.resolve(auth, appId, flagKey), scheduleId);
+    await this.byId.cancelSchedule(auth, await this.resolve(auth, appId, flagKey), scheduleId);
   }
 }

@@ -172,7 +172,7 @@ export class FlagsController {
 }
 
 /** The change's own answer, or 202 with the change request an environment requiring approval made of it. */
-export function answer<T, R>(response: Response, outcome: Outcome<T>, map: (applied: T) => R) {
+function answer<T, R>(response: Response, outcome: Outcome<T>, map: (applied: T) => R) {
   if ('proposed' in outcome) {
     response.status(202);
     return outcome.proposed;

@@ -20,13 +20,8 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { IsDecimalNumber } from '../common/validation/decimal-places.js';
-import {
-  CONDITION_OPERATORS,
-  ENVIRONMENTS,
-  FLAG_VALUE_TYPES,
-  type Environment,
-  type FlagValueType,
-} from './evaluation/flag-types.js';
+import { CONDITION_OPERATORS } from '../common/rules/operators.js';
+import { ENVIRONMENTS, FLAG_VALUE_TYPES, type Environment, type FlagValueType } from './evaluation/flag-types.js';
 
 const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
 

@@ -62,6 +62,16 @@ export function actorFromAuth(auth: OrgAuthContext): FlagActor {
 /** A saved change and what it switched on or off, for the notices sent once it committed. */
 export type ChangedFlag = FeatureFlag & { change?: string; toggled?: { environment: Environment; enabled: boolean }[] };
 
+/**
+ * Where a change runs when the service makes it for someone: `within` the caller's transaction
+ * (the caller calls `committed()` once it commits), after `check` has seen the locked flag (a change
+ * request's version).
+ */
+export interface ChangeScope {
+  readonly within?: EntityManager;
+  readonly check?: (flag: FeatureFlag) => void;
+}
+
 /** An environment's new state as the PUT route and scheduled changes give it. */
 export interface EnvironmentInput {
   readonly enabled: boolean;
@@ -181,25 +191,17 @@ export class FlagsService {
     return this.putEnvironmentAs(actorFromAuth(auth), flagId, checkEnvironment(environment), input);
   }
 
-  /** The PUT for `actor`; `check` runs first in the change's transaction (a change request's version). */
+  /** The PUT for `actor`, in `scope`. */
   putEnvironmentAs(
     actor: FlagActor,
     flagId: string,
     environment: Environment,
     input: EnvironmentInput,
-    within?: EntityManager,
-    check?: (flag: FeatureFlag) => void,
+    scope: ChangeScope = {},
   ): Promise<ChangedFlag> {
-    return this.modify(
-      actor,
-      flagId,
-      'flag.updated',
-      (flag, tier, manager) => {
-        check?.(flag);
-        return this.applyEnvironment(flag, tier, environment, input, manager);
-      },
-      within,
-    );
+    const edit = (flag: FeatureFlag, tier: TierDefinition, manager: EntityManager) =>
+      this.applyEnvironment(flag, tier, environment, input, manager);
+    return this.modify(actor, flagId, 'flag.updated', edit, scope);
   }
 
   /** Marks an environment as requiring approved change requests (Enterprise), or clears it. */
@@ -332,19 +334,13 @@ export class FlagsService {
     return this.rollbackAs(actorFromAuth(auth), flagId, version);
   }
 
-  rollbackAs(
-    actor: FlagActor,
-    flagId: string,
-    version: number,
-    within?: EntityManager,
-    check?: (flag: FeatureFlag) => void,
-  ): Promise<ChangedFlag> {
+  /** The rollback for `actor`, in `scope`. */
+  rollbackAs(actor: FlagActor, flagId: string, version: number, scope: ChangeScope = {}): Promise<ChangedFlag> {
     return this.modify(
       actor,
       flagId,
       'flag.updated',
       async (flag, tier, manager) => {
-        check?.(flag);
         if (!tier.features.rollback) {
           throw featureUnavailable('Rollback is available from the Pro plan');
         }
@@ -373,7 +369,7 @@ export class FlagsService {
         if (restored) await this.assertPrerequisites(manager, flag);
         return `rolled back to version ${version}`;
       },
-      within,
+      scope,
     );
   }
 
@@ -456,15 +452,15 @@ export class FlagsService {
   }
 
   /**
-   * Loads the flag locked, applies `edit`, and saves it as the next version. With `within`, runs
-   * in that transaction, and the caller calls `committed()` once it commits.
+   * Loads the flag locked, applies `edit`, and saves it as the next version, in `scope` (the
+   * request's own transaction when it has none).
    */
   async modify(
     actor: FlagActor,
     flagId: string,
     event: FlagChange,
     edit: (flag: FeatureFlag, tier: TierDefinition, manager: EntityManager) => string | Promise<string>,
-    within?: EntityManager,
+    { within, check }: ChangeScope = {},
   ): Promise<ChangedFlag> {
     // Not locked here: the organization row is locked first, then the flag (in `change`), on every path.
     const rows: { app_id: string }[] = await (within ?? this.dataSource.manager).query(
@@ -481,6 +477,7 @@ export class FlagsService {
         const flag = await this.lockedFlag(manager, actor.organizationId, flagId);
         if (!flag) throw notFound('Flag');
         const before = Object.fromEntries(ENVIRONMENTS.map((env) => [env, flag.environments[env].enabled]));
+        check?.(flag);
         const change = await edit(flag, tier, manager);
         flag.version += 1;
         await manager.save(flag);

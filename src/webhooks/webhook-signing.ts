@@ -1,30 +1,14 @@
 import { createHmac } from 'node:crypto';
+import { canonicalJson } from '../common/rules/canonical-json.js';
 
 /**
- * The wire format of a webhook: the body is `{ event, timestamp, data }` as JSON with every
- * object's keys sorted (recursively), and `X-Service-Signature` is `sha256=` followed by the hex
- * HMAC-SHA256 of exactly those bytes, keyed with the endpoint's secret. Pure: no I/O.
+ * The wire format of a webhook: the body is `{ event, timestamp, data }` as canonical JSON (every
+ * object's keys sorted, recursively: src/common/rules/canonical-json.ts), and `X-Service-Signature`
+ * is `sha256=` followed by the hex HMAC-SHA256 of exactly those bytes, keyed with the endpoint's
+ * secret. Pure: no I/O.
  */
 
 export const SIGNATURE_PREFIX = 'sha256=';
-
-/** JSON with the keys of every object in code-unit order; arrays keep their order. */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(sortKeys(value));
-}
-
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (value !== null && typeof value === 'object' && !(value instanceof Date)) {
-    const source = value as Record<string, unknown>;
-    const sorted: Record<string, unknown> = {};
-    for (const key of Object.keys(source).sort()) {
-      if (source[key] !== undefined) sorted[key] = sortKeys(source[key]);
-    }
-    return sorted;
-  }
-  return value;
-}
 
 /** The exact body bytes of a delivery (as a string; they are sent UTF-8 encoded). */
 export function webhookBody(event: string, timestamp: Date, data: Record<string, unknown>): string {

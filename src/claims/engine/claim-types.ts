@@ -1,4 +1,4 @@
-import { CONDITION_OPERATORS, type ConditionOperator } from '../../common/condition-operators.js';
+import type { ConditionOperator } from '../../common/rules/operators.js';
 
 /**
  * Claim definitions as the claims feature stores them, and the device context they are
@@ -32,8 +32,6 @@ export const CONDITION_FIELDS = [
   'suspicious_events',
 ] as const;
 export type ConditionField = (typeof CONDITION_FIELDS)[number];
-
-export { CONDITION_OPERATORS, type ConditionOperator };
 
 export interface Condition {
   field: ConditionField;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { ClaimEvaluationError } from './claim-evaluation-error.js';
-import type { ConditionField, ConditionOperator, ConditionalRule, DeviceContext, FieldError } from './claim-types.js';
+import type { ConditionOperator } from '../../common/rules/operators.js';
+import type { ConditionField, ConditionalRule, DeviceContext, FieldError } from './claim-types.js';
 import { compileConditionalRules, evaluateConditionalRules } from './conditional-rules.js';
 
 const device: DeviceContext = {

@@ -1,20 +1,33 @@
-import { compareVersions, isVersion } from '../../common/version.js';
+import { compileConditionTest } from '../../common/rules/conditions.js';
+import { parseListValue } from '../../common/rules/list-value.js';
+import {
+  CONDITION_OPERATORS,
+  isConditionOperator,
+  isNegatedOperator,
+  isOrderingOperator,
+  positiveOperator,
+  type ConditionOperator,
+} from '../../common/rules/operators.js';
+import { operandOf, parseBoolean, parseDecimal } from '../../common/rules/typed-comparison.js';
+import { isVersion } from '../../common/version.js';
 import { ClaimEvaluationError } from './claim-evaluation-error.js';
-import { CONDITION_FIELDS, CONDITION_OPERATORS, MAX_CLAIM_VALUE_LENGTH, RULE_OPERATORS } from './claim-types.js';
-import type { ConditionOperator, DeviceContext, FieldError, RuleOperator } from './claim-types.js';
+import { CONDITION_FIELDS, MAX_CLAIM_VALUE_LENGTH, RULE_OPERATORS } from './claim-types.js';
+import type { DeviceContext, FieldError, RuleOperator } from './claim-types.js';
 import { CONDITION_FIELD_SPECS } from './device-variables.js';
 import type { FieldKind } from './device-variables.js';
 import { formatFieldErrors, isIntegerInRange, isOneOf, isRecord } from './input-checks.js';
-import { parseDecimal } from './typed-value.js';
-import { compileLinearRegex } from '../../common/linear-regex.js';
+
+/**
+ * Claim conditional rules on the rule kernel (src/common/rules/): what is the claims' own is the
+ * rule shape (AND/OR, priority, limits), which device fields exist and how each compares, that a
+ * field the device did not report fails every operator but the negated ones, which it passes, that
+ * `in_list` splits on every comma, and the messages of a refused condition.
+ */
 
 export const MAX_RULES = 50;
 export const MAX_CONDITIONS_PER_RULE = 20;
 export const MAX_CONDITION_VALUE_LENGTH = 1000;
 
-type DeviceValue = string | number | boolean;
-type Expected = string | number | boolean;
-type Matcher = (actual: DeviceValue) => boolean;
 type Predicate = (context: DeviceContext) => boolean;
 
 export interface CompiledRule {
@@ -24,120 +37,48 @@ export interface CompiledRule {
   priority: number;
 }
 
-/** A condition whose operator or value does not fit its field. */
-class ConditionProblem extends Error {
-  constructor(
-    readonly part: 'operator' | 'value',
-    message: string,
-  ) {
-    super(message);
-  }
+interface ConditionProblem {
+  readonly part: 'operator' | 'value';
+  readonly message: string;
 }
 
-type NegativeOperator = 'not_equals' | 'not_contains' | 'not_in_list';
-type PositiveOperator = Exclude<ConditionOperator, NegativeOperator>;
-
-// Negative operators are exact negations, so a missing device field fails `equals` and passes `not_equals`.
-const NEGATIONS: Readonly<Record<NegativeOperator, PositiveOperator>> = {
-  not_equals: 'equals',
-  not_contains: 'contains',
-  not_in_list: 'in_list',
-};
-
-function isNegative(operator: ConditionOperator): operator is NegativeOperator {
-  return Object.hasOwn(NEGATIONS, operator);
-}
-
-function parseExpected(kind: FieldKind, text: string): Expected {
+/** Why one expected value does not fit its field, or null when it does. */
+function expectedValueProblem(kind: FieldKind, text: string): string | null {
   switch (kind) {
-    case 'string':
-      return text;
+    case 'text':
+      return null;
     case 'number':
-      return parseDecimal(text) ?? fail(`${JSON.stringify(text)} is not a number`);
+      return parseDecimal(text) === null ? `${JSON.stringify(text)} is not a number` : null;
     case 'version':
-      return isVersion(text) ? text.trim() : fail(`${JSON.stringify(text)} is not a version number`);
-    case 'boolean': {
-      const normalized = text.trim().toLowerCase();
-      return normalized === 'true'
-        ? true
-        : normalized === 'false'
-          ? false
-          : fail(`${JSON.stringify(text)} is not true or false`);
-    }
-  }
-}
-
-function fail(message: string): never {
-  throw new ConditionProblem('value', message);
-}
-
-/** Negative, zero or positive like a comparator; null when the device value cannot be compared. */
-function compare(kind: FieldKind, actual: DeviceValue, expected: Expected): number | null {
-  switch (kind) {
-    case 'number':
-      return typeof actual === 'number' ? actual - (expected as number) : null;
-    case 'version':
-      return compareVersions(String(actual), expected as string);
+      return isVersion(text) ? null : `${JSON.stringify(text)} is not a version number`;
     case 'boolean':
-      return actual === expected ? 0 : 1;
-    case 'string': {
-      const text = String(actual);
-      return text === expected ? 0 : text < (expected as string) ? -1 : 1;
-    }
+      return parseBoolean(text) === null ? `${JSON.stringify(text)} is not true or false` : null;
   }
 }
 
-function listItems(text: string): string[] {
-  const items = text
-    .split(',')
-    .map((item) => item.trim())
-    .filter((item) => item.length > 0);
-  if (items.length === 0) fail('list has no items');
-  return items;
-}
-
-function orderingMatcher(kind: FieldKind, text: string, accepts: (order: number) => boolean): Matcher {
-  const expected = parseExpected(kind, text);
-  return (actual) => {
-    const order = compare(kind, actual, expected);
-    return order !== null && accepts(order);
-  };
-}
-
-function positiveMatcher(kind: FieldKind, operator: PositiveOperator, text: string): Matcher {
-  if (kind === 'boolean' && operator !== 'equals' && operator !== 'in_list') {
-    throw new ConditionProblem('operator', `operator ${operator} does not apply to a true/false field`);
+/**
+ * The first problem of a condition whose operator or value does not fit its field: a true/false
+ * field takes equality only, and a value compared typed (equality, order, list items) must be of
+ * the field's type. A negated operator is checked as the one it negates.
+ */
+function conditionProblem(kind: FieldKind, operator: ConditionOperator, text: string): ConditionProblem | null {
+  const positive = positiveOperator(operator);
+  if (kind === 'boolean' && positive !== 'equals' && positive !== 'in_list') {
+    return { part: 'operator', message: `operator ${positive} does not apply to a true/false field` };
   }
-  switch (operator) {
-    case 'equals': {
-      const expected = parseExpected(kind, text);
-      return (actual) => compare(kind, actual, expected) === 0;
-    }
-    case 'greater_than':
-      return orderingMatcher(kind, text, (order) => order > 0);
-    case 'less_than':
-      return orderingMatcher(kind, text, (order) => order < 0);
-    case 'greater_than_or_equal':
-      return orderingMatcher(kind, text, (order) => order >= 0);
-    case 'less_than_or_equal':
-      return orderingMatcher(kind, text, (order) => order <= 0);
-    case 'in_list': {
-      const expected = listItems(text).map((item) => parseExpected(kind, item));
-      return (actual) => expected.some((item) => compare(kind, actual, item) === 0);
-    }
-    case 'contains':
-      return (actual) => String(actual).includes(text);
-    case 'starts_with':
-      return (actual) => String(actual).startsWith(text);
-    case 'ends_with':
-      return (actual) => String(actual).endsWith(text);
-    case 'regex': {
-      const compiled = compileLinearRegex(text);
-      if (!compiled.ok) fail(compiled.message);
-      const { regex } = compiled;
-      return (actual) => regex.test(String(actual));
+  if (positive === 'equals' || isOrderingOperator(positive)) {
+    const message = expectedValueProblem(kind, text);
+    return message === null ? null : { part: 'value', message };
+  }
+  if (positive === 'in_list') {
+    const items = parseListValue(text, 'plain');
+    if (items.length === 0) return { part: 'value', message: 'list has no items' };
+    for (const item of items) {
+      const message = expectedValueProblem(kind, item);
+      if (message !== null) return { part: 'value', message };
     }
   }
+  return null;
 }
 
 function isConditionValue(value: unknown): value is string {
@@ -149,7 +90,7 @@ function buildPredicate(input: Record<string, unknown>, path: string, problems: 
   if (!isOneOf(CONDITION_FIELDS, field)) {
     problems.push({ field: `${path}.field`, message: `must be one of ${CONDITION_FIELDS.join(', ')}` });
   }
-  if (!isOneOf(CONDITION_OPERATORS, operator)) {
+  if (!isConditionOperator(operator)) {
     problems.push({ field: `${path}.operator`, message: `must be one of ${CONDITION_OPERATORS.join(', ')}` });
   }
   if (!isConditionValue(value)) {
@@ -158,23 +99,29 @@ function buildPredicate(input: Record<string, unknown>, path: string, problems: 
       message: `must be a string of at most ${MAX_CONDITION_VALUE_LENGTH} characters`,
     });
   }
-  if (!isOneOf(CONDITION_FIELDS, field) || !isOneOf(CONDITION_OPERATORS, operator) || !isConditionValue(value)) {
+  if (!isOneOf(CONDITION_FIELDS, field) || !isConditionOperator(operator) || !isConditionValue(value)) {
     return null;
   }
   const spec = CONDITION_FIELD_SPECS[field];
-  try {
-    const negated = isNegative(operator);
-    const matcher = positiveMatcher(spec.kind, negated ? NEGATIONS[operator] : operator, value);
-    return (context) => {
-      const actual = spec.read(context);
-      const matched = actual !== undefined && actual !== null && matcher(actual);
-      return negated ? !matched : matched;
-    };
-  } catch (error) {
-    if (!(error instanceof ConditionProblem)) throw error;
-    problems.push({ field: `${path}.${error.part}`, message: error.message });
+  const problem = conditionProblem(spec.kind, operator, value);
+  if (problem) {
+    problems.push({ field: `${path}.${problem.part}`, message: problem.message });
     return null;
   }
+  // A number compared typed is read as claims type numbers, white space around it allowed.
+  const typed = positiveOperator(operator) === 'equals' || isOrderingOperator(operator);
+  const expected = spec.kind === 'number' && typed ? value.trim() : value;
+  const compiled = compileConditionTest({ kind: spec.kind, operator, value: expected }, 'plain');
+  if (!compiled.ok) {
+    problems.push({ field: `${path}.${compiled.field}`, message: compiled.message });
+    return null;
+  }
+  const { test } = compiled;
+  const negated = isNegatedOperator(operator);
+  return (context) => {
+    const actual = spec.read(context);
+    return actual === undefined || actual === null ? negated : test(operandOf(actual, spec.kind));
+  };
 }
 
 function compileConditions(input: unknown, path: string, problems: FieldError[]): Predicate[] {

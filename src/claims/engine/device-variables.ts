@@ -1,6 +1,8 @@
+import type { ValueKind } from '../../common/rules/typed-comparison.js';
 import type { ConditionField, DeviceContext, JsonValue } from './claim-types.js';
 
-export type FieldKind = 'string' | 'number' | 'version' | 'boolean';
+/** Device fields are typed, so none compares by guessing (`auto`). */
+export type FieldKind = Exclude<ValueKind, 'auto'>;
 
 interface ConditionFieldSpec {
   kind: FieldKind;
@@ -9,14 +11,14 @@ interface ConditionFieldSpec {
 
 /** How each condition field is read from the device and which comparison rules it follows. */
 export const CONDITION_FIELD_SPECS: Readonly<Record<ConditionField, ConditionFieldSpec>> = {
-  device_model: { kind: 'string', read: (c) => c.deviceModel },
+  device_model: { kind: 'text', read: (c) => c.deviceModel },
   os_version: { kind: 'version', read: (c) => c.osVersion },
   app_version: { kind: 'version', read: (c) => c.appVersion },
   risk_score: { kind: 'number', read: (c) => c.riskScore },
   attestation_count: { kind: 'number', read: (c) => c.attestationCount },
-  country: { kind: 'string', read: (c) => c.country },
+  country: { kind: 'text', read: (c) => c.country },
   jailbreak_detected: { kind: 'boolean', read: (c) => c.jailbreakDetected },
-  device_integrity: { kind: 'string', read: (c) => c.deviceIntegrity },
+  device_integrity: { kind: 'text', read: (c) => c.deviceIntegrity },
   first_seen_days: { kind: 'number', read: (c) => c.firstSeenDays },
   suspicious_events: { kind: 'number', read: (c) => c.suspiciousEvents },
 };

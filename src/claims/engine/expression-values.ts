@@ -1,7 +1,7 @@
+import { parseDecimal } from '../../common/rules/typed-comparison.js';
 import { ClaimEvaluationError } from './claim-evaluation-error.js';
 import { MAX_CLAIM_VALUE_LENGTH } from './claim-types.js';
 import type { JsonValue } from './claim-types.js';
-import { parseDecimal } from './typed-value.js';
 
 /** Conversions and checks shared by the expression evaluator and its functions. */
 

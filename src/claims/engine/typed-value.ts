@@ -1,18 +1,9 @@
+import { parseDecimal } from '../../common/rules/typed-comparison.js';
 import { ClaimEvaluationError } from './claim-evaluation-error.js';
 import { MAX_CLAIM_VALUE_LENGTH } from './claim-types.js';
 import type { ClaimDataType, ClaimValue, JsonValue } from './claim-types.js';
 
-// Plain decimal notation only: Number() alone would also accept '0x1f', '' and 'Infinity'.
-const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
-
 const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
-
-export function parseDecimal(input: string): number | null {
-  const trimmed = input.trim();
-  if (!DECIMAL.test(trimmed)) return null;
-  const value = Number(trimmed);
-  return Number.isFinite(value) ? value : null;
-}
 
 function offsetMinutes(zone: string | undefined): number | null {
   if (zone === undefined || zone === 'Z') return 0;

@@ -5,8 +5,9 @@ import { compileExpression, evaluateExpression, validateExpression } from './exp
 import type { ExpressionScope } from './expression-language.js';
 import { valuesEqual } from './expression-values.js';
 import { isIntegerInRange, isRecord } from './input-checks.js';
-import { compileLinearRegex } from '../../common/linear-regex.js';
-import { parseDecimal, serializeClaimValue, toTypedValue } from './typed-value.js';
+import { compileLinearRegex } from '../../common/rules/linear-regex.js';
+import { parseDecimal } from '../../common/rules/typed-comparison.js';
+import { serializeClaimValue, toTypedValue } from './typed-value.js';
 
 export const MAX_ALLOWED_VALUES = 100;
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
-import { compileCondition, conditionPasses, parseListValue, PreparedContext, validateCondition } from './conditions.js';
-import { CONDITION_OPERATORS } from './flag-types.js';
-import type { ConditionOperator, EvaluationContext } from './flag-types.js';
+import { CONDITION_OPERATORS, type ConditionOperator } from '../../common/rules/operators.js';
+import { compileCondition, conditionPasses, PreparedContext, validateCondition } from './conditions.js';
+import type { EvaluationContext } from './flag-types.js';
 
 function passes(attribute: string, operator: ConditionOperator, value: string, context: EvaluationContext): boolean {
   return conditionPasses(compileCondition({ attribute, operator, value }), new PreparedContext(context));
@@ -244,14 +244,6 @@ describe('regex conditions run on a linear-time engine (RE2)', () => {
     expect(passes('user_id', 'regex', '(a)\\1', { userId: 'aa' })).toBe(false);
     expect(passes('user_id', 'regex', 'a'.repeat(257), { userId: 'a'.repeat(257) })).toBe(false);
     expect(passes('user_id', 'regex', 'a'.repeat(256), { userId: 'a'.repeat(256) })).toBe(true);
-  });
-});
-
-describe('parseListValue', () => {
-  it('splits on commas, trims, drops empty items and honours escapes', () => {
-    expect(parseListValue(' a, b ,,c ')).toEqual(['a', 'b', 'c']);
-    expect(parseListValue('iPhone14\\,2,x\\\\y')).toEqual(['iPhone14,2', 'x\\y']);
-    expect(parseListValue(' , ')).toEqual([]);
   });
 });
 

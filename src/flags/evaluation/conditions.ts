@@ -1,30 +1,30 @@
-import { compareParsedVersions, parseVersion } from '../../common/version.js';
-import type { ParsedVersion } from '../../common/version.js';
-import { CONDITION_OPERATORS, CONTEXT_ATTRIBUTES, CUSTOM_ATTRIBUTE_PREFIX, isConditionOperator } from './flag-types.js';
+import { compileConditionTest, type ConditionTest } from '../../common/rules/conditions.js';
+import { parseListValue } from '../../common/rules/list-value.js';
+import {
+  CONDITION_OPERATORS,
+  isConditionOperator,
+  isListOperator,
+  isOrderingOperator,
+} from '../../common/rules/operators.js';
+import { parseFiniteNumber, toOperand, type Operand, type ValueKind } from '../../common/rules/typed-comparison.js';
+import { parseVersion } from '../../common/version.js';
+import { CONTEXT_ATTRIBUTES, CUSTOM_ATTRIBUTE_PREFIX } from './flag-types.js';
 import type { EvaluationContext, FlagCondition, ValidationProblem } from './flag-types.js';
-import { parseFiniteNumber } from './flag-values.js';
-import { compileLinearRegex } from '../../common/linear-regex.js';
 
 /**
- * How an attribute's values order: versions semantically, the risk score numerically, and
- * anything else numerically when both sides are numbers, else as strings.
+ * Flag rule conditions on the rule kernel (src/common/rules/): what is the flags' own is which
+ * attributes exist and how each compares (versions semantically, the risk score numerically,
+ * anything else numerically when both sides are numbers, else as text), that a missing attribute
+ * fails every operator, negated ones included, that `in_list` reads `\,` as a literal comma, and
+ * the messages of a refused condition.
  */
-type ComparisonKind = 'version' | 'number' | 'auto';
-
-/** A value parsed once into every form its comparison kind needs. */
-export interface Operand {
-  readonly text: string;
-  /** NaN when the text is not a finite decimal number. */
-  readonly number: number;
-  readonly version: ParsedVersion | null;
-}
 
 export interface CompiledCondition {
   readonly attribute: string;
   readonly operator: string;
   readonly expected: string;
   /** Called only with a present value: a missing attribute fails every operator, negated ones included. */
-  readonly test: (actual: Operand) => boolean;
+  readonly test: ConditionTest;
 }
 
 export interface ConditionInput {
@@ -33,17 +33,9 @@ export interface ConditionInput {
   readonly value: string;
 }
 
-function comparisonKind(attribute: string): ComparisonKind {
+function comparisonKind(attribute: string): ValueKind {
   if (attribute === 'os_version' || attribute === 'app_version') return 'version';
   return attribute === 'risk_score' ? 'number' : 'auto';
-}
-
-function toOperand(text: string, kind: ComparisonKind): Operand {
-  return {
-    text,
-    number: kind === 'version' ? NaN : parseFiniteNumber(text),
-    version: kind === 'version' ? parseVersion(text) : null,
-  };
 }
 
 function isKnownAttribute(attribute: string): boolean {
@@ -105,103 +97,20 @@ export class PreparedContext {
   }
 }
 
-/** Items of an `in_list` value: comma-separated, trimmed, empty items dropped; `\,` is a literal comma. */
-export function parseListValue(value: string): string[] {
-  const items: string[] = [];
-  let current = '';
-  for (let i = 0; i < value.length; i++) {
-    const ch = value[i];
-    if (ch === '\\' && (value[i + 1] === ',' || value[i + 1] === '\\')) {
-      current += value[++i];
-    } else if (ch === ',') {
-      items.push(current);
-      current = '';
-    } else {
-      current += ch;
-    }
-  }
-  items.push(current);
-  return items.map((item) => item.trim()).filter((item) => item !== '');
-}
-
-function operandsEqual(kind: ComparisonKind, a: Operand, b: Operand): boolean {
-  if (kind === 'version') {
-    return a.version && b.version ? compareParsedVersions(a.version, b.version) === 0 : a.text === b.text;
-  }
-  if (!Number.isNaN(a.number) && !Number.isNaN(b.number)) return a.number === b.number;
-  return kind === 'auto' && a.text === b.text;
-}
-
-/** Negative, zero or positive; null when the two cannot be ordered (the condition then fails). */
-function compareOperands(kind: ComparisonKind, a: Operand, b: Operand): number | null {
-  if (kind === 'version') return a.version && b.version ? compareParsedVersions(a.version, b.version) : null;
-  if (!Number.isNaN(a.number) && !Number.isNaN(b.number)) return a.number - b.number;
-  if (kind === 'number') return null;
-  return a.text < b.text ? -1 : a.text > b.text ? 1 : 0;
-}
-
 const never = (): boolean => false;
 
-function ordered(
-  kind: ComparisonKind,
-  expected: Operand,
-  accept: (sign: number) => boolean,
-): (actual: Operand) => boolean {
-  return (actual) => {
-    const sign = compareOperands(kind, actual, expected);
-    return sign !== null && accept(sign);
-  };
-}
-
-function compileTest(condition: FlagCondition): (actual: Operand) => boolean {
-  const kind = comparisonKind(condition.attribute);
-  const expectedText = condition.value;
-  const expected = toOperand(expectedText, kind);
-  switch (condition.operator) {
-    case 'equals':
-      return (actual) => operandsEqual(kind, actual, expected);
-    case 'not_equals':
-      return (actual) => !operandsEqual(kind, actual, expected);
-    case 'greater_than':
-      return ordered(kind, expected, (sign) => sign > 0);
-    case 'less_than':
-      return ordered(kind, expected, (sign) => sign < 0);
-    case 'greater_than_or_equal':
-      return ordered(kind, expected, (sign) => sign >= 0);
-    case 'less_than_or_equal':
-      return ordered(kind, expected, (sign) => sign <= 0);
-    case 'contains':
-      return (actual) => actual.text.includes(expectedText);
-    case 'not_contains':
-      return (actual) => !actual.text.includes(expectedText);
-    case 'starts_with':
-      return (actual) => actual.text.startsWith(expectedText);
-    case 'ends_with':
-      return (actual) => actual.text.endsWith(expectedText);
-    case 'regex': {
-      const compiled = compileLinearRegex(expectedText);
-      if (!compiled.ok) return never;
-      const { regex } = compiled;
-      return (actual) => regex.test(actual.text);
-    }
-    case 'in_list':
-    case 'not_in_list': {
-      const items = parseListValue(expectedText).map((item) => toOperand(item, kind));
-      const wanted = condition.operator === 'in_list';
-      return (actual) => items.some((item) => operandsEqual(kind, actual, item)) === wanted;
-    }
-    default:
-      // Stored data that predates validation must not crash evaluation; it just never matches.
-      return never;
-  }
-}
-
 export function compileCondition(condition: FlagCondition): CompiledCondition {
+  const compiled = compileConditionTest(
+    { kind: comparisonKind(condition.attribute), operator: condition.operator, value: condition.value },
+    'escaped',
+  );
   return {
     attribute: condition.attribute,
     operator: condition.operator,
     expected: condition.value,
-    test: compileTest(condition),
+    // Stored data that predates validation (an unknown operator, a pattern RE2 refuses) must not
+    // crash evaluation; it just never matches.
+    test: compiled.ok ? compiled.test : never,
   };
 }
 
@@ -209,13 +118,6 @@ export function conditionPasses(condition: CompiledCondition, context: PreparedC
   const actual = context.operand(condition.attribute);
   return actual !== null && condition.test(actual);
 }
-
-const ORDERING_OPERATORS: ReadonlySet<string> = new Set([
-  'greater_than',
-  'less_than',
-  'greater_than_or_equal',
-  'less_than_or_equal',
-]);
 
 /** Problems with one condition; `fieldPrefix` places the field names inside a larger request body. */
 export function validateCondition(condition: ConditionInput, fieldPrefix = ''): ValidationProblem[] {
@@ -237,20 +139,20 @@ export function validateCondition(condition: ConditionInput, fieldPrefix = ''): 
 
   const kind = comparisonKind(attribute);
   if (operator === 'regex') {
-    const compiled = compileLinearRegex(value);
+    const compiled = compileConditionTest({ kind, operator, value }, 'escaped');
     if (!compiled.ok) problem('value', compiled.message);
-  } else if (operator === 'in_list' || operator === 'not_in_list') {
-    const items = parseListValue(value);
+  } else if (isListOperator(operator)) {
+    const items = parseListValue(value, 'escaped');
     if (items.length === 0) problem('value', 'must list at least one comma-separated value');
     else if (kind === 'number' && items.some((item) => Number.isNaN(parseFiniteNumber(item)))) {
       problem('value', 'must list numbers only');
     }
   } else if (
     kind === 'number' &&
-    (ORDERING_OPERATORS.has(operator) || operator === 'equals' || operator === 'not_equals')
+    (isOrderingOperator(operator) || operator === 'equals' || operator === 'not_equals')
   ) {
     if (Number.isNaN(parseFiniteNumber(value))) problem('value', 'must be a number');
-  } else if (kind === 'version' && ORDERING_OPERATORS.has(operator) && parseVersion(value) === null) {
+  } else if (kind === 'version' && isOrderingOperator(operator) && parseVersion(value) === null) {
     problem('value', 'must be a version number such as 2.1.0');
   }
   return problems;

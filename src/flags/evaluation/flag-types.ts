@@ -1,4 +1,4 @@
-import { CONDITION_OPERATORS, type ConditionOperator } from '../../common/condition-operators.js';
+import type { ConditionOperator } from '../../common/rules/operators.js';
 
 /**
  * Shapes shared by flag evaluation. The service stores flags in these shapes; evaluation
@@ -10,8 +10,6 @@ export type FlagValueType = (typeof FLAG_VALUE_TYPES)[number];
 
 export const ENVIRONMENTS = ['production', 'staging', 'development'] as const;
 export type Environment = (typeof ENVIRONMENTS)[number];
-
-export { CONDITION_OPERATORS, type ConditionOperator };
 
 /** Rule attributes fed from the evaluation context; `custom.<key>` reads `context.custom[key]`. */
 export const CONTEXT_ATTRIBUTES = [
@@ -147,10 +145,6 @@ export interface ValidationProblem {
 
 export function isEnvironment(value: string): value is Environment {
   return (ENVIRONMENTS as readonly string[]).includes(value);
-}
-
-export function isConditionOperator(value: string): value is ConditionOperator {
-  return (CONDITION_OPERATORS as readonly string[]).includes(value);
 }
 
 export function isFlagValueType(value: string): value is FlagValueType {

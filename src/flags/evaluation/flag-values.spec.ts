@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { FlagValueType } from './flag-types.js';
-import { isValidFlagValue, parseFiniteNumber, parseFlagValue } from './flag-values.js';
+import { isValidFlagValue, parseFlagValue } from './flag-values.js';
 
 describe('parseFlagValue', () => {
   it.each<[FlagValueType, string, unknown]>([
@@ -47,13 +47,5 @@ describe('parseFlagValue', () => {
 
   it('accepts any string for string flags', () => {
     expect(isValidFlagValue('string', '{not json')).toBe(true);
-  });
-});
-
-describe('parseFiniteNumber', () => {
-  it('reads decimal notation only', () => {
-    expect(parseFiniteNumber('12.5')).toBe(12.5);
-    expect(parseFiniteNumber('+3')).toBe(3);
-    expect([' ', '', '0x1f', '1_000', 'Infinity', '1e999'].map(parseFiniteNumber).every(Number.isNaN)).toBe(true);
   });
 });

@@ -1,18 +1,10 @@
+import { parseFiniteNumber } from '../../common/rules/typed-comparison.js';
 import type { FlagValue, FlagValueType, JsonValue } from './flag-types.js';
 
 export type FlagValueParseResult =
   { readonly ok: true; readonly value: FlagValue } | { readonly ok: false; readonly message: string };
 
-// Plain decimal notation only: Number() alone would also accept '', ' ', '0x1f' and 'Infinity'.
-const DECIMAL_PATTERN = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
 const INTEGER_PATTERN = /^-?(?:0|[1-9]\d*)$/;
-
-/** The number a decimal string denotes, or NaN when it is not a finite decimal number. */
-export function parseFiniteNumber(text: string): number {
-  if (!DECIMAL_PATTERN.test(text)) return NaN;
-  const value = Number(text);
-  return Number.isFinite(value) ? value : NaN;
-}
 
 export function parseFlagValue(type: FlagValueType, raw: string): FlagValueParseResult {
   switch (type) {
