@@ -88,7 +88,6 @@ export const NOT_FEATURES = ['database', 'cli'];
  */
 export const REMAINING = {
   'src/api-keys/api-keys.service.ts': ['memberships', 'organizations', 'users'],
-  'src/apps/apps.service.ts': ['organizations'],
   'src/apps/tenant-resolver.ts': ['organizations'],
   'src/attestation/debug-tokens.service.ts': ['apps'],
   'src/auth/auth-response.ts': ['memberships', 'organizations'],
@@ -99,11 +98,8 @@ export const REMAINING = {
   'src/auth/sso/sso-enforcement.ts': ['memberships', 'organizations'],
   'src/auth/sso/sso-secrets.ts': ['service_settings'],
   'src/auth/sso/sso-sign-in.service.ts': ['invites', 'memberships'],
-  'src/billing/billing-portal.service.ts': ['organizations'],
-  'src/billing/stripe-webhook.service.ts': ['organizations'],
   'src/compliance/compliance-settings.ts': ['organizations'],
   'src/devices/blocked-devices.ts': ['apps', 'debug_tokens', 'organizations'],
-  'src/feedback/staff-notices.ts': ['organizations'],
   'src/flags/flags.service.ts': ['apps', 'notification_preferences'],
   'src/health/health.service.ts': ['apps', 'feature_flags', 'organizations'],
   'src/mail/admin-recipients.ts': ['memberships', 'users'],

@@ -14,6 +14,14 @@ export interface OrganizationQuery {
   lock?: boolean;
 }
 
+/** What a subscription change writes; a null customer keeps the one on record. */
+export interface OrganizationSubscription {
+  tier: string;
+  customerId: string | null;
+  subscriptionId: string | null;
+  periodEnd: Date | null;
+}
+
 /** An organization the user may switch to, as `GET /auth/orgs` lists it. */
 export interface OrganizationSummary {
   id: string;
@@ -44,6 +52,35 @@ export class OrganizationsService {
       where: { id: organizationId },
       ...(options.lock ? { lock: { mode: 'pessimistic_write' as const } } : {}),
     });
+  }
+
+  /**
+   * Locks the organization row until the caller's transaction ends, so changes that count or
+   * order something of the organization (its apps, its plan's limits) run one at a time.
+   */
+  async lock(organizationId: string, manager: EntityManager): Promise<void> {
+    await manager.query(`SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE`, [organizationId]);
+  }
+
+  /** The first organization created with this payment-provider customer. */
+  async findByProviderCustomer(customerId: string, options: OrganizationQuery = {}): Promise<Organization | null> {
+    const manager = options.manager ?? this.dataSource.manager;
+    return manager.findOne(Organization, {
+      where: { providerCustomerId: customerId },
+      order: { createdAt: 'ASC' },
+      ...(options.lock ? { lock: { mode: 'pessimistic_write' as const } } : {}),
+    });
+  }
+
+  /** The plan and subscription a payment-provider event leaves in force, in the caller's transaction. */
+  async setSubscription(organizationId: string, subscription: OrganizationSubscription, manager: EntityManager) {
+    await manager.query(
+      `UPDATE organizations
+          SET service_tier = $2, provider_customer_id = COALESCE($3, provider_customer_id),
+              provider_subscription_id = $4, current_period_end = $5, updated_at = now()
+        WHERE id = $1`,
+      [organizationId, subscription.tier, subscription.customerId, subscription.subscriptionId, subscription.periodEnd],
+    );
   }
 
   async findBySlug(slug: string, manager: EntityManager = this.dataSource.manager): Promise<Organization | null> {
