@@ -88,7 +88,6 @@ export const NOT_FEATURES = ['database', 'cli'];
  */
 export const REMAINING = {
   'src/api-keys/api-keys.service.ts': ['memberships', 'organizations', 'users'],
-  'src/apps/tenant-resolver.ts': ['organizations'],
   'src/attestation/debug-tokens.service.ts': ['apps'],
   'src/auth/auth-response.ts': ['memberships', 'organizations'],
   'src/auth/cli-login/cli-sessions.service.ts': ['memberships', 'organizations'],
@@ -100,7 +99,6 @@ export const REMAINING = {
   'src/auth/sso/sso-sign-in.service.ts': ['invites', 'memberships'],
   'src/devices/blocked-devices.ts': ['apps', 'debug_tokens', 'organizations'],
   'src/flags/flags.service.ts': ['apps', 'notification_preferences'],
-  'src/health/health.service.ts': ['apps', 'feature_flags', 'organizations'],
   'src/mail/admin-recipients.ts': ['memberships', 'users'],
   'src/organizations/account-deletion.job.ts': ['users'],
   'src/organizations/account-deletion.service.ts': ['invites', 'sessions', 'users'],
@@ -118,6 +116,4 @@ export const REMAINING = {
   'src/team/team-notifications.service.ts': ['memberships', 'organizations', 'users'],
   'src/tokens/token-verification.service.ts': ['apps'],
   'src/usage/usage-alerts.service.ts': ['notification_preferences'],
-  'src/webhooks/webhook-dispatcher.ts': ['organizations'],
-  'src/webhooks/webhook-outbox.ts': ['apps', 'organizations'],
 };

@@ -31,5 +31,6 @@ import { SdkFlagsController } from './sdk-flags.controller.js';
   ],
   controllers: [FlagsController, FlagsByKeyController, ChangeRequestsController, SdkFlagsController],
   providers: [FlagsService, FlagStore, FlagSchedulesService, FlagScheduleJob, ChangeRequestsService],
+  exports: [FlagsService],
 })
 export class FlagsModule {}

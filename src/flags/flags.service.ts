@@ -97,6 +97,11 @@ export class FlagsService {
 
   private readonly logger: Logger;
 
+  /** Throws unless the flag table answers a read (the health check of the flag store). */
+  async probe(): Promise<void> {
+    await this.dataSource.query('SELECT 1 FROM feature_flags LIMIT 1');
+  }
+
   async list(auth: OrgAuthContext, appId: string): Promise<FeatureFlag[]> {
     await this.assertApp(this.dataSource.manager, auth, appId);
     return this.dataSource.getRepository(FeatureFlag).find({

@@ -31,6 +31,19 @@ export interface OrganizationSummary {
 }
 
 /**
+ * The organizations table's part of another feature's query, for the reads that must stay one
+ * round trip (the SDK tenant lookup, credential checks on every request, set-wide sweeps): a
+ * lateral join on the organization whose id is `organizationId` (a column of the caller's query),
+ * exposing under `alias` only `id`, `name`, `slug`, `tier` (the raw service tier), `active` and
+ * `period_end`. The owner keeps its column names to itself; `left` keeps rows without one.
+ */
+export function organizationJoin(alias: string, organizationId: string, options: { left?: boolean } = {}): string {
+  return `${options.left ? 'LEFT ' : ''}JOIN LATERAL (
+      SELECT id, name, slug, service_tier AS tier, is_active AS active, current_period_end AS period_end
+        FROM organizations WHERE id = ${organizationId}) ${alias} ON true`;
+}
+
+/**
  * The owner of the `organizations` and `memberships` tables: every other feature reads and writes
  * them through here. Tenant methods take the organization id first, so no call reaches another
  * tenant's row by accident.
