@@ -89,12 +89,7 @@ export const NOT_FEATURES = ['database', 'cli'];
 export const REMAINING = {
   'src/api-keys/api-keys.service.ts': ['memberships', 'organizations', 'users'],
   'src/attestation/debug-tokens.service.ts': ['apps'],
-  'src/auth/auth-response.ts': ['memberships', 'organizations'],
-  'src/auth/cli-login/cli-sessions.service.ts': ['memberships', 'organizations'],
-  'src/auth/session-resolver.ts': ['memberships', 'organizations'],
   'src/auth/session/session-setup.ts': ['service_settings'],
-  'src/auth/sso/sso-connections.service.ts': ['organizations'],
-  'src/auth/sso/sso-enforcement.ts': ['memberships', 'organizations'],
   'src/auth/sso/sso-secrets.ts': ['service_settings'],
   'src/auth/sso/sso-sign-in.service.ts': ['invites', 'memberships'],
   'src/devices/blocked-devices.ts': ['apps', 'debug_tokens', 'organizations'],

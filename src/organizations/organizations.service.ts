@@ -44,6 +44,22 @@ export function organizationJoin(alias: string, organizationId: string, options:
 }
 
 /**
+ * The memberships table's part of another feature's query, for the same one-round-trip reads as
+ * `organizationJoin`: a lateral join on the membership of `userId` in `organizationId` (columns or
+ * parameters of the caller's query), exposing under `alias` only `role` and `joined_at`.
+ */
+export function membershipJoin(
+  alias: string,
+  userId: string,
+  organizationId: string,
+  options: { left?: boolean } = {},
+): string {
+  return `${options.left ? 'LEFT ' : ''}JOIN LATERAL (
+      SELECT role, created_at AS joined_at
+        FROM memberships WHERE user_id = ${userId} AND organization_id = ${organizationId}) ${alias} ON true`;
+}
+
+/**
  * The owner of the `organizations` and `memberships` tables: every other feature reads and writes
  * them through here. Tenant methods take the organization id first, so no call reaches another
  * tenant's row by accident.
