@@ -89,8 +89,6 @@ export const NOT_FEATURES = ['database', 'cli'];
 export const REMAINING = {
   'src/api-keys/api-keys.service.ts': ['users'],
   'src/attestation/debug-tokens.service.ts': ['apps'],
-  'src/auth/session/session-setup.ts': ['service_settings'],
-  'src/auth/sso/sso-secrets.ts': ['service_settings'],
   'src/auth/sso/sso-sign-in.service.ts': ['invites', 'memberships'],
   'src/devices/blocked-devices.ts': ['apps', 'debug_tokens'],
   'src/flags/flags.service.ts': ['apps', 'notification_preferences'],
@@ -103,7 +101,6 @@ export const REMAINING = {
   'src/organizations/quickstart.service.ts': ['apps'],
   'src/push/push-credentials.service.ts': ['apps'],
   'src/push/push-dispatcher.ts': ['apps'],
-  'src/push/push-key.ts': ['service_settings'],
   'src/release-notes/release-notes.service.ts': ['apps'],
   'src/risk-alerts/risk-alert-rules.service.ts': ['apps'],
   'src/team/invites.service.ts': ['memberships', 'users'],
