@@ -102,5 +102,4 @@ export const REMAINING = {
   'src/team/invites.service.ts': ['memberships', 'users'],
   'src/team/members.service.ts': ['api_keys', 'memberships', 'users'],
   'src/team/team-notifications.service.ts': ['users'],
-  'src/usage/usage-alerts.service.ts': ['notification_preferences'],
 };
