@@ -88,7 +88,6 @@ export const NOT_FEATURES = ['database', 'cli'];
  */
 export const REMAINING = {
   'src/api-keys/api-keys.service.ts': ['users'],
-  'src/attestation/debug-tokens.service.ts': ['apps'],
   'src/auth/sso/sso-sign-in.service.ts': ['invites', 'memberships'],
   'src/devices/blocked-devices.ts': ['apps', 'debug_tokens'],
   'src/mail/admin-recipients.ts': ['memberships', 'users'],
@@ -98,7 +97,6 @@ export const REMAINING = {
   'src/organizations/organization-deletion.service.ts': ['sessions', 'users'],
   'src/organizations/organization-settings.service.ts': ['mad_counters'],
   'src/organizations/quickstart.service.ts': ['apps'],
-  'src/push/push-dispatcher.ts': ['apps'],
   'src/team/invites.service.ts': ['memberships', 'users'],
   'src/team/members.service.ts': ['api_keys', 'memberships', 'users'],
   'src/team/team-notifications.service.ts': ['users'],

@@ -11,6 +11,25 @@ export interface AppQuery {
 }
 
 /**
+ * The apps table's part of another feature's query that must stay one statement (the webhook
+ * outbox, inside the transaction of the change it announces): true when the app whose id is
+ * `appId` (a parameter or column of the caller's query) has webhooks enabled.
+ */
+export function appWebhooksEnabled(appId: string): string {
+  return `EXISTS (SELECT 1 FROM apps WHERE id = ${appId} AND webhook_enabled)`;
+}
+
+/** Likewise for the debug-token exchange: whether the app whose id is `appId` accepts debug tokens. */
+export function appDebugTokensEnabled(appId: string): string {
+  return `(SELECT debug_tokens_enabled FROM apps WHERE id = ${appId})`;
+}
+
+/** Likewise for the push sweep, which claims deliveries of every app at once: the app's bundle id (the APNs topic). */
+export function appBundleId(appId: string): string {
+  return `(SELECT bundle_id FROM apps WHERE id = ${appId})`;
+}
+
+/**
  * The owner of the `apps` table for the features that hang something off an app (flags, push
  * credentials, release notes, risk-alert rules, debug tokens, token verification). Every method
  * takes the organization id first: an app of another organization is as unknown as a missing one.

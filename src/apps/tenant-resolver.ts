@@ -5,15 +5,6 @@ import type { JwtConfiguration, RiskThresholds } from './app.entity.js';
 import { jwtConfigurationOf, riskThresholdsOf } from './app.entity.js';
 import { organizationJoin } from '../organizations/organizations.service.js';
 
-/**
- * The apps table's part of another feature's query that must stay one round trip (the webhook
- * outbox, inside the transaction of the change it announces): true when the app whose id is
- * `appId` (a parameter or column of the caller's query) has webhooks enabled.
- */
-export function appWebhooksEnabled(appId: string): string {
-  return `EXISTS (SELECT 1 FROM apps WHERE id = ${appId} AND webhook_enabled)`;
-}
-
 /** What SDK routes need of the app their identity headers name. */
 export interface Tenant {
   appId: string;

@@ -12,7 +12,7 @@ import { DevicesRepository } from '../devices/devices.repository.js';
 import type { CreateDebugTokenDto, DebugAttestationDto } from './debug-tokens.dto.js';
 import { debugSubject } from '../devices/debug-subject.js';
 import { TokenService, type MintedToken } from './token.service.js';
-import { AppsRepository } from '../apps/apps.repository.js';
+import { appDebugTokensEnabled, AppsRepository } from '../apps/apps.repository.js';
 
 /** Live (unrevoked, unexpired) debug tokens an app may hold at once. */
 export const MAX_LIVE_DEBUG_TOKENS = 20;
@@ -150,9 +150,8 @@ export class DebugTokensService {
     const rows = await this.dataSource.query<
       { id: string; app_id: string; expires_at: Date | null; revoked_at: Date | null; enabled: boolean }[]
     >(
-      `SELECT d.id, d.app_id, d.expires_at, d.revoked_at, a.debug_tokens_enabled AS enabled
-         FROM debug_tokens d JOIN apps a ON a.id = d.app_id
-        WHERE d.token_hash = $1`,
+      `SELECT d.id, d.app_id, d.expires_at, d.revoked_at, ${appDebugTokensEnabled('d.app_id')} AS enabled
+         FROM debug_tokens d WHERE d.token_hash = $1`,
       [sha256Hex(input.debugToken)],
     );
     const row = rows[0];

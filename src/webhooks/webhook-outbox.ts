@@ -5,7 +5,7 @@ import { createLogger } from '../common/logging/logger.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { queryRows } from '../database/sql.js';
-import { appWebhooksEnabled } from '../apps/tenant-resolver.js';
+import { appWebhooksEnabled } from '../apps/apps.repository.js';
 import { organizationJoin } from '../organizations/organizations.service.js';
 import { WEBHOOK_EVENTS, tiersReceiving, type WebhookEventName } from './webhook-event-catalog.js';
 
