@@ -93,7 +93,6 @@ export const REMAINING = {
   'src/mail/admin-recipients.ts': ['memberships', 'users'],
   'src/organizations/account-deletion.job.ts': ['users'],
   'src/organizations/account-deletion.service.ts': ['invites', 'sessions', 'users'],
-  'src/organizations/audit-log.service.ts': ['audit_logs'],
   'src/organizations/organization-deletion.service.ts': ['sessions', 'users'],
   'src/organizations/organization-settings.service.ts': ['mad_counters'],
   'src/organizations/quickstart.service.ts': ['apps'],
