@@ -84,19 +84,38 @@ export const NOT_FEATURES = ['database', 'cli'];
 
 /**
  * Cross-feature queries not yet moved behind the owner, as `file: [tables]`. The check fails on any
- * query not listed here and on an entry that no longer matches (so the list only shrinks).
+ * query not listed here and on an entry that no longer matches (so the list only shrinks). Each
+ * group says what stands in the way.
  */
 export const REMAINING = {
+  // users (auth): auth imports organizations, team and api-keys (sign-up, sessions, key access), so
+  // these features cannot call an auth repository without a feature cycle. The way out is a users
+  // read model below both (or auth-provided joins like organizationJoin in a module auth does not
+  // depend on); until then they (and team's invites and members below) join users for e-mail
+  // addresses and status.
   'src/api-keys/api-keys.service.ts': ['users'],
+  'src/team/team-notifications.service.ts': ['users'],
+  // Not moved for lack of time, no cycle in the way (team and auth already import organizations,
+  // api-keys and team): team administration writes memberships (role changes, removal, owner and
+  // seat counts) and revokes a removed member's personal keys; SSO sign-in counts seats and
+  // accepts a pending invite. Each wants an OrganizationsService, ApiKeysService or team method
+  // that takes the caller's EntityManager, so the change and its audit entry still commit together.
+  'src/team/invites.service.ts': ['memberships', 'users'],
+  'src/team/members.service.ts': ['api_keys', 'memberships', 'users'],
   'src/auth/sso/sso-sign-in.service.ts': ['invites', 'memberships'],
-  'src/devices/blocked-devices.ts': ['apps', 'debug_tokens'],
+  // mail is infrastructure (imports the platform only), so it cannot ask organizations for the
+  // Admins' addresses; the query belongs in OrganizationsService with mail receiving addresses.
   'src/mail/admin-recipients.ts': ['memberships', 'users'],
+  // apps imports devices (revocations) and attestation imports devices, so devices cannot import
+  // either owner: the deny-set load reads inactive apps and revoked debug tokens itself.
+  'src/devices/blocked-devices.ts': ['apps', 'debug_tokens'],
+  // apps and usage import organizations, so organizations cannot call them back: the quick-start
+  // snippet reads the primary app, the settings page the month's device count. Deleting an
+  // organization or an account removes users and sessions (auth imports organizations); these
+  // want the lifecycle participants (OrganizationLifecycleService) other features already use.
   'src/organizations/account-deletion.job.ts': ['users'],
   'src/organizations/account-deletion.service.ts': ['invites', 'sessions', 'users'],
   'src/organizations/organization-deletion.service.ts': ['sessions', 'users'],
   'src/organizations/organization-settings.service.ts': ['mad_counters'],
   'src/organizations/quickstart.service.ts': ['apps'],
-  'src/team/invites.service.ts': ['memberships', 'users'],
-  'src/team/members.service.ts': ['api_keys', 'memberships', 'users'],
-  'src/team/team-notifications.service.ts': ['users'],
 };
