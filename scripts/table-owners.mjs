@@ -95,14 +95,13 @@ export const REMAINING = {
   // addresses and status.
   'src/api-keys/api-keys.service.ts': ['users'],
   'src/team/team-notifications.service.ts': ['users'],
-  // Not moved for lack of time, no cycle in the way (team and auth already import organizations,
-  // api-keys and team): team administration writes memberships (role changes, removal, owner and
-  // seat counts) and revokes a removed member's personal keys; SSO sign-in counts seats and
-  // accepts a pending invite. Each wants an OrganizationsService, ApiKeysService or team method
-  // that takes the caller's EntityManager, so the change and its audit entry still commit together.
+  // Not moved for lack of time, no cycle in the way (team already imports organizations and
+  // api-keys): team administration writes memberships (role changes, removal, owner and seat
+  // counts) and revokes a removed member's personal keys. Each wants an OrganizationsService or
+  // ApiKeysService method that takes the caller's EntityManager (as memberCount and addMember do),
+  // so the change and its audit entry still commit together.
   'src/team/invites.service.ts': ['memberships', 'users'],
   'src/team/members.service.ts': ['api_keys', 'memberships', 'users'],
-  'src/auth/sso/sso-sign-in.service.ts': ['invites', 'memberships'],
   // mail is infrastructure (imports the platform only), so it cannot ask organizations for the
   // Admins' addresses; the query belongs in OrganizationsService with mail receiving addresses.
   'src/mail/admin-recipients.ts': ['memberships', 'users'],

@@ -122,6 +122,20 @@ export class OrganizationsService {
     return membership?.role ?? null;
   }
 
+  /** How many members the organization has (a seat each), in the caller's transaction. */
+  async memberCount(organizationId: string, manager: EntityManager): Promise<number> {
+    return manager.countBy(Membership, { organizationId });
+  }
+
+  /** Whether the user is a member of any organization but this one. */
+  async isMemberElsewhere(organizationId: string, userId: string, manager: EntityManager): Promise<boolean> {
+    const rows: unknown[] = await manager.query(
+      `SELECT 1 FROM memberships WHERE user_id = $1 AND organization_id <> $2 LIMIT 1`,
+      [userId, organizationId],
+    );
+    return rows.length > 0;
+  }
+
   /** The organization a fresh session starts in: the one the user joined first. */
   async firstJoinedBy(userId: string): Promise<string | null> {
     const membership = await this.dataSource
