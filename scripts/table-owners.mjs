@@ -95,13 +95,11 @@ export const REMAINING = {
   // addresses and status.
   'src/api-keys/api-keys.service.ts': ['users'],
   'src/team/team-notifications.service.ts': ['users'],
-  // Not moved for lack of time, no cycle in the way (team already imports organizations and
-  // api-keys): team administration writes memberships (role changes, removal, owner and seat
-  // counts) and revokes a removed member's personal keys. Each wants an OrganizationsService or
-  // ApiKeysService method that takes the caller's EntityManager (as memberCount and addMember do),
-  // so the change and its audit entry still commit together.
+  // Team reads members with their e-mail addresses (memberships joined with users, locking the
+  // member's row) and checks an address against members and invites; its writes go through
+  // OrganizationsService and ApiKeysService. The reads wait for the users read model above.
   'src/team/invites.service.ts': ['memberships', 'users'],
-  'src/team/members.service.ts': ['api_keys', 'memberships', 'users'],
+  'src/team/members.service.ts': ['memberships', 'users'],
   // mail is infrastructure (imports the platform only), so it cannot ask organizations for the
   // Admins' addresses; the query belongs in OrganizationsService with mail receiving addresses.
   'src/mail/admin-recipients.ts': ['memberships', 'users'],

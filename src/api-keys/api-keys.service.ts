@@ -168,6 +168,19 @@ export class ApiKeysService implements OnModuleInit, OnModuleDestroy {
     await this.revokeInTransaction(auth, id).finally(() => this.forget(id));
   }
 
+  /**
+   * Revokes the personal (`gpat_`) keys a user holds in the organization, in the caller's
+   * transaction (a removed member's), and announces it to every instance when that commits.
+   */
+  async revokePersonalKeys(organizationId: string, userId: string, manager: EntityManager): Promise<void> {
+    await manager.query(
+      `UPDATE api_keys SET revoked_at = now(), updated_at = now()
+        WHERE organization_id = $1 AND created_by = $2 AND key_type = 'gpat' AND revoked_at IS NULL`,
+      [organizationId, userId],
+    );
+    await announceApiKeysRevoked(manager, { organizationId, userId });
+  }
+
   /** Drops a key from the recent-keys memory of this instance. */
   forget(id: string): void {
     this.forgetWhere((key) => key.id === id);

@@ -122,6 +122,21 @@ export class OrganizationsService {
     return membership?.role ?? null;
   }
 
+  /** Gives a member another role, in the caller's transaction. */
+  async setRole(organizationId: string, userId: string, role: Role, manager: EntityManager): Promise<void> {
+    await manager.update(Membership, { organizationId, userId }, { role });
+  }
+
+  /** Ends a membership (the account stays), in the caller's transaction. */
+  async removeMember(organizationId: string, userId: string, manager: EntityManager): Promise<void> {
+    await manager.delete(Membership, { organizationId, userId });
+  }
+
+  /** How many Owners the organization has, in the caller's transaction. */
+  async ownerCount(organizationId: string, manager: EntityManager): Promise<number> {
+    return manager.countBy(Membership, { organizationId, role: 'owner' });
+  }
+
   /** How many members the organization has (a seat each), in the caller's transaction. */
   async memberCount(organizationId: string, manager: EntityManager): Promise<number> {
     return manager.countBy(Membership, { organizationId });
