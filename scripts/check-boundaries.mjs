@@ -3,11 +3,15 @@
  * The boundaries check of `npm run lint`: dependency-cruiser with the rules of
  * .dependency-cruiser.cjs, then the feature-cycle check on the import graph collapsed to the
  * top-level folders of src/ (a cycle between two features fails however deep in either the
- * imports sit). Exits non-zero on any violation.
+ * imports sit), then the table check: no feature names a table another feature owns
+ * (scripts/table-owners.mjs, scripts/table-ownership.mjs). Exits non-zero on any violation.
  */
+import { readFileSync } from 'node:fs';
 import { cruise, format } from 'dependency-cruiser';
 import extractDepcruiseOptions from 'dependency-cruiser/config-utl/extract-depcruise-options';
 import extractTSConfig from 'dependency-cruiser/config-utl/extract-ts-config';
+import { NOT_FEATURES, REMAINING, TABLE_OWNERS } from './table-owners.mjs';
+import { checkTableOwnership, migratedTables, sourceFiles } from './table-ownership.mjs';
 
 const options = await extractDepcruiseOptions('./.dependency-cruiser.cjs');
 const tsConfig = extractTSConfig('tsconfig.json');
@@ -27,12 +31,42 @@ for (const cycle of cycles) {
   for (const edge of cycle.edges) console.log(`      ${edge}`);
 }
 
+const read = (paths) => paths.map((path) => [path, readFileSync(path, 'utf8')]);
+const migrated = migratedTables(read(sourceFiles('migrations')));
+for (const table of [...migrated].filter((name) => !(name in TABLE_OWNERS))) {
+  failed = true;
+  console.log(`  error table-without-owner: ${table} (created by a migration, missing in scripts/table-owners.mjs)`);
+}
+for (const table of Object.keys(TABLE_OWNERS).filter((name) => !migrated.has(name))) {
+  failed = true;
+  console.log(`  error owner-of-no-table: ${table} (in scripts/table-owners.mjs, created by no migration)`);
+}
+const tables = checkTableOwnership({
+  owners: TABLE_OWNERS,
+  notFeatures: NOT_FEATURES,
+  remaining: REMAINING,
+  sources: read(sourceFiles('src')),
+});
+for (const { path, line, table, owner, feature } of tables.violations) {
+  failed = true;
+  console.log(
+    `  error foreign-table: ${path}:${line} (${feature}) names ${table}, owned by ${owner}: go through ${owner}'s service or repository`,
+  );
+}
+for (const { path, table } of tables.stale) {
+  failed = true;
+  console.log(
+    `  error stale-remaining: ${path} no longer names ${table}: remove it from REMAINING in scripts/table-owners.mjs`,
+  );
+}
+
 if (failed) {
-  console.log(`\nBoundaries: violations found (rules: .dependency-cruiser.cjs).`);
+  console.log(`\nBoundaries: violations found (rules: .dependency-cruiser.cjs, scripts/table-owners.mjs).`);
   process.exit(1);
 }
 console.log(
-  `Boundaries: no violation (${result.summary.totalCruised} modules, ${result.summary.totalDependenciesCruised} dependencies).`,
+  `Boundaries: no violation (${result.summary.totalCruised} modules, ${result.summary.totalDependenciesCruised} dependencies; ` +
+    `${Object.keys(TABLE_OWNERS).length} tables, ${tables.allowed.length} cross-feature queries still listed in REMAINING).`,
 );
 
 /** Cycles between top-level folders of src/, each with one file-level import per step. */

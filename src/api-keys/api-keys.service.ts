@@ -12,6 +12,7 @@ import { PgListener } from '../database/pg-listener.js';
 import { PlanService } from '../organizations/plan.service.js';
 import { ApiKey, type ApiKeyType } from './api-key.entity.js';
 import { generateApiKey, hashApiKey } from './api-key-secret.js';
+import { membershipJoin, organizationJoin } from '../organizations/organizations.service.js';
 
 export interface NewApiKey {
   name: string;
@@ -167,6 +168,19 @@ export class ApiKeysService implements OnModuleInit, OnModuleDestroy {
     await this.revokeInTransaction(auth, id).finally(() => this.forget(id));
   }
 
+  /**
+   * Revokes the personal (`gpat_`) keys a user holds in the organization, in the caller's
+   * transaction (a removed member's), and announces it to every instance when that commits.
+   */
+  async revokePersonalKeys(organizationId: string, userId: string, manager: EntityManager): Promise<void> {
+    await manager.query(
+      `UPDATE api_keys SET revoked_at = now(), updated_at = now()
+        WHERE organization_id = $1 AND created_by = $2 AND key_type = 'gpat' AND revoked_at IS NULL`,
+      [organizationId, userId],
+    );
+    await announceApiKeysRevoked(manager, { organizationId, userId });
+  }
+
   /** Drops a key from the recent-keys memory of this instance. */
   forget(id: string): void {
     this.forgetWhere((key) => key.id === id);
@@ -242,7 +256,7 @@ export class ApiKeysService implements OnModuleInit, OnModuleDestroy {
     if (!key.createdBy) return null;
     const rows: { role: string | null; is_super_admin: boolean }[] = await this.dataSource.query(
       `SELECT m.role, u.is_super_admin
-         FROM users u LEFT JOIN memberships m ON m.user_id = u.id AND m.organization_id = $2
+         FROM users u ${membershipJoin('m', 'u.id', '$2', { left: true })}
         WHERE u.id = $1 AND u.status = 'active'`,
       [key.createdBy, key.organizationId],
     );
@@ -256,11 +270,11 @@ export class ApiKeysService implements OnModuleInit, OnModuleDestroy {
     const rows: (Record<string, unknown> & { creator_email: string | null; service_tier: string })[] =
       await this.dataSource.query(
         `SELECT k.id, k.organization_id, k.created_by, k.name, k.key_type, k.prefix, k.scopes, k.last_used_at,
-              k.expires_at, k.created_at, u.email AS creator_email, o.service_tier
+              k.expires_at, k.created_at, u.email AS creator_email, o.tier AS service_tier
          FROM api_keys k
-         JOIN organizations o ON o.id = k.organization_id AND o.is_active
+         ${organizationJoin('o', 'k.organization_id')}
          LEFT JOIN users u ON u.id = k.created_by
-        WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())`,
+        WHERE k.key_hash = $1 AND o.active AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())`,
         [hash],
       );
     const row = rows[0];

@@ -8,6 +8,7 @@ import { App } from './app.entity.js';
 import { AppStatsService } from './app-stats.service.js';
 import { AppsOrganizationRemoval } from './apps-organization-removal.js';
 import { AppsController } from './apps.controller.js';
+import { AppsRepository } from './apps.repository.js';
 import { AppsService } from './apps.service.js';
 import { TenantCacheInvalidation } from './tenant-cache-invalidation.js';
 import { TenantResolver } from './tenant-resolver.js';
@@ -20,7 +21,14 @@ import { TenantResolver } from './tenant-resolver.js';
 @Module({
   imports: [TypeOrmModule.forFeature([App]), AuditModule, OrganizationsModule, DevicesDataModule, DevicesModule],
   controllers: [AppsController],
-  providers: [AppsService, AppStatsService, TenantResolver, TenantCacheInvalidation, AppsOrganizationRemoval],
-  exports: [TenantResolver, AppsService],
+  providers: [
+    AppsService,
+    AppsRepository,
+    AppStatsService,
+    TenantResolver,
+    TenantCacheInvalidation,
+    AppsOrganizationRemoval,
+  ],
+  exports: [TenantResolver, AppsService, AppsRepository],
 })
 export class AppsModule {}

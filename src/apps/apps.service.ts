@@ -24,6 +24,7 @@ import type { CreateAppDto, UpdateAppDto } from './apps.dto.js';
 import { announceRevocation } from '../devices/blocked-devices.js';
 import { generateSubjectSecret } from './subject-secret.js';
 import { TenantResolver } from './tenant-resolver.js';
+import { OrganizationsService } from '../organizations/organizations.service.js';
 import { PlanService } from '../organizations/plan.service.js';
 
 @Injectable()
@@ -33,6 +34,7 @@ export class AppsService {
     private readonly audit: AuditService,
     private readonly tenants: TenantResolver,
     private readonly plans: PlanService,
+    private readonly organizations: OrganizationsService,
   ) {}
 
   /** Primary first, then by name. */
@@ -202,7 +204,7 @@ export class AppsService {
    * racing a primary deletion could leave an inactive primary.
    */
   private async lock(manager: EntityManager, auth: OrgAuthContext, id: string): Promise<App> {
-    await manager.query(`SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE`, [auth.organizationId]);
+    await this.organizations.lock(auth.organizationId, manager);
     const app = await manager
       .createQueryBuilder(App, 'app')
       .setLock('pessimistic_write')

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { JwtConfiguration, RiskThresholds } from './app.entity.js';
 import { jwtConfigurationOf, riskThresholdsOf } from './app.entity.js';
+import { organizationJoin } from '../organizations/organizations.service.js';
 
 /** What SDK routes need of the app their identity headers name. */
 export interface Tenant {
@@ -50,7 +51,7 @@ export class TenantResolver {
     const cached = this.cache.get(key);
     if (cached && cached.expiresAt > Date.now()) return cached.tenant;
     const generation = this.generation;
-    const tenant = await this.load(bundleId, teamId);
+    const tenant = await this.lookup(bundleId, teamId);
     if (generation !== this.generation) return tenant;
     if (this.cache.size >= MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
     this.cache.set(key, { tenant, expiresAt: Date.now() + TTL_MS });
@@ -74,7 +75,8 @@ export class TenantResolver {
     this.cache.clear();
   }
 
-  private async load(bundleId: string, teamId: string): Promise<Tenant | null> {
+  /** The app and its organization as they are now, past the cache (diagnostics). */
+  async lookup(bundleId: string, teamId: string): Promise<Tenant | null> {
     const rows: {
       id: string;
       app_name: string;
@@ -88,9 +90,9 @@ export class TenantResolver {
       require_signed_subject: boolean;
       subject_signing_secret: string | null;
     }[] = await this.dataSource.query(
-      `SELECT a.id, a.app_name, a.organization_id, o.service_tier, o.current_period_end, a.is_active, o.is_active AS org_active,
-              a.jwt_configuration, a.risk_thresholds, a.require_signed_subject, a.subject_signing_secret
-         FROM apps a JOIN organizations o ON o.id = a.organization_id
+      `SELECT a.id, a.app_name, a.organization_id, o.tier AS service_tier, o.period_end AS current_period_end, a.is_active,
+              o.active AS org_active, a.jwt_configuration, a.risk_thresholds, a.require_signed_subject, a.subject_signing_secret
+         FROM apps a ${organizationJoin('o', 'a.organization_id')}
         WHERE a.bundle_id = $1 AND a.team_id = $2`,
       [bundleId, teamId],
     );

@@ -19,6 +19,7 @@ import {
 } from './attestation.exceptions.js';
 import type { Tenant } from '../apps/tenant-resolver.js';
 import { DomainEvents } from '../common/domain-events/domain-events.js';
+import { tierDefinition } from '../common/tiers.js';
 import { highRiskThreshold } from '../compliance/compliance-settings.js';
 import type { AttestingApp, DeviceDomainEvent, DeviceFacts } from '../devices/device-domain-events.js';
 import { DevicesRepository, type DeviceRow, type FailedDeviceRow } from '../devices/devices.repository.js';
@@ -276,7 +277,7 @@ export class AttestationService {
   /**
    * The organization's high-risk event for a scored device, or null. A score of 0 exceeds no
    * threshold, so a clean device costs no query; otherwise one indexed read of the compliance
-   * settings in force, in the caller's transaction.
+   * settings in force (under the plan the tenant resolved with), in the caller's transaction.
    */
   private async highRiskEvent(
     manager: EntityManager,
@@ -284,7 +285,7 @@ export class AttestationService {
     device: DeviceFacts,
   ): Promise<DeviceDomainEvent | null> {
     if (device.riskScore <= 0) return null;
-    const threshold = await highRiskThreshold(manager, tenant.organizationId);
+    const threshold = await highRiskThreshold(manager, tenant.organizationId, tierDefinition(tenant.serviceTier));
     if (!isHighRisk(device.riskScore, threshold)) return null;
     return { type: 'HighRiskDevice', app: attestingApp(tenant), device, threshold };
   }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, type EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import type { OrgAuthContext } from '../common/access/auth-context.js';
 import { randomSecret, sha256Hex } from '../common/crypto.js';
 import { notFound } from '../common/errors/app-exception.js';
@@ -19,6 +19,7 @@ import { DevicesRepository } from '../devices/devices.repository.js';
 import type { CreateDebugTokenDto, DebugAttestationDto } from './debug-tokens.dto.js';
 import { debugSubject } from '../devices/debug-subject.js';
 import { TokenService, type MintedToken } from './token.service.js';
+import { appDebugTokensEnabled, AppsRepository } from '../apps/apps.repository.js';
 
 /** Live (unrevoked, unexpired) debug tokens an app may hold at once. */
 export const MAX_LIVE_DEBUG_TOKENS = 20;
@@ -55,11 +56,12 @@ export class DebugTokensService {
     private readonly tokens: TokenService,
     private readonly blocked: BlockedDevices,
     private readonly devices: DevicesRepository,
+    private readonly apps: AppsRepository,
   ) {}
 
   /** The app's unrevoked debug tokens (expired ones included, marked by `expiresAt`), newest first. */
   async list(auth: OrgAuthContext, appId: string) {
-    await this.appOf(this.dataSource.manager, auth, appId);
+    await this.apps.assertExists(auth.organizationId, appId);
     const rows = await this.dataSource.query<DebugTokenRow[]>(
       `SELECT ${COLUMNS} FROM debug_tokens
         WHERE organization_id = $1 AND app_id = $2 AND revoked_at IS NULL
@@ -73,7 +75,7 @@ export class DebugTokensService {
   async create(auth: OrgAuthContext, appId: string, input: CreateDebugTokenDto) {
     const secret = `dbg_${randomSecret(32)}`;
     const row = await this.dataSource.transaction(async (manager) => {
-      await this.appOf(manager, auth, appId, true);
+      await this.apps.assertExists(auth.organizationId, appId, { manager, lock: true });
       const [{ live }] = await manager.query<{ live: number }[]>(
         `SELECT count(*)::int AS live FROM debug_tokens
           WHERE app_id = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`,
@@ -114,7 +116,7 @@ export class DebugTokensService {
   /** Takes effect at once on every instance, for exchanges and for the device tokens already minted (BlockedDevices). */
   async revoke(auth: OrgAuthContext, appId: string, tokenId: string): Promise<void> {
     const revoked = await this.dataSource.transaction(async (manager) => {
-      await this.appOf(manager, auth, appId);
+      await this.apps.assertExists(auth.organizationId, appId, { manager });
       // Revoking twice is a no-op: the first revocation's time stays, and only it is audited.
       const rows = await queryRows<DebugTokenRow & { newly: boolean }>(
         manager,
@@ -150,9 +152,8 @@ export class DebugTokensService {
     const rows = await this.dataSource.query<
       { id: string; app_id: string; expires_at: Date | null; revoked_at: Date | null; enabled: boolean }[]
     >(
-      `SELECT d.id, d.app_id, d.expires_at, d.revoked_at, a.debug_tokens_enabled AS enabled
-         FROM debug_tokens d JOIN apps a ON a.id = d.app_id
-        WHERE d.token_hash = $1`,
+      `SELECT d.id, d.app_id, d.expires_at, d.revoked_at, ${appDebugTokensEnabled('d.app_id')} AS enabled
+         FROM debug_tokens d WHERE d.token_hash = $1`,
       [sha256Hex(input.debugToken)],
     );
     const row = rows[0];
@@ -192,14 +193,6 @@ export class DebugTokensService {
       },
       { debug: true, limitedUse: input.limitedUse === true, notAfter: row.expires_at },
     );
-  }
-
-  private async appOf(manager: EntityManager, auth: OrgAuthContext, appId: string, lock = false): Promise<void> {
-    const rows = await manager.query<{ id: string }[]>(
-      `SELECT id FROM apps WHERE id = $1 AND organization_id = $2${lock ? ' FOR UPDATE' : ''}`,
-      [appId, auth.organizationId],
-    );
-    if (!rows[0]) throw notFound('App');
   }
 }
 

@@ -1,5 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { entitlementsOf } from '../common/tiers.js';
+import { membershipJoin, organizationJoin } from '../organizations/organizations.service.js';
 
 /** The auth response object of login, me, verify-email, switch-org and clear-org. */
 export interface AuthResponse {
@@ -40,10 +41,10 @@ export async function buildAuthResponse(
     org_tier: string | null;
   }[] = await dataSource.query(
     `SELECT u.id, u.email, u.status, u.email_verified_at, u.is_super_admin, m.role,
-            o.id AS org_id, o.name AS org_name, o.slug AS org_slug, o.service_tier AS org_tier
+            o.id AS org_id, o.name AS org_name, o.slug AS org_slug, o.tier AS org_tier
        FROM users u
-       LEFT JOIN organizations o ON o.id = $2
-       LEFT JOIN memberships m ON m.user_id = u.id AND m.organization_id = o.id
+       ${organizationJoin('o', '$2', { left: true })}
+       ${membershipJoin('m', 'u.id', 'o.id', { left: true })}
       WHERE u.id = $1`,
     [userId, organizationId],
   );

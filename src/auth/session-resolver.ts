@@ -4,6 +4,7 @@ import type { Request } from 'express';
 import { DataSource } from 'typeorm';
 import type { Role } from '../common/access/access.decorator.js';
 import type { SessionCaller } from '../common/access/auth-context.js';
+import { membershipJoin, organizationJoin } from '../organizations/organizations.service.js';
 
 export interface ResolvedSession {
   caller: SessionCaller;
@@ -27,8 +28,8 @@ export class SessionResolver {
       await this.dataSource.query(
         `SELECT u.email, u.is_super_admin, m.role, (o.id IS NOT NULL) AS org_exists
            FROM users u
-           LEFT JOIN organizations o ON o.id = $2
-           LEFT JOIN memberships m ON m.user_id = u.id AND m.organization_id = o.id
+           ${organizationJoin('o', '$2', { left: true })}
+           ${membershipJoin('m', 'u.id', 'o.id', { left: true })}
           WHERE u.id = $1 AND u.status = 'active' AND u.email_verified_at IS NOT NULL`,
         [userId, organizationId],
       );

@@ -5,7 +5,8 @@ import { badRequest, serviceUnavailable } from '../common/errors/app-exception.j
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { AuditService } from '../audit/audit.service.js';
-import { Organization } from '../organizations/organization.entity.js';
+import type { Organization } from '../organizations/organization.entity.js';
+import { OrganizationsService } from '../organizations/organizations.service.js';
 import { verifiedStripeEvent } from './stripe-signature.js';
 import {
   isSubscriptionEvent,
@@ -34,6 +35,7 @@ export class StripeWebhookService {
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly audit: AuditService,
+    private readonly organizations: OrganizationsService,
   ) {}
 
   async receive(rawBody: Buffer | undefined, signature: string | undefined): Promise<WebhookOutcome> {
@@ -77,12 +79,15 @@ export class StripeWebhookService {
             subscriptionId: change.subscriptionId,
             periodEnd: change.currentPeriodEnd,
           };
-    await manager.query(
-      `UPDATE organizations
-          SET service_tier = $2, provider_customer_id = COALESCE($3, provider_customer_id),
-              provider_subscription_id = $4, current_period_end = $5, updated_at = now()
-        WHERE id = $1`,
-      [organization.id, next.tier, change.customerId, next.subscriptionId, next.periodEnd],
+    await this.organizations.setSubscription(
+      organization.id,
+      {
+        tier: next.tier,
+        customerId: change.customerId,
+        subscriptionId: next.subscriptionId,
+        periodEnd: next.periodEnd,
+      },
+      manager,
     );
     await this.audit.record(
       null,
@@ -106,18 +111,11 @@ export class StripeWebhookService {
   /** By the organization id the checkout put in the metadata, else by the Stripe customer; locked. */
   private async findOrganization(manager: EntityManager, change: SubscriptionChange): Promise<Organization | null> {
     if (change.organizationId) {
-      const byId = await manager.findOne(Organization, {
-        where: { id: change.organizationId },
-        lock: { mode: 'pessimistic_write' },
-      });
+      const byId = await this.organizations.find(change.organizationId, { manager, lock: true });
       if (byId) return byId;
     }
     if (!change.customerId) return null;
-    return manager.findOne(Organization, {
-      where: { providerCustomerId: change.customerId },
-      order: { createdAt: 'ASC' },
-      lock: { mode: 'pessimistic_write' },
-    });
+    return this.organizations.findByProviderCustomer(change.customerId, { manager, lock: true });
   }
 
   /**

@@ -1,4 +1,4 @@
-import { tierDefinition } from '../common/tiers.js';
+import type { TierDefinition } from '../common/tiers.js';
 import { queryRows } from '../database/sql.js';
 import { DEFAULT_COMPLIANCE_SETTINGS, type ComplianceSettings } from './compliance-checks.js';
 
@@ -11,7 +11,6 @@ export interface ComplianceSettingsInForce extends ComplianceSettings {
 }
 
 interface SettingsRow {
-  service_tier: string;
   max_risk_score: number | null;
   min_os_version: string | null;
   min_app_version: string | null;
@@ -21,20 +20,24 @@ interface SettingsRow {
 }
 
 /**
- * The organization's compliance settings in force: what an Admin saved, on plans with
- * `complianceRules`; the defaults otherwise (no row yet, or a plan without the feature, where
- * saved settings wait for an upgrade). One indexed read; `runner` may be the caller's transaction.
+ * The organization's compliance settings in force under `plan` (PlanService, or the tier the
+ * caller already holds): what an Admin saved, on plans with `complianceRules`; the defaults
+ * otherwise (no row yet, or a plan without the feature, where saved settings wait for an
+ * upgrade). One indexed read, none without the feature; `runner` may be the caller's transaction.
  */
-export async function complianceSettingsOf(runner: Runner, organizationId: string): Promise<ComplianceSettingsInForce> {
+export async function complianceSettingsOf(
+  runner: Runner,
+  organizationId: string,
+  plan: TierDefinition,
+): Promise<ComplianceSettingsInForce> {
+  if (!plan.features.complianceRules) return { ...DEFAULT_COMPLIANCE_SETTINGS, updatedAt: null };
   const [row] = await queryRows<SettingsRow>(
     runner,
-    `SELECT o.service_tier, c.max_risk_score, c.min_os_version, c.min_app_version, c.block_on_jailbreak,
-            c.allowed_countries, c.updated_at
-       FROM organizations o LEFT JOIN compliance_settings c ON c.organization_id = o.id
-      WHERE o.id = $1`,
+    `SELECT max_risk_score, min_os_version, min_app_version, block_on_jailbreak, allowed_countries, updated_at
+       FROM compliance_settings WHERE organization_id = $1`,
     [organizationId],
   );
-  if (!row || row.max_risk_score === null || !tierDefinition(row.service_tier).features.complianceRules) {
+  if (!row || row.max_risk_score === null) {
     return { ...DEFAULT_COMPLIANCE_SETTINGS, updatedAt: null };
   }
   return {
@@ -52,6 +55,6 @@ export async function complianceSettingsOf(runner: Runner, organizationId: strin
  * the organization's compliance `maxRiskScore` in force, the default on plans without
  * `complianceRules`. `runner` may be the caller's transaction.
  */
-export async function highRiskThreshold(runner: Runner, organizationId: string): Promise<number> {
-  return (await complianceSettingsOf(runner, organizationId)).maxRiskScore;
+export async function highRiskThreshold(runner: Runner, organizationId: string, plan: TierDefinition): Promise<number> {
+  return (await complianceSettingsOf(runner, organizationId, plan)).maxRiskScore;
 }

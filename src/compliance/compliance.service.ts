@@ -35,8 +35,8 @@ export class ComplianceService {
     private readonly plans: PlanService,
   ) {}
 
-  get(auth: OrgAuthContext): Promise<ComplianceSettingsInForce> {
-    return complianceSettingsOf(this.dataSource, auth.organizationId);
+  async get(auth: OrgAuthContext): Promise<ComplianceSettingsInForce> {
+    return complianceSettingsOf(this.dataSource, auth.organizationId, await this.plans.planOf(auth.organizationId));
   }
 
   /** A partial update under a lock of the settings row, audited with each change. */
@@ -49,7 +49,7 @@ export class ComplianceService {
       });
     }
     return this.dataSource.transaction(async (manager) => {
-      await this.plans.requireFeature(
+      const plan = await this.plans.requireFeature(
         auth.organizationId,
         'complianceRules',
         {
@@ -91,7 +91,7 @@ export class ComplianceService {
           manager,
         );
       }
-      return complianceSettingsOf(manager, auth.organizationId);
+      return complianceSettingsOf(manager, auth.organizationId, plan);
     });
   }
 }

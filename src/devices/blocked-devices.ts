@@ -7,6 +7,7 @@ import { createLogger } from '../common/logging/logger.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { PgListener } from '../database/pg-listener.js';
+import { organizationJoin } from '../organizations/organizations.service.js';
 
 /** How stale another instance's block may be on this one if its notification was lost. */
 export const BLOCKED_DEVICES_REFRESH_MS = 5_000;
@@ -202,8 +203,8 @@ export class BlockedDevices implements OnModuleInit, OnModuleDestroy {
             WHERE revoked_at > now() - interval '${REVOKED_DEBUG_TOKENS_KEPT}'`,
         ),
         this.dataSource.query<{ id: string }[]>(
-          `SELECT a.id FROM apps a JOIN organizations o ON o.id = a.organization_id
-            WHERE NOT a.is_active OR NOT o.is_active`,
+          `SELECT a.id FROM apps a ${organizationJoin('o', 'a.organization_id')}
+            WHERE NOT a.is_active OR NOT o.active`,
         ),
       ]);
       this.blocked = new Set(

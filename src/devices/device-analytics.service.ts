@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import type { OrgAuthContext } from '../common/access/auth-context.js';
 import { complianceStatus } from '../compliance/compliance-checks.js';
 import { complianceSettingsOf } from '../compliance/compliance-settings.js';
+import { PlanService } from '../organizations/plan.service.js';
 import { ValidationFailedException, notFound } from '../common/errors/app-exception.js';
 import type { DeviceDetailsQuery, ListEventsQuery } from './devices.dto.js';
 import { DevicesRepository } from './devices.repository.js';
@@ -50,6 +51,7 @@ export class DeviceAnalyticsService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly devices: DevicesRepository,
+    private readonly plans: PlanService,
   ) {}
 
   /**
@@ -76,7 +78,9 @@ export class DeviceAnalyticsService {
       [auth.organizationId, device.app_id, keyId],
     );
     const [compliance, failures] = await Promise.all([
-      complianceSettingsOf(this.dataSource, auth.organizationId),
+      this.plans
+        .planOf(auth.organizationId)
+        .then((plan) => complianceSettingsOf(this.dataSource, auth.organizationId, plan)),
       this.devices.failureTrend(auth.organizationId, { appId: device.app_id, keyId, days: query.days ?? 30 }),
     ]);
     const times = [device.updated_at, device.last_seen_at, events[0]?.created_at].filter(

@@ -12,6 +12,7 @@ import {
   NotificationPreferencesService,
   type PreferenceField,
 } from '../organizations/notification-preferences.service.js';
+import { OrganizationsService } from '../organizations/organizations.service.js';
 
 /** What a notice needs to know about the organization it is about. */
 export interface NoticeContext {
@@ -34,6 +35,7 @@ export class StaffNotices {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly mail: MailService,
     private readonly preferences: NotificationPreferencesService,
+    private readonly organizations: OrganizationsService,
   ) {
     this.logger = createLogger(config).child({ component: 'staff-notices' });
   }
@@ -78,10 +80,11 @@ export class StaffNotices {
   }
 
   private async context(organizationId: string): Promise<NoticeContext | null> {
-    const rows: { name: string }[] = await this.dataSource.query(`SELECT name FROM organizations WHERE id = $1`, [
-      organizationId,
-    ]);
-    if (!rows[0]) return null;
-    return { organizationName: rows[0].name, dashboardUrl: this.config.dashboardOrigins[0] ?? this.config.baseUrl };
+    const organization = await this.organizations.find(organizationId);
+    if (!organization) return null;
+    return {
+      organizationName: organization.name,
+      dashboardUrl: this.config.dashboardOrigins[0] ?? this.config.baseUrl,
+    };
   }
 }

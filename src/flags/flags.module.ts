@@ -17,6 +17,7 @@ import { FlagsByKeyController } from './flags-by-key.controller.js';
 import { FlagsController } from './flags.controller.js';
 import { FlagsService } from './flags.service.js';
 import { SdkFlagsController } from './sdk-flags.controller.js';
+import { AppsModule } from '../apps/apps.module.js';
 
 @Module({
   imports: [
@@ -26,10 +27,12 @@ import { SdkFlagsController } from './sdk-flags.controller.js';
     MailModule,
     MetricsModule,
     OrganizationsModule,
+    AppsModule,
     DevicesModule,
     WebhooksModule,
   ],
   controllers: [FlagsController, FlagsByKeyController, ChangeRequestsController, SdkFlagsController],
   providers: [FlagsService, FlagStore, FlagSchedulesService, FlagScheduleJob, ChangeRequestsService],
+  exports: [FlagsService],
 })
 export class FlagsModule {}

@@ -39,6 +39,8 @@ import { FLAG_CHANGES_CHANNEL, FlagStore } from './flag-store.js';
 import type { CreateFlagDto, CreateOverrideDto, EnvironmentConfigDto, UpdateFlagDto } from './flags.dto.js';
 import { featureUnavailable } from '../organizations/organizations.exceptions.js';
 import { PlanService } from '../organizations/plan.service.js';
+import { AppsRepository } from '../apps/apps.repository.js';
+import { NotificationPreferencesService } from '../organizations/notification-preferences.service.js';
 
 type FlagChange = 'flag.created' | 'flag.updated' | 'flag.deleted';
 
@@ -103,14 +105,21 @@ export class FlagsService {
     private readonly mail: MailService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly plans: PlanService,
+    private readonly apps: AppsRepository,
+    private readonly preferences: NotificationPreferencesService,
   ) {
     this.logger = createLogger(config).child({ component: 'flags' });
   }
 
   private readonly logger: Logger;
 
+  /** Throws unless the flag table answers a read (the health check of the flag store). */
+  async probe(): Promise<void> {
+    await this.dataSource.query('SELECT 1 FROM feature_flags LIMIT 1');
+  }
+
   async list(auth: OrgAuthContext, appId: string): Promise<FeatureFlag[]> {
-    await this.assertApp(this.dataSource.manager, auth, appId);
+    await this.apps.assertExists(auth.organizationId, appId);
     return this.dataSource.getRepository(FeatureFlag).find({
       where: { organizationId: auth.organizationId, appId },
       order: { key: 'ASC' },
@@ -144,7 +153,7 @@ export class FlagsService {
     const parsed = parseFlagValue(input.valueType, input.defaultValue);
     if (!parsed.ok) throw new ValidationFailedException([{ field: 'defaultValue', message: parsed.message }]);
     return this.change(actorFromAuth(auth), appId, 'flag.created', async (manager, tier) => {
-      await this.assertApp(manager, auth, appId);
+      await this.apps.assertExists(auth.organizationId, appId, { manager });
       if (!tier.features.percentRollout && input.valueType !== 'boolean') {
         throw flagTypeUnavailable(tier);
       }
@@ -573,11 +582,7 @@ export class FlagsService {
 
   /** Mails the organization's Admins and Owners that a flag was switched, unless they opted out (flagToggle). */
   private async noticeToggle(flag: FeatureFlag, toggled: { environment: Environment; enabled: boolean }[]) {
-    const preference: { flag_toggle: boolean }[] = await this.dataSource.query(
-      `SELECT flag_toggle FROM notification_preferences WHERE organization_id = $1`,
-      [flag.organizationId],
-    );
-    if (preference[0] && !preference[0].flag_toggle) return;
+    if (!(await this.preferences.get(flag.organizationId)).flagToggle) return;
     const states = toggled.map((t) => `${t.enabled ? 'on' : 'off'} in ${t.environment}`).join(', ');
     const message = renderMail({
       subject: `Flag ${flag.key} switched ${states}`,
@@ -591,14 +596,6 @@ export class FlagsService {
     });
     for (const to of await adminRecipients(this.dataSource, flag.organizationId))
       this.mail.sendLater({ to, ...message });
-  }
-
-  private async assertApp(manager: EntityManager, auth: OrgAuthContext, appId: string): Promise<void> {
-    const rows: unknown[] = await manager.query(`SELECT 1 FROM apps WHERE id = $1 AND organization_id = $2`, [
-      appId,
-      auth.organizationId,
-    ]);
-    if (!rows.length) throw notFound('App');
   }
 
   /** Free counts flags per organization; paid plans per app (DESIGN.md section 10). */

@@ -1,10 +1,13 @@
 import { Module } from '@nestjs/common';
+import { AppsModule } from '../apps/apps.module.js';
+import { FlagsModule } from '../flags/flags.module.js';
 import { HealthController } from './health.controller.js';
 import { HealthService } from './health.service.js';
 import { RedisProbe } from './redis-probe.js';
 import { TokenSigningProbe } from './token-signing-probe.js';
 
 @Module({
+  imports: [AppsModule, FlagsModule],
   controllers: [HealthController],
   providers: [HealthService, TokenSigningProbe, RedisProbe],
 })

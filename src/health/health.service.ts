@@ -5,6 +5,8 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
+import { TenantResolver } from '../apps/tenant-resolver.js';
+import { FlagsService } from '../flags/flags.service.js';
 import { TokenSigningProbe } from './token-signing-probe.js';
 
 export type ComponentStatus = 'healthy' | 'unhealthy';
@@ -28,6 +30,8 @@ export class HealthService {
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly signing: TokenSigningProbe,
+    private readonly tenants: TenantResolver,
+    private readonly flags: FlagsService,
   ) {}
 
   async database(): Promise<ComponentReport> {
@@ -53,7 +57,7 @@ export class HealthService {
   async featureFlags(): Promise<ComponentReport> {
     const started = performance.now();
     try {
-      await this.dataSource.query('SELECT 1 FROM feature_flags LIMIT 1');
+      await this.flags.probe();
       return { status: 'healthy', latencyMs: elapsed(started) };
     } catch {
       return { status: 'unhealthy', error: 'flag store not queryable' };
@@ -72,14 +76,8 @@ export class HealthService {
 
   /** Whether an SDK's identity headers match a registered app; exposes nothing else. */
   async tenant(bundleId: string, teamId: string): Promise<TenantReport> {
-    const rows: { app_active: boolean; org_active: boolean }[] = await this.dataSource.query(
-      `SELECT apps.is_active AS app_active, organizations.is_active AS org_active
-         FROM apps JOIN organizations ON organizations.id = apps.organization_id
-        WHERE apps.bundle_id = $1 AND apps.team_id = $2`,
-      [bundleId, teamId],
-    );
-    const row = rows[0];
-    if (!row) {
+    const tenant = await this.tenants.lookup(bundleId, teamId);
+    if (!tenant) {
       return {
         found: false,
         appRegistered: false,
@@ -87,7 +85,7 @@ export class HealthService {
         hint: 'No app is registered with this Bundle ID and Team ID. Register it in the dashboard under Apps; both values must match exactly.',
       };
     }
-    return { found: true, appRegistered: true, attestationEnabled: row.app_active && row.org_active };
+    return { found: true, appRegistered: true, attestationEnabled: tenant.appActive && tenant.organizationActive };
   }
 }
 

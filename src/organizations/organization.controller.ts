@@ -3,7 +3,6 @@ import type { Request, Response } from 'express';
 import { Access } from '../common/access/access.decorator.js';
 import { OrgAuth, type OrgAuthContext } from '../common/access/auth-context.js';
 import { SESSION_COOKIE, destroySession } from '../common/http/session-cookie.js';
-import { AuditLogService } from './audit-log.service.js';
 import { NotificationPreferencesService } from './notification-preferences.service.js';
 import { OrganizationDeletionService } from './organization-deletion.service.js';
 import { OrganizationSettingsService } from './organization-settings.service.js';
@@ -16,6 +15,7 @@ import {
 } from './organization.dto.js';
 import { QuickstartService } from './quickstart.service.js';
 import { pageEnvelope } from '../common/pagination.js';
+import { AuditService } from '../audit/audit.service.js';
 
 /** Administration of the session's active organization (interface document: Organization administration). */
 @Controller('api/v1/org')
@@ -23,7 +23,7 @@ export class OrganizationController {
   constructor(
     private readonly settings: OrganizationSettingsService,
     private readonly preferences: NotificationPreferencesService,
-    private readonly auditLog: AuditLogService,
+    private readonly audit: AuditService,
     private readonly quickstart: QuickstartService,
     private readonly deletion: OrganizationDeletionService,
   ) {}
@@ -61,7 +61,7 @@ export class OrganizationController {
   @Get('audit-log')
   @Access({ session: 'admin' })
   async auditLogPage(@OrgAuth() auth: OrgAuthContext, @Query() query: AuditLogQueryDto) {
-    const { items, total } = await this.auditLog.page(auth.organizationId, query);
+    const { items, total } = await this.audit.page(auth.organizationId, query);
     return pageEnvelope('metadata', query, items.map(toAuditEntryResponse), total);
   }
 

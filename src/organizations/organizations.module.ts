@@ -4,7 +4,6 @@ import { AuditModule } from '../audit/audit.module.js';
 import { AccountController } from './account.controller.js';
 import { AccountDeletionJob } from './account-deletion.job.js';
 import { AccountDeletionService } from './account-deletion.service.js';
-import { AuditLogService } from './audit-log.service.js';
 import { Membership } from './membership.entity.js';
 import { NotificationPreferences } from './notification-preferences.entity.js';
 import { NotificationPreferencesService } from './notification-preferences.service.js';
@@ -20,8 +19,8 @@ import { QuickstartService } from './quickstart.service.js';
 /**
  * Organizations and their memberships: the owner of both tables (OrganizationsService), the plan
  * gate every feature asks "may this organization use X" (PlanService), and organization
- * administration: settings, notification preferences, audit log, quick start, and deleting the
- * organization or one's account. Features that keep something of an organization outside the
+ * administration: settings, notification preferences, the audit log (read through AuditService,
+ * its owner), quick start, and deleting the organization or one's account. Features that keep something of an organization outside the
  * cascading tables take part in its removal through OrganizationLifecycleService, so this module
  * imports none of them.
  */
@@ -34,7 +33,6 @@ import { QuickstartService } from './quickstart.service.js';
     OrganizationLifecycleService,
     OrganizationSettingsService,
     NotificationPreferencesService,
-    AuditLogService,
     QuickstartService,
     OrganizationDeletionService,
     AccountDeletionService,

@@ -14,12 +14,49 @@ export interface OrganizationQuery {
   lock?: boolean;
 }
 
+/** What a subscription change writes; a null customer keeps the one on record. */
+export interface OrganizationSubscription {
+  tier: string;
+  customerId: string | null;
+  subscriptionId: string | null;
+  periodEnd: Date | null;
+}
+
 /** An organization the user may switch to, as `GET /auth/orgs` lists it. */
 export interface OrganizationSummary {
   id: string;
   name: string;
   slug: string;
   serviceTier: string;
+}
+
+/**
+ * The organizations table's part of another feature's query, for the reads that must stay one
+ * round trip (the SDK tenant lookup, credential checks on every request, set-wide sweeps): a
+ * lateral join on the organization whose id is `organizationId` (a column of the caller's query),
+ * exposing under `alias` only `id`, `name`, `slug`, `tier` (the raw service tier), `active` and
+ * `period_end`. The owner keeps its column names to itself; `left` keeps rows without one.
+ */
+export function organizationJoin(alias: string, organizationId: string, options: { left?: boolean } = {}): string {
+  return `${options.left ? 'LEFT ' : ''}JOIN LATERAL (
+      SELECT id, name, slug, service_tier AS tier, is_active AS active, current_period_end AS period_end
+        FROM organizations WHERE id = ${organizationId}) ${alias} ON true`;
+}
+
+/**
+ * The memberships table's part of another feature's query, for the same one-round-trip reads as
+ * `organizationJoin`: a lateral join on the membership of `userId` in `organizationId` (columns or
+ * parameters of the caller's query), exposing under `alias` only `role` and `joined_at`.
+ */
+export function membershipJoin(
+  alias: string,
+  userId: string,
+  organizationId: string,
+  options: { left?: boolean } = {},
+): string {
+  return `${options.left ? 'LEFT ' : ''}JOIN LATERAL (
+      SELECT role, created_at AS joined_at
+        FROM memberships WHERE user_id = ${userId} AND organization_id = ${organizationId}) ${alias} ON true`;
 }
 
 /**
@@ -46,6 +83,35 @@ export class OrganizationsService {
     });
   }
 
+  /**
+   * Locks the organization row until the caller's transaction ends, so changes that count or
+   * order something of the organization (its apps, its plan's limits) run one at a time.
+   */
+  async lock(organizationId: string, manager: EntityManager): Promise<void> {
+    await manager.query(`SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE`, [organizationId]);
+  }
+
+  /** The first organization created with this payment-provider customer. */
+  async findByProviderCustomer(customerId: string, options: OrganizationQuery = {}): Promise<Organization | null> {
+    const manager = options.manager ?? this.dataSource.manager;
+    return manager.findOne(Organization, {
+      where: { providerCustomerId: customerId },
+      order: { createdAt: 'ASC' },
+      ...(options.lock ? { lock: { mode: 'pessimistic_write' as const } } : {}),
+    });
+  }
+
+  /** The plan and subscription a payment-provider event leaves in force, in the caller's transaction. */
+  async setSubscription(organizationId: string, subscription: OrganizationSubscription, manager: EntityManager) {
+    await manager.query(
+      `UPDATE organizations
+          SET service_tier = $2, provider_customer_id = COALESCE($3, provider_customer_id),
+              provider_subscription_id = $4, current_period_end = $5, updated_at = now()
+        WHERE id = $1`,
+      [organizationId, subscription.tier, subscription.customerId, subscription.subscriptionId, subscription.periodEnd],
+    );
+  }
+
   async findBySlug(slug: string, manager: EntityManager = this.dataSource.manager): Promise<Organization | null> {
     return manager.findOneBy(Organization, { slug });
   }
@@ -54,6 +120,35 @@ export class OrganizationsService {
   async roleOf(organizationId: string, userId: string, manager: EntityManager = this.dataSource.manager) {
     const membership = await manager.findOneBy(Membership, { organizationId, userId });
     return membership?.role ?? null;
+  }
+
+  /** Gives a member another role, in the caller's transaction. */
+  async setRole(organizationId: string, userId: string, role: Role, manager: EntityManager): Promise<void> {
+    await manager.update(Membership, { organizationId, userId }, { role });
+  }
+
+  /** Ends a membership (the account stays), in the caller's transaction. */
+  async removeMember(organizationId: string, userId: string, manager: EntityManager): Promise<void> {
+    await manager.delete(Membership, { organizationId, userId });
+  }
+
+  /** How many Owners the organization has, in the caller's transaction. */
+  async ownerCount(organizationId: string, manager: EntityManager): Promise<number> {
+    return manager.countBy(Membership, { organizationId, role: 'owner' });
+  }
+
+  /** How many members the organization has (a seat each), in the caller's transaction. */
+  async memberCount(organizationId: string, manager: EntityManager): Promise<number> {
+    return manager.countBy(Membership, { organizationId });
+  }
+
+  /** Whether the user is a member of any organization but this one. */
+  async isMemberElsewhere(organizationId: string, userId: string, manager: EntityManager): Promise<boolean> {
+    const rows: unknown[] = await manager.query(
+      `SELECT 1 FROM memberships WHERE user_id = $1 AND organization_id <> $2 LIMIT 1`,
+      [userId, organizationId],
+    );
+    return rows.length > 0;
   }
 
   /** The organization a fresh session starts in: the one the user joined first. */

@@ -1,7 +1,7 @@
 import { createPrivateKey } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, type EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import type { OrgAuthContext } from '../common/access/auth-context.js';
 import { notFound, ValidationFailedException } from '../common/errors/app-exception.js';
 import { AuditService } from '../audit/audit.service.js';
@@ -9,6 +9,7 @@ import { queryRows } from '../database/sql.js';
 import type { PutPushCredentialsDto } from './push.dto.js';
 import { PushKey } from './push-key.js';
 import { seal } from './secret-box.js';
+import { AppsRepository } from '../apps/apps.repository.js';
 
 interface CredentialsRow {
   key_id: string;
@@ -25,10 +26,11 @@ export class PushCredentialsService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly audit: AuditService,
     private readonly pushKey: PushKey,
+    private readonly apps: AppsRepository,
   ) {}
 
   async get(auth: OrgAuthContext, appId: string) {
-    await this.appOf(this.dataSource.manager, auth, appId);
+    await this.apps.assertExists(auth.organizationId, appId);
     const rows = await this.dataSource.query<CredentialsRow[]>(
       `SELECT key_id, team_id, environment, created_at, updated_at FROM push_credentials WHERE app_id = $1`,
       [appId],
@@ -53,7 +55,7 @@ export class PushCredentialsService {
     }
     const sealed = seal(await this.pushKey.get(), pem);
     const row = await this.dataSource.transaction(async (manager) => {
-      await this.appOf(manager, auth, appId);
+      await this.apps.assertExists(auth.organizationId, appId, { manager });
       const [saved] = await manager.query<CredentialsRow[]>(
         `INSERT INTO push_credentials (app_id, organization_id, key_id, team_id, private_key_encrypted, environment)
          VALUES ($1, $2, $3, $4, $5, $6)
@@ -82,7 +84,7 @@ export class PushCredentialsService {
   /** Without credentials, feedback and support notices stay in the stored inbox only. */
   async remove(auth: OrgAuthContext, appId: string): Promise<void> {
     await this.dataSource.transaction(async (manager) => {
-      await this.appOf(manager, auth, appId);
+      await this.apps.assertExists(auth.organizationId, appId, { manager });
       const deleted = await queryRows<{ app_id: string }>(
         manager,
         `DELETE FROM push_credentials WHERE app_id = $1 RETURNING app_id`,
@@ -100,14 +102,6 @@ export class PushCredentialsService {
         manager,
       );
     });
-  }
-
-  private async appOf(manager: EntityManager, auth: OrgAuthContext, appId: string): Promise<void> {
-    const rows = await manager.query<unknown[]>(`SELECT 1 FROM apps WHERE id = $1 AND organization_id = $2`, [
-      appId,
-      auth.organizationId,
-    ]);
-    if (!rows[0]) throw notFound('App');
   }
 }
 

@@ -20,6 +20,7 @@ import {
 import { apnsOutcome } from './apns-payload.js';
 import { PushKey } from './push-key.js';
 import { openSealed } from './secret-box.js';
+import { appBundleId } from '../apps/apps.repository.js';
 
 /** Attempts per push; 429 and 5xx answers and connection failures are retried until then. */
 export const MAX_PUSH_ATTEMPTS = 5;
@@ -119,12 +120,12 @@ export class PushDispatcher implements OnModuleDestroy {
         this.dataSource,
         `UPDATE push_deliveries d
             SET attempts = d.attempts + 1, lease_until = now() + make_interval(secs => ${LEASE_S}), updated_at = now()
-           FROM apps a
-          WHERE a.id = d.app_id AND d.id IN (
+          WHERE d.id IN (
             SELECT id FROM push_deliveries
              WHERE status = 'pending' AND next_attempt_at <= now() AND (lease_until IS NULL OR lease_until < now())
              ORDER BY next_attempt_at LIMIT ${BATCH} FOR UPDATE SKIP LOCKED)
-          RETURNING d.id, d.app_id, d.push_token_id, d.device_token, d.payload, d.attempts, a.bundle_id`,
+          RETURNING d.id, d.app_id, d.push_token_id, d.device_token, d.payload, d.attempts,
+                    ${appBundleId('d.app_id')} AS bundle_id`,
       );
       await Promise.all(claimed.map((push) => this.deliver(push)));
       attempted += claimed.length;

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
+import { storedServiceSecret } from '../database/service-settings.js';
 
 /**
  * The key that encrypts stored APNs signing keys: PUSH_ENCRYPTION_KEY, else one generated once
@@ -29,13 +30,9 @@ export class PushKey {
   }
 
   private async stored(): Promise<Buffer> {
-    await this.dataSource.query(
-      `INSERT INTO service_settings (key, value) VALUES ('push_encryption_key', $1) ON CONFLICT (key) DO NOTHING`,
-      [randomBytes(32).toString('base64')],
+    const value = await storedServiceSecret(this.dataSource, 'push_encryption_key', () =>
+      randomBytes(32).toString('base64'),
     );
-    const rows = await this.dataSource.query<{ value: string }[]>(
-      `SELECT value FROM service_settings WHERE key = 'push_encryption_key'`,
-    );
-    return Buffer.from(rows[0].value, 'base64');
+    return Buffer.from(value, 'base64');
   }
 }

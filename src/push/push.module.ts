@@ -6,13 +6,14 @@ import { PushDispatcher } from './push-dispatcher.js';
 import { PushKey } from './push-key.js';
 import { PushOutbox } from './push-outbox.js';
 import { PushTokensService } from './push-tokens.service.js';
+import { AppsModule } from '../apps/apps.module.js';
 
 /**
  * Push over APNs: app credentials, device registration, and delivery of what feedback and
  * support announce through PushOutbox.
  */
 @Module({
-  imports: [AuditModule],
+  imports: [AuditModule, AppsModule],
   controllers: [PushCredentialsController, PushTokensController],
   providers: [PushCredentialsService, PushTokensService, PushOutbox, PushDispatcher, PushKey],
   exports: [PushOutbox],

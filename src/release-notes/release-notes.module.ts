@@ -5,10 +5,11 @@ import { ReleaseNote } from './release-note.entity.js';
 import { ReleaseNotesController } from './release-notes.controller.js';
 import { ReleaseNotesService } from './release-notes.service.js';
 import { SdkReleaseNotesController } from './sdk-release-notes.controller.js';
+import { AppsModule } from '../apps/apps.module.js';
 
 /** Release notes: console authoring and publishing; SDK delivery and seen records. */
 @Module({
-  imports: [TypeOrmModule.forFeature([ReleaseNote]), AuditModule],
+  imports: [TypeOrmModule.forFeature([ReleaseNote]), AuditModule, AppsModule],
   controllers: [ReleaseNotesController, SdkReleaseNotesController],
   providers: [ReleaseNotesService],
 })

@@ -12,6 +12,7 @@ import { ReleaseNote } from './release-note.entity.js';
 import { releaseNoteExists } from './release-notes.exceptions.js';
 import type { CreateReleaseNoteDto, ReleaseNotesQuery, UpdateReleaseNoteDto } from './release-notes.dto.js';
 import { pageWindow } from '../common/pagination.js';
+import { AppsRepository } from '../apps/apps.repository.js';
 
 const releaseNoteNotFound = () => notFound('Release note');
 
@@ -21,6 +22,7 @@ export class ReleaseNotesService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly audit: AuditService,
+    private readonly apps: AppsRepository,
   ) {}
 
   // ---- Console ----
@@ -51,11 +53,7 @@ export class ReleaseNotesService {
 
   async create(auth: OrgAuthContext, input: CreateReleaseNoteDto): Promise<ReleaseNote> {
     return this.dataSource.transaction(async (manager) => {
-      const apps: unknown[] = await manager.query(`SELECT 1 FROM apps WHERE id = $1 AND organization_id = $2`, [
-        input.appId,
-        auth.organizationId,
-      ]);
-      if (!apps.length) throw notFound('App');
+      await this.apps.assertExists(auth.organizationId, input.appId, { manager });
       const publishedAt = input.isPublished ? new Date() : null;
       const note = manager.create(ReleaseNote, {
         organizationId: auth.organizationId,

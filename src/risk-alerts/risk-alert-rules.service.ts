@@ -16,6 +16,7 @@ import {
 } from './risk-alerts.dto.js';
 import { RiskAlertsService } from './risk-alerts.service.js';
 import { PlanService } from '../organizations/plan.service.js';
+import { AppsRepository } from '../apps/apps.repository.js';
 
 /** Every rule is looked at for each matching device event: the count per organization is bounded. */
 export const MAX_RULES_PER_ORGANIZATION = 50;
@@ -33,6 +34,7 @@ export class RiskAlertRulesService {
     private readonly audit: AuditService,
     private readonly alerts: RiskAlertsService,
     private readonly plans: PlanService,
+    private readonly apps: AppsRepository,
   ) {}
 
   /** Oldest first. */
@@ -68,7 +70,7 @@ export class RiskAlertRulesService {
         throw riskAlertRuleLimitReached(MAX_RULES_PER_ORGANIZATION);
       }
       const appId = input.appId ?? null;
-      await this.assertApp(manager, auth.organizationId, appId);
+      if (appId !== null) await this.apps.assertExists(auth.organizationId, appId, { manager });
       const [row] = await manager.query<RuleRow[]>(
         `INSERT INTO risk_alert_rules (organization_id, app_id, name, condition_type, threshold, window_minutes,
                                        channel, cooldown_minutes, is_active)
@@ -107,7 +109,8 @@ export class RiskAlertRulesService {
       );
       if (!row) throw notFound('Risk alert rule');
       const before = toStoredRule(row);
-      if (input.appId !== undefined) await this.assertApp(manager, auth.organizationId, input.appId);
+      if (input.appId !== undefined && input.appId !== null)
+        await this.apps.assertExists(auth.organizationId, input.appId, { manager });
       const next = {
         name: input.name ?? before.name,
         condition: condition ?? before.condition,
@@ -169,16 +172,6 @@ export class RiskAlertRulesService {
       { message: 'Risk alerts are available from the Business plan', hint: 'Upgrade the plan to set risk alert rules' },
       { manager, lock: options.lock },
     );
-  }
-
-  /** An app of another organization is as unknown as a missing one. */
-  private async assertApp(manager: EntityManager, organizationId: string, appId: string | null): Promise<void> {
-    if (appId === null) return;
-    const rows = await manager.query<unknown[]>(`SELECT 1 FROM apps WHERE id = $1 AND organization_id = $2`, [
-      appId,
-      organizationId,
-    ]);
-    if (!rows.length) throw notFound('App');
   }
 
   private async record(

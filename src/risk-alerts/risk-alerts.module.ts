@@ -7,10 +7,11 @@ import { OrganizationsModule } from '../organizations/organizations.module.js';
 import { RiskAlertRulesService } from './risk-alert-rules.service.js';
 import { RiskAlertsController } from './risk-alerts.controller.js';
 import { RiskAlertsService } from './risk-alerts.service.js';
+import { AppsModule } from '../apps/apps.module.js';
 
 /** Risk alert rules and their evaluation; the attestation service hands every recorded device event to RiskAlertsService. */
 @Module({
-  imports: [AuditModule, MailModule, OrganizationsModule, DevicesDataModule, DomainEventsModule],
+  imports: [AuditModule, MailModule, OrganizationsModule, AppsModule, DevicesDataModule, DomainEventsModule],
   controllers: [RiskAlertsController],
   providers: [RiskAlertsService, RiskAlertRulesService],
   exports: [RiskAlertsService],

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { Logger } from 'pino';
 import { DataSource, type EntityManager } from 'typeorm';
 import { createLogger } from '../common/logging/logger.js';
-import { RAW_TIERS, tierDefinition } from '../common/tiers.js';
+import { tierDefinition } from '../common/tiers.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { adminRecipients } from '../mail/admin-recipients.js';
@@ -11,6 +11,7 @@ import { MailService } from '../mail/mail.service.js';
 import { DomainEvents } from '../common/domain-events/domain-events.js';
 import type { AttestingApp, DeviceAnomalyDetected } from '../devices/device-domain-events.js';
 import { DevicesRepository } from '../devices/devices.repository.js';
+import { PlanService } from '../organizations/plan.service.js';
 import { riskAlertMail } from './risk-alert-mail.js';
 import { RULE_COLUMNS, toStoredRule, type RuleRow } from './risk-alert-rule-row.js';
 import {
@@ -31,9 +32,6 @@ export interface AlertingApp extends AttestingApp {
 /** How long an instance trusts its copy of an organization's active rules. */
 export const RULES_TTL_MS = 30_000;
 const MAX_CACHED_ORGANIZATIONS = 10_000;
-
-/** The raw tiers whose rules are evaluated. */
-const EVALUATED_TIERS = RAW_TIERS.filter((raw) => tierDefinition(raw).features.fraudDetection);
 
 interface CachedRules {
   rules: Promise<AlertRule[]>;
@@ -65,6 +63,7 @@ export class RiskAlertsService implements BeforeApplicationShutdown {
     private readonly devices: DevicesRepository,
     private readonly domainEvents: DomainEvents,
     private readonly mail: MailService,
+    private readonly plans: PlanService,
   ) {
     this.logger = createLogger(config).child({ component: 'risk-alerts' });
   }
@@ -217,13 +216,13 @@ export class RiskAlertsService implements BeforeApplicationShutdown {
     return entry.rules;
   }
 
+  /** None on a plan without `fraudDetection` (saved rules wait for an upgrade). */
   private async load(organizationId: string): Promise<AlertRule[]> {
+    const plan = await this.plans.planOf(organizationId);
+    if (!plan.features.fraudDetection) return [];
     const rows = await this.dataSource.query<RuleRow[]>(
-      `SELECT ${RULE_COLUMNS} FROM risk_alert_rules
-        WHERE organization_id = $1 AND is_active
-          AND EXISTS (SELECT 1 FROM organizations o WHERE o.id = $1 AND o.service_tier = ANY ($2::text[]))
-        ORDER BY created_at, id`,
-      [organizationId, EVALUATED_TIERS],
+      `SELECT ${RULE_COLUMNS} FROM risk_alert_rules WHERE organization_id = $1 AND is_active ORDER BY created_at, id`,
+      [organizationId],
     );
     return rows.map(toStoredRule);
   }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
+import type { Role } from '../common/access/access.decorator.js';
 import type { SessionCaller } from '../common/access/auth-context.js';
 import { forbidden, gone, notFound } from '../common/errors/app-exception.js';
 import { sha256Hex } from '../common/crypto.js';
@@ -19,6 +20,39 @@ export class InviteAcceptanceService {
     private readonly audit: AuditService,
     private readonly teamNotifications: TeamNotificationsService,
   ) {}
+
+  /** The newest unexpired pending invite of the address, for a sign-in that joins without the link. */
+  async pendingFor(
+    organizationId: string,
+    email: string,
+    manager: EntityManager,
+  ): Promise<{ id: string; role: Role } | null> {
+    const [invite]: { id: string; role: Role }[] = await manager.query(
+      `SELECT id, role FROM invites
+        WHERE organization_id = $1 AND lower(email) = lower($2) AND status = 'pending' AND expires_at > now()
+        ORDER BY created_at DESC LIMIT 1`,
+      [organizationId, email],
+    );
+    return invite ?? null;
+  }
+
+  /** How many unexpired invites are pending (each holds a seat), in the caller's transaction. */
+  async pendingCount(organizationId: string, manager: EntityManager): Promise<number> {
+    const [row]: { n: number }[] = await manager.query(
+      `SELECT count(*)::int AS n FROM invites WHERE organization_id = $1 AND status = 'pending' AND expires_at > now()`,
+      [organizationId],
+    );
+    return row.n;
+  }
+
+  /** Records that `userId` joined through the invite, in the transaction that made them a member. */
+  async markAccepted(organizationId: string, inviteId: string, userId: string, manager: EntityManager): Promise<void> {
+    await manager.query(
+      `UPDATE invites SET status = 'accepted', accepted_by = $3, accepted_at = now(), updated_at = now()
+        WHERE id = $2 AND organization_id = $1`,
+      [organizationId, inviteId, userId],
+    );
+  }
 
   /**
    * Joins the inviting organization. Idempotent for the user who accepted: a second call (even a

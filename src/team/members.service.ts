@@ -5,7 +5,7 @@ import type { Role } from '../common/access/access.decorator.js';
 import type { OrgAuthContext } from '../common/access/auth-context.js';
 import { conflict, forbidden, notFound } from '../common/errors/app-exception.js';
 import { AuditService } from '../audit/audit.service.js';
-import { ApiKeysService, announceApiKeysRevoked } from '../api-keys/api-keys.service.js';
+import { ApiKeysService } from '../api-keys/api-keys.service.js';
 import type { MemberRecord } from './team.dto.js';
 import { OrganizationsService } from '../organizations/organizations.service.js';
 import { assertMayManageOwners, lockOrganizationForTeamWrite } from './team-policy.js';
@@ -49,16 +49,12 @@ export class MembersService {
       const member = await this.findMember(manager, auth.organizationId, userId);
       if (member.role === role) return member;
       if (role === 'owner' || member.role === 'owner') assertMayManageOwners(auth);
-      if (member.role === 'owner' && (await this.ownerCount(manager, auth.organizationId)) <= 1) {
+      if (member.role === 'owner' && (await this.organizations.ownerCount(auth.organizationId, manager)) <= 1) {
         throw conflict('The organization must keep at least one Owner', {
           hint: 'Make another member Owner first',
         });
       }
-      await manager.query(`UPDATE memberships SET role = $3 WHERE organization_id = $1 AND user_id = $2`, [
-        auth.organizationId,
-        userId,
-        role,
-      ]);
+      await this.organizations.setRole(auth.organizationId, userId, role, manager);
       await this.audit.record(
         auth,
         {
@@ -90,16 +86,8 @@ export class MembersService {
       if (member.role === 'owner') {
         throw forbidden('An Owner cannot be removed', { hint: 'Change their role first' });
       }
-      await manager.query(`DELETE FROM memberships WHERE organization_id = $1 AND user_id = $2`, [
-        auth.organizationId,
-        userId,
-      ]);
-      await manager.query(
-        `UPDATE api_keys SET revoked_at = now(), updated_at = now()
-          WHERE organization_id = $1 AND created_by = $2 AND key_type = 'gpat' AND revoked_at IS NULL`,
-        [auth.organizationId, userId],
-      );
-      await announceApiKeysRevoked(manager, { organizationId: auth.organizationId, userId });
+      await this.organizations.removeMember(auth.organizationId, userId, manager);
+      await this.apiKeys.revokePersonalKeys(auth.organizationId, userId, manager);
       await this.audit.record(
         auth,
         {
@@ -124,14 +112,6 @@ export class MembersService {
     );
     if (!rows[0]) throw notFound('Member');
     return toMemberRecord(rows[0]);
-  }
-
-  private async ownerCount(manager: EntityManager, organizationId: string): Promise<number> {
-    const [row] = await manager.query<{ owners: number }[]>(
-      `SELECT count(*)::int AS owners FROM memberships WHERE organization_id = $1 AND role = 'owner'`,
-      [organizationId],
-    );
-    return row.owners;
   }
 }
 

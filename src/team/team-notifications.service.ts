@@ -9,6 +9,7 @@ import { MailService } from '../mail/mail.service.js';
 import { NotificationPreferencesService } from '../organizations/notification-preferences.service.js';
 import type { Invite } from './invite.entity.js';
 import { inviteAcceptedMail } from './team-mail.js';
+import { membershipJoin, organizationJoin } from '../organizations/organizations.service.js';
 
 /** Notices about the team that go out after the change that caused them has committed. */
 @Injectable()
@@ -42,8 +43,8 @@ export class TeamNotificationsService {
     const rows: { email: string; organization_name: string }[] = await this.dataSource.query(
       `SELECT u.email, o.name AS organization_name
          FROM users u
-         JOIN memberships m ON m.user_id = u.id AND m.organization_id = $2
-         JOIN organizations o ON o.id = m.organization_id
+         ${membershipJoin('m', 'u.id', '$2')}
+         ${organizationJoin('o', '$2')}
         WHERE u.id = $1 AND u.status = 'active'`,
       [inviterId, organizationId],
     );

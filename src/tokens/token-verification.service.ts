@@ -6,6 +6,7 @@ import { DeviceTokenVerifier, type DeviceToken } from '../attestation/device-tok
 import { BlockedDevices } from '../devices/blocked-devices.js';
 import type { VerifyTokenDto } from './tokens.dto.js';
 import type { VerificationRefusal } from './verification-refusals.js';
+import { AppsRepository } from '../apps/apps.repository.js';
 
 export type VerificationResult =
   { valid: true; claims: DeviceToken } | { valid: false; claims: null; reason: VerificationRefusal };
@@ -25,6 +26,7 @@ export class TokenVerificationService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly verifier: DeviceTokenVerifier,
     private readonly blocked: BlockedDevices,
+    private readonly apps: AppsRepository,
   ) {}
 
   async verify(auth: OrgAuthContext, input: VerifyTokenDto): Promise<VerificationResult> {
@@ -35,12 +37,9 @@ export class TokenVerificationService {
       return refused('malformed');
     }
     if (claims.org_id !== auth.organizationId) return refused('wrong_organization');
-    const apps = await this.dataSource.query<{ is_active: boolean }[]>(
-      `SELECT is_active FROM apps WHERE id = $1 AND organization_id = $2`,
-      [claims.app_id, auth.organizationId],
-    );
-    if (!apps[0]) return refused('wrong_organization');
-    if (!apps[0].is_active) return refused('app_inactive');
+    const app = await this.apps.find(auth.organizationId, claims.app_id);
+    if (!app) return refused('wrong_organization');
+    if (!app.isActive) return refused('app_inactive');
     const revoked = await this.blocked.refusalNow(claims.app_id, claims.sub);
     if (revoked) return refused(revoked);
     const used = input.consume

@@ -5,10 +5,11 @@ import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { ConsumedTokensJob } from './consumed-tokens.job.js';
 import { TokenVerificationService } from './token-verification.service.js';
 import { TokensController } from './tokens.controller.js';
+import { AppsModule } from '../apps/apps.module.js';
 
 /** Backend verification of device tokens, with one-time use (`consume`). */
 @Module({
-  imports: [RateLimitModule, DevicesModule, AttestationModule],
+  imports: [RateLimitModule, AppsModule, DevicesModule, AttestationModule],
   controllers: [TokensController],
   providers: [TokenVerificationService, ConsumedTokensJob],
 })

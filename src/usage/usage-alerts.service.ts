@@ -8,6 +8,7 @@ import { queryRows } from '../database/sql.js';
 import { adminRecipients } from '../mail/admin-recipients.js';
 import { MailService } from '../mail/mail.service.js';
 import { renderMail } from '../mail/mail-templates.js';
+import { NotificationPreferencesService } from '../organizations/notification-preferences.service.js';
 
 /** Alert levels, in percent of the plan's MAD limit. */
 export const USAGE_ALERT_LEVELS = [80, 100] as const;
@@ -25,6 +26,7 @@ export class UsageAlertsService {
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly mail: MailService,
+    private readonly preferences: NotificationPreferencesService,
   ) {
     this.logger = createLogger(config).child({ component: 'usage-alerts' });
   }
@@ -48,11 +50,7 @@ export class UsageAlertsService {
       [organizationId, periodStart, String(level)],
     );
     if (!claimed.length) return;
-    const preference: { usage_alert: boolean }[] = await this.dataSource.query(
-      `SELECT usage_alert FROM notification_preferences WHERE organization_id = $1`,
-      [organizationId],
-    );
-    if (preference[0] && !preference[0].usage_alert) return;
+    if (!(await this.preferences.get(organizationId)).usageAlert) return;
     const message = renderMail({
       subject:
         level >= 100

@@ -10,6 +10,7 @@ import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { queryRows } from '../database/sql.js';
 import { Metrics } from '../metrics/metrics.js';
+import { organizationJoin } from '../organizations/organizations.service.js';
 import { DEFAULT_RETRY_SCHEDULE, afterAttempt, isSuccessStatus, type RetrySchedule } from './webhook-retry-policy.js';
 import { postWebhook, type WebhookResponse } from './webhook-sender.js';
 import { webhookBody, webhookHeaders } from './webhook-signing.js';
@@ -186,8 +187,8 @@ export class WebhookDispatcher implements OnModuleDestroy {
           manager,
           `DELETE FROM webhook_events WHERE id IN (
              SELECT ev.id FROM webhook_events ev
-               JOIN organizations o ON o.id = ev.organization_id
-               JOIN unnest($1::text[], $2::int[]) AS retention(tier, days) ON retention.tier = o.service_tier
+               ${organizationJoin('o', 'ev.organization_id')}
+               JOIN unnest($1::text[], $2::int[]) AS retention(tier, days) ON retention.tier = o.tier
               WHERE ev.occurred_at < now() - make_interval(days => retention.days)
                 AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = ev.id AND d.status = 'pending')
               LIMIT $3)

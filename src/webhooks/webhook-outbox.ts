@@ -5,6 +5,8 @@ import { createLogger } from '../common/logging/logger.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { queryRows } from '../database/sql.js';
+import { appWebhooksEnabled } from '../apps/apps.repository.js';
+import { organizationJoin } from '../organizations/organizations.service.js';
 import { WEBHOOK_EVENTS, tiersReceiving, type WebhookEventName } from './webhook-event-catalog.js';
 
 export interface EnqueueOptions {
@@ -46,10 +48,9 @@ export class WebhookOutbox {
     options: EnqueueOptions = {},
   ): Promise<Set<WebhookEventName>> {
     const rows = await manager.query<{ event: WebhookEventName; tier: string }[]>(
-      `SELECT DISTINCT unnest(e.events) AS event, o.service_tier AS tier
-         FROM webhook_endpoints e JOIN organizations o ON o.id = e.organization_id
-        WHERE e.organization_id = $1 AND e.is_active
-          AND ($2::uuid IS NULL OR EXISTS (SELECT 1 FROM apps a WHERE a.id = $2 AND a.webhook_enabled))`,
+      `SELECT DISTINCT unnest(e.events) AS event, o.tier
+         FROM webhook_endpoints e ${organizationJoin('o', 'e.organization_id')}
+        WHERE e.organization_id = $1 AND e.is_active AND ($2::uuid IS NULL OR ${appWebhooksEnabled('$2')})`,
       [organizationId, options.appId ?? null],
     );
     return new Set(rows.filter((row) => RECEIVING_TIERS.get(row.event)?.includes(row.tier)).map((row) => row.event));
@@ -88,9 +89,9 @@ export class WebhookOutbox {
     const deliveries = await queryRows<{ id: string }>(
       manager,
       `WITH targets AS (
-         SELECT e.id FROM webhook_endpoints e JOIN organizations o ON o.id = e.organization_id
-          WHERE e.organization_id = $1 AND e.is_active AND $2 = ANY (e.events) AND o.service_tier = ANY ($4::text[])
-            AND ($5::uuid IS NULL OR EXISTS (SELECT 1 FROM apps a WHERE a.id = $5 AND a.webhook_enabled))
+         SELECT e.id FROM webhook_endpoints e ${organizationJoin('o', 'e.organization_id')}
+          WHERE e.organization_id = $1 AND e.is_active AND $2 = ANY (e.events) AND o.tier = ANY ($4::text[])
+            AND ($5::uuid IS NULL OR ${appWebhooksEnabled('$5')})
        ), event AS (
          INSERT INTO webhook_events (organization_id, event_type, data)
          SELECT $1, $2, $3::jsonb WHERE EXISTS (SELECT 1 FROM targets)

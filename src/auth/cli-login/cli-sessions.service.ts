@@ -12,6 +12,7 @@ import { APP_CONFIG } from '../../config/config.module.js';
 import { newUserCode } from './user-code.js';
 import { ApiKeysService } from '../../api-keys/api-keys.service.js';
 import { AuditService } from '../../audit/audit.service.js';
+import { membershipJoin, organizationJoin } from '../../organizations/organizations.service.js';
 
 export const CLI_SESSION_TTL_SECONDS = 600;
 
@@ -119,9 +120,9 @@ export class CliSessionsService {
     organizationId: string,
   ): Promise<ApiKeyScope[]> {
     const rows: { role: Role | null; is_super_admin: boolean; service_tier: string }[] = await manager.query(
-      `SELECT m.role, u.is_super_admin, o.service_tier FROM users u
-         JOIN organizations o ON o.id = $2
-         LEFT JOIN memberships m ON m.user_id = u.id AND m.organization_id = o.id
+      `SELECT m.role, u.is_super_admin, o.tier AS service_tier FROM users u
+         ${organizationJoin('o', '$2')}
+         ${membershipJoin('m', 'u.id', 'o.id', { left: true })}
         WHERE u.id = $1`,
       [userId, organizationId],
     );

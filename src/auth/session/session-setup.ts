@@ -8,6 +8,7 @@ import { randomSecret } from '../../common/crypto.js';
 import { composeMiddleware } from '../../common/http/compose-middleware.js';
 import { SESSION_COOKIE } from '../../common/http/session-cookie.js';
 import { PgSessionStore } from './pg-session-store.js';
+import { storedServiceSecret } from '../../database/service-settings.js';
 
 export const SESSION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 
@@ -90,12 +91,5 @@ function originCheck(allowed: ReadonlySet<string>) {
  * signs cookies alike and sessions survive restarts.
  */
 async function storedSessionSecret(dataSource: DataSource): Promise<string> {
-  await dataSource.query(
-    `INSERT INTO service_settings (key, value) VALUES ('session_secret', $1) ON CONFLICT (key) DO NOTHING`,
-    [randomSecret(48)],
-  );
-  const rows: { value: string }[] = await dataSource.query(
-    `SELECT value FROM service_settings WHERE key = 'session_secret'`,
-  );
-  return rows[0].value;
+  return storedServiceSecret(dataSource, 'session_secret', () => randomSecret(48));
 }

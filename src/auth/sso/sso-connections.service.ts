@@ -13,6 +13,7 @@ import { ProviderProblem, discoverProvider } from './oidc-client.js';
 import { SsoSecrets } from './sso-secrets.js';
 import type { PutSsoConnectionDto, SsoRole } from './sso.dto.js';
 import { PlanService } from '../../organizations/plan.service.js';
+import { organizationJoin } from '../../organizations/organizations.service.js';
 
 export interface SsoConnection {
   readonly organizationId: string;
@@ -197,7 +198,7 @@ export class SsoConnectionsService {
   async organizationSlugForEmail(email: string): Promise<string | null> {
     const domain = email.slice(email.lastIndexOf('@') + 1).toLowerCase();
     const rows: { slug: string; service_tier: string }[] = await this.dataSource.query(
-      `SELECT o.slug, o.service_tier FROM sso_domains d JOIN organizations o ON o.id = d.organization_id
+      `SELECT o.slug, o.tier AS service_tier FROM sso_domains d ${organizationJoin('o', 'd.organization_id')}
         WHERE d.domain = $1`,
       [domain],
     );
@@ -208,8 +209,8 @@ export class SsoConnectionsService {
   /** The connection of an organization by slug or id, when it can sign users in right now. */
   async usable(by: { slug: string } | { organizationId: string }): Promise<UsableSsoConnection | null> {
     const rows: (ConnectionRow & { slug: string; service_tier: string })[] = await this.dataSource.query(
-      `SELECT ${COLUMNS}, o.slug, o.service_tier
-         FROM sso_connections c JOIN organizations o ON o.id = c.organization_id
+      `SELECT ${COLUMNS}, o.slug, o.tier AS service_tier
+         FROM sso_connections c ${organizationJoin('o', 'c.organization_id')}
         WHERE ${'slug' in by ? 'o.slug = $1' : 'o.id = $1'}`,
       ['slug' in by ? by.slug : by.organizationId],
     );

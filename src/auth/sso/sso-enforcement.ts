@@ -1,6 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import { ssoRequired } from '../auth.exceptions.js';
 import { tierDefinition } from '../../common/tiers.js';
+import { membershipJoin, organizationJoin } from '../../organizations/organizations.service.js';
 
 /**
  * Password sign-in is refused to a member of an organization that enforces SSO (while it is on a
@@ -11,12 +12,12 @@ import { tierDefinition } from '../../common/tiers.js';
  */
 export async function assertPasswordSignInAllowed(manager: EntityManager, userId: string): Promise<void> {
   const rows: { slug: string; service_tier: string }[] = await manager.query(
-    `SELECT o.slug, o.service_tier
-       FROM memberships m
-       JOIN sso_connections c ON c.organization_id = m.organization_id AND c.enforce
-       JOIN organizations o ON o.id = m.organization_id
-      WHERE m.user_id = $1 AND m.role <> 'owner'
-      ORDER BY m.created_at`,
+    `SELECT o.slug, o.tier AS service_tier
+       FROM sso_connections c
+       ${membershipJoin('m', '$1', 'c.organization_id')}
+       ${organizationJoin('o', 'c.organization_id')}
+      WHERE c.enforce AND m.role <> 'owner'
+      ORDER BY m.joined_at`,
     [userId],
   );
   const enforcing = rows.find((row) => tierDefinition(row.service_tier).features.sso);

@@ -5,6 +5,7 @@ import { randomSecret } from '../../common/crypto.js';
 import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
 import { SecretBox } from './secret-box.js';
+import { storedServiceSecret } from '../../database/service-settings.js';
 
 /**
  * Seals and opens identity providers' client secrets. The master secret is SSO_SECRET_KEY, or,
@@ -42,13 +43,6 @@ export class SsoSecrets {
 
   private async masterSecret(): Promise<string> {
     if (this.config.ssoSecretKey) return this.config.ssoSecretKey;
-    await this.dataSource.query(
-      `INSERT INTO service_settings (key, value) VALUES ('sso_secret_key', $1) ON CONFLICT (key) DO NOTHING`,
-      [randomSecret(48)],
-    );
-    const rows: { value: string }[] = await this.dataSource.query(
-      `SELECT value FROM service_settings WHERE key = 'sso_secret_key'`,
-    );
-    return rows[0].value;
+    return storedServiceSecret(this.dataSource, 'sso_secret_key', () => randomSecret(48));
   }
 }

@@ -14,6 +14,7 @@ import { OrganizationsService } from '../../organizations/organizations.service.
 import { hashPassword } from '../passwords.js';
 import { ProviderProblem, discoverProvider } from './oidc-client.js';
 import { SsoConnectionsService, type UsableSsoConnection } from './sso-connections.service.js';
+import { InviteAcceptanceService } from '../../team/invite-acceptance.service.js';
 
 /** Start to callback: long enough for a password and a second factor at the provider. */
 export const SSO_ATTEMPT_TTL_SECONDS = 10 * 60;
@@ -82,6 +83,7 @@ export class SsoSignInService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly connections: SsoConnectionsService,
     private readonly organizations: OrganizationsService,
+    private readonly invites: InviteAcceptanceService,
     private readonly audit: AuditService,
     private readonly metrics: Metrics,
   ) {}
@@ -294,11 +296,7 @@ export class SsoSignInService {
         // An account that already works in another organization is not handed to this
         // organization's provider: its administrators could otherwise reach those organizations
         // by asserting the address. The person joins by invite, accepted with their password.
-        const [elsewhere]: { n: string }[] = await manager.query(
-          `SELECT count(*) AS n FROM memberships WHERE user_id = $1 AND organization_id <> $2`,
-          [userId, connection.organizationId],
-        );
-        if (Number(elsewhere.n) > 0) {
+        if (await this.organizations.isMemberElsewhere(connection.organizationId, userId, manager)) {
           throw new SsoSignInFailure(
             'account_unavailable',
             403,
@@ -308,12 +306,7 @@ export class SsoSignInService {
         }
       }
       if (!member) {
-        const [invite]: { id: string; role: string }[] = await manager.query(
-          `SELECT id, role FROM invites
-            WHERE organization_id = $1 AND lower(email) = lower($2) AND status = 'pending' AND expires_at > now()
-            ORDER BY created_at DESC LIMIT 1`,
-          [connection.organizationId, email],
-        );
+        const invite = await this.invites.pendingFor(connection.organizationId, email, manager);
         // A pending invite already holds this person's seat.
         if (!invite) await this.assertSeatFree(manager, connection.organizationId, organization.serviceTier);
         if (userId === null) {
@@ -323,14 +316,9 @@ export class SsoSignInService {
           );
           userId = created.id;
         }
-        const role = (invite?.role ?? connection.defaultRole) as 'viewer' | 'member' | 'admin' | 'owner';
+        const role = invite?.role ?? connection.defaultRole;
         await this.organizations.addMember(connection.organizationId, userId, role, manager);
-        if (invite) {
-          await manager.query(
-            `UPDATE invites SET status = 'accepted', accepted_by = $2, accepted_at = now(), updated_at = now() WHERE id = $1`,
-            [invite.id, userId],
-          );
-        }
+        if (invite) await this.invites.markAccepted(connection.organizationId, invite.id, userId, manager);
         await this.audit.record(
           this.context(userId, email, connection.organizationId, ipAddress),
           {
@@ -369,12 +357,10 @@ export class SsoSignInService {
 
   private async assertSeatFree(manager: EntityManager, organizationId: string, serviceTier: string): Promise<void> {
     const limit = tierDefinition(serviceTier).limits.maxSeats;
-    const [row]: { used: string }[] = await manager.query(
-      `SELECT (SELECT count(*) FROM memberships WHERE organization_id = $1)
-            + (SELECT count(*) FROM invites WHERE organization_id = $1 AND status = 'pending' AND expires_at > now()) AS used`,
-      [organizationId],
-    );
-    if (Number(row.used) >= limit) {
+    const used =
+      (await this.organizations.memberCount(organizationId, manager)) +
+      (await this.invites.pendingCount(organizationId, manager));
+    if (used >= limit) {
       throw new SsoSignInFailure(
         'no_seat',
         403,

@@ -9,6 +9,7 @@ import { SsoDeviceLoginController } from './sso-device-login.controller.js';
 import { SsoSecrets } from './sso-secrets.js';
 import { SsoSignInController } from './sso-sign-in.controller.js';
 import { SsoSignInService } from './sso-sign-in.service.js';
+import { TeamModule } from '../../team/team.module.js';
 
 /**
  * Enterprise single sign-on with OpenID Connect: the organization's connection, sign-in through
@@ -16,7 +17,7 @@ import { SsoSignInService } from './sso-sign-in.service.js';
  * (`sso-enforcement.ts`) and is called by the auth service.
  */
 @Module({
-  imports: [RateLimitModule, AuditModule, MetricsModule, OrganizationsModule],
+  imports: [RateLimitModule, AuditModule, MetricsModule, OrganizationsModule, TeamModule],
   controllers: [SsoConnectionsController, SsoSignInController, SsoDeviceLoginController],
   providers: [SsoConnectionsService, SsoSignInService, SsoSecrets],
 })
