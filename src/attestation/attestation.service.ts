@@ -23,7 +23,7 @@ import { tierDefinition } from '../common/tiers.js';
 import { highRiskThreshold } from '../compliance/compliance-settings.js';
 import type { AttestingApp, DeviceDomainEvent, DeviceFacts } from '../devices/device-domain-events.js';
 import { DevicesRepository, type DeviceRow, type FailedDeviceRow } from '../devices/devices.repository.js';
-import { scoreRisk } from '../devices/risk-score.js';
+import { scoreStoredDevice } from '../devices/risk-score.js';
 import { MadService } from '../usage/mad.service.js';
 import { Metrics } from '../metrics/metrics.js';
 import { RiskAlertsService } from '../risk-alerts/risk-alerts.service.js';
@@ -168,14 +168,7 @@ export class AttestationService {
   ): Promise<MintedToken> {
     const thresholds = tenant.riskThresholds;
     if (device.is_blocked) throw deviceBlocked();
-    const risk = scoreRisk({
-      jailbreakDetected: device.jailbreak_detected,
-      environment: device.environment,
-      failureCount: device.failure_count,
-      counterAnomalies: device.counter_anomalies,
-      attestationsThisHour: device.velocity_count,
-      blocked: device.is_blocked,
-    });
+    const risk = scoreStoredDevice(device, device.velocity_count);
     const scored = deviceFacts(keyId, device, risk.score);
     seen.scored = scored;
     seen.isNewDevice = isNewDevice;
@@ -372,14 +365,7 @@ function attestingApp(tenant: Tenant): AttestingApp {
 
 /** A known device's facts with a failure just counted: its current signals, scored. */
 function countedFacts(keyId: string, device: FailedDeviceRow): DeviceFacts {
-  const risk = scoreRisk({
-    jailbreakDetected: device.jailbreak_detected,
-    environment: device.environment,
-    failureCount: device.failure_count,
-    counterAnomalies: device.counter_anomalies,
-    attestationsThisHour: device.attestations_this_hour,
-    blocked: device.is_blocked,
-  });
+  const risk = scoreStoredDevice(device, device.attestations_this_hour);
   return {
     keyId,
     clientDeviceId: device.client_device_id,

@@ -5,7 +5,7 @@ import type { OrgAuthContext } from '../common/access/auth-context.js';
 import { notFound } from '../common/errors/app-exception.js';
 import { AuditService } from '../audit/audit.service.js';
 import type { ListDevicesQuery } from './devices.dto.js';
-import { scoreRisk } from './risk-score.js';
+import { scoreStoredDevice } from './risk-score.js';
 import { announceRevocation, BlockedDevices } from './blocked-devices.js';
 import { pageEnvelope, pageWindow } from '../common/pagination.js';
 
@@ -132,14 +132,7 @@ export class DevicesService {
       if (!devices.length) throw notFound('Device');
       const updated: DeviceItemRow[] = [];
       for (const device of devices) {
-        const risk = scoreRisk({
-          jailbreakDetected: device.jailbreak_detected,
-          environment: device.environment,
-          failureCount: device.failure_count,
-          counterAnomalies: device.counter_anomalies,
-          attestationsThisHour: device.attestations_this_hour,
-          blocked,
-        });
+        const risk = scoreStoredDevice(device, device.attestations_this_hour, blocked);
         // TypeORM answers an UPDATE on PostgreSQL with [rows, affectedCount].
         const [rows]: [DeviceItemRow[], number] = await manager.query(
           `UPDATE devices SET is_blocked = $2, blocked_reason = $3, risk_score = $4, updated_at = now()

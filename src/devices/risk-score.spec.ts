@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { scoreRisk, type RiskSignals } from './risk-score.js';
+import { scoreRisk, scoreStoredDevice, type RiskSignals } from './risk-score.js';
 
 const clean: RiskSignals = {
   jailbreakDetected: false,
@@ -41,5 +41,28 @@ describe('risk score', () => {
 
   it('scores a blocked device 100 whatever else is true', () => {
     expect(scoreRisk({ ...clean, blocked: true })).toEqual({ score: 100, reasons: ['blocked'] });
+  });
+});
+
+describe('a stored device, scored', () => {
+  const row = { jailbreak_detected: true, environment: 'development' as const, failure_count: 2, counter_anomalies: 1 };
+
+  it('reads the signals from the columns, with the hour counted by the caller', () => {
+    expect(scoreStoredDevice(row, 61)).toEqual(
+      scoreRisk({
+        jailbreakDetected: true,
+        environment: 'development',
+        failureCount: 2,
+        counterAnomalies: 1,
+        attestationsThisHour: 61,
+        blocked: false,
+      }),
+    );
+  });
+
+  it("takes the row's block unless the caller is changing it", () => {
+    expect(scoreStoredDevice({ ...row, is_blocked: true }, 0).score).toBe(100);
+    expect(scoreStoredDevice({ ...row, is_blocked: true }, 0, false).score).toBeLessThan(100);
+    expect(scoreStoredDevice(row, 0, true).score).toBe(100);
   });
 });

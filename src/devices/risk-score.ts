@@ -20,6 +20,35 @@ export interface RiskSignals {
   blocked: boolean;
 }
 
+/** A device's signals as the `devices` table stores them (its columns' names). */
+export interface StoredRiskSignals {
+  readonly jailbreak_detected: boolean;
+  readonly environment: 'development' | 'production';
+  readonly failure_count: number;
+  readonly counter_anomalies: number;
+  readonly is_blocked?: boolean;
+}
+
+/**
+ * Scores a stored device: its columns, the attestations counted in the current hour (the
+ * velocity window, read as each query reads it), and whether it is blocked (the row's flag
+ * unless the caller is changing it).
+ */
+export function scoreStoredDevice(
+  device: StoredRiskSignals,
+  attestationsThisHour: number,
+  blocked = device.is_blocked ?? false,
+): RiskAssessment {
+  return scoreRisk({
+    jailbreakDetected: device.jailbreak_detected,
+    environment: device.environment,
+    failureCount: device.failure_count,
+    counterAnomalies: device.counter_anomalies,
+    attestationsThisHour,
+    blocked,
+  });
+}
+
 export interface RiskAssessment {
   score: number;
   reasons: string[];
