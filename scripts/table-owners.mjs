@@ -95,11 +95,11 @@ export const REMAINING = {
   // addresses and status.
   'src/api-keys/api-keys.service.ts': ['users'],
   'src/team/team-notifications.service.ts': ['users'],
-  // Team reads members with their e-mail addresses (memberships joined with users, locking the
-  // member's row) and checks an address against members and invites; its writes go through
-  // OrganizationsService and ApiKeysService. The reads wait for the users read model above.
-  'src/team/invites.service.ts': ['memberships', 'users'],
-  'src/team/members.service.ts': ['memberships', 'users'],
+  // Team reads members' e-mail addresses (users joined with organizations' membershipJoin, or read
+  // by id beside OrganizationsService.lockMember) and checks an address against members and
+  // invites; its memberships and api_keys reads and writes go through their owners.
+  'src/team/invites.service.ts': ['users'],
+  'src/team/members.service.ts': ['users'],
   // mail is infrastructure (imports the platform only), so it cannot ask organizations for the
   // Admins' addresses; the query belongs in OrganizationsService with mail receiving addresses.
   'src/mail/admin-recipients.ts': ['memberships', 'users'],

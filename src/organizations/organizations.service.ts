@@ -46,7 +46,8 @@ export function organizationJoin(alias: string, organizationId: string, options:
 /**
  * The memberships table's part of another feature's query, for the same one-round-trip reads as
  * `organizationJoin`: a lateral join on the membership of `userId` in `organizationId` (columns or
- * parameters of the caller's query), exposing under `alias` only `role` and `joined_at`.
+ * parameters of the caller's query), exposing under `alias` only `id` (the membership's, for a
+ * stable order), `role` and `joined_at`.
  */
 export function membershipJoin(
   alias: string,
@@ -55,7 +56,7 @@ export function membershipJoin(
   options: { left?: boolean } = {},
 ): string {
   return `${options.left ? 'LEFT ' : ''}JOIN LATERAL (
-      SELECT role, created_at AS joined_at
+      SELECT id, role, created_at AS joined_at
         FROM memberships WHERE user_id = ${userId} AND organization_id = ${organizationId}) ${alias} ON true`;
 }
 
@@ -130,6 +131,22 @@ export class OrganizationsService {
   /** Ends a membership (the account stays), in the caller's transaction. */
   async removeMember(organizationId: string, userId: string, manager: EntityManager): Promise<void> {
     await manager.delete(Membership, { organizationId, userId });
+  }
+
+  /**
+   * The user's membership, its row locked FOR UPDATE until the caller's transaction ends, so a
+   * role change or removal acts on the role it checked; null for a non-member.
+   */
+  async lockMember(
+    organizationId: string,
+    userId: string,
+    manager: EntityManager,
+  ): Promise<{ role: Role; joinedAt: Date } | null> {
+    const membership = await manager.findOne(Membership, {
+      where: { organizationId, userId },
+      lock: { mode: 'pessimistic_write' },
+    });
+    return membership ? { role: membership.role, joinedAt: membership.createdAt } : null;
   }
 
   /** How many Owners the organization has, in the caller's transaction. */
