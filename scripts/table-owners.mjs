@@ -100,9 +100,9 @@ export const REMAINING = {
   // invites; its memberships and api_keys reads and writes go through their owners.
   'src/team/invites.service.ts': ['users'],
   'src/team/members.service.ts': ['users'],
-  // mail is infrastructure (imports the platform only), so it cannot ask organizations for the
-  // Admins' addresses; the query belongs in OrganizationsService with mail receiving addresses.
-  'src/mail/admin-recipients.ts': ['memberships', 'users'],
+  // The Admins' and Owners' addresses that organization notices go to
+  // (OrganizationsService.adminAddresses) join memberships with users for the address and status.
+  'src/organizations/organizations.service.ts': ['users'],
   // apps imports devices (revocations) and attestation imports devices, so devices cannot import
   // either owner: the deny-set load reads inactive apps and revoked debug tokens itself.
   'src/devices/blocked-devices.ts': ['apps', 'debug_tokens'],

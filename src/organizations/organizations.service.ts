@@ -168,6 +168,20 @@ export class OrganizationsService {
     return rows.length > 0;
   }
 
+  /**
+   * The e-mail addresses of the organization's active Admins and Owners, oldest membership first:
+   * who organization notices go to (mail sends to the addresses it is given).
+   */
+  async adminAddresses(organizationId: string): Promise<string[]> {
+    const rows: { email: string }[] = await this.dataSource.query(
+      `SELECT u.email FROM memberships m JOIN users u ON u.id = m.user_id
+        WHERE m.organization_id = $1 AND m.role IN ('admin', 'owner') AND u.status = 'active'
+        ORDER BY m.created_at`,
+      [organizationId],
+    );
+    return rows.map((row) => row.email);
+  }
+
   /** The organization a fresh session starts in: the one the user joined first. */
   async firstJoinedBy(userId: string): Promise<string | null> {
     const membership = await this.dataSource
