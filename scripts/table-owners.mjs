@@ -106,13 +106,10 @@ export const REMAINING = {
   // apps imports devices (revocations) and attestation imports devices, so devices cannot import
   // either owner: the deny-set load reads inactive apps and revoked debug tokens itself.
   'src/devices/blocked-devices.ts': ['apps', 'debug_tokens'],
-  // apps and usage import organizations, so organizations cannot call them back: the quick-start
-  // snippet reads the primary app, the settings page the month's device count. Deleting an
-  // organization or an account removes users and sessions (auth imports organizations); these
-  // want the lifecycle participants (OrganizationLifecycleService) other features already use.
+  // Deleting an organization or an account removes users and sessions (auth imports
+  // organizations); these want the lifecycle participants (OrganizationLifecycleService) other
+  // features already use.
   'src/organizations/account-deletion.job.ts': ['users'],
   'src/organizations/account-deletion.service.ts': ['invites', 'sessions', 'users'],
   'src/organizations/organization-deletion.service.ts': ['sessions', 'users'],
-  'src/organizations/organization-settings.service.ts': ['mad_counters'],
-  'src/organizations/quickstart.service.ts': ['apps'],
 };
