@@ -95,24 +95,21 @@ export const REMAINING = {
   // addresses and status.
   'src/api-keys/api-keys.service.ts': ['users'],
   'src/team/team-notifications.service.ts': ['users'],
-  // Team reads members with their e-mail addresses (memberships joined with users, locking the
-  // member's row) and checks an address against members and invites; its writes go through
-  // OrganizationsService and ApiKeysService. The reads wait for the users read model above.
-  'src/team/invites.service.ts': ['memberships', 'users'],
-  'src/team/members.service.ts': ['memberships', 'users'],
-  // mail is infrastructure (imports the platform only), so it cannot ask organizations for the
-  // Admins' addresses; the query belongs in OrganizationsService with mail receiving addresses.
-  'src/mail/admin-recipients.ts': ['memberships', 'users'],
+  // Team reads members' e-mail addresses (users joined with organizations' membershipJoin, or read
+  // by id beside OrganizationsService.lockMember) and checks an address against members and
+  // invites; its memberships and api_keys reads and writes go through their owners.
+  'src/team/invites.service.ts': ['users'],
+  'src/team/members.service.ts': ['users'],
+  // The Admins' and Owners' addresses that organization notices go to
+  // (OrganizationsService.adminAddresses) join memberships with users for the address and status.
+  'src/organizations/organizations.service.ts': ['users'],
   // apps imports devices (revocations) and attestation imports devices, so devices cannot import
   // either owner: the deny-set load reads inactive apps and revoked debug tokens itself.
   'src/devices/blocked-devices.ts': ['apps', 'debug_tokens'],
-  // apps and usage import organizations, so organizations cannot call them back: the quick-start
-  // snippet reads the primary app, the settings page the month's device count. Deleting an
-  // organization or an account removes users and sessions (auth imports organizations); these
-  // want the lifecycle participants (OrganizationLifecycleService) other features already use.
+  // Deleting an organization or an account removes users and sessions (auth imports
+  // organizations); these want the lifecycle participants (OrganizationLifecycleService) other
+  // features already use.
   'src/organizations/account-deletion.job.ts': ['users'],
   'src/organizations/account-deletion.service.ts': ['invites', 'sessions', 'users'],
   'src/organizations/organization-deletion.service.ts': ['sessions', 'users'],
-  'src/organizations/organization-settings.service.ts': ['mad_counters'],
-  'src/organizations/quickstart.service.ts': ['apps'],
 };

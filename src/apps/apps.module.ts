@@ -7,6 +7,7 @@ import { OrganizationsModule } from '../organizations/organizations.module.js';
 import { App } from './app.entity.js';
 import { AppStatsService } from './app-stats.service.js';
 import { AppsOrganizationRemoval } from './apps-organization-removal.js';
+import { AppsOrganizationSources } from './apps-organization-sources.js';
 import { AppsController } from './apps.controller.js';
 import { AppsRepository } from './apps.repository.js';
 import { AppsService } from './apps.service.js';
@@ -28,6 +29,7 @@ import { TenantResolver } from './tenant-resolver.js';
     TenantResolver,
     TenantCacheInvalidation,
     AppsOrganizationRemoval,
+    AppsOrganizationSources,
   ],
   exports: [TenantResolver, AppsService, AppsRepository],
 })

@@ -1,11 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import type { Logger } from 'pino';
-import { DataSource } from 'typeorm';
 import { createLogger } from '../common/logging/logger.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { adminRecipients } from '../mail/admin-recipients.js';
 import type { MailMessage } from '../mail/mail-templates.js';
 import { MailService } from '../mail/mail.service.js';
 import {
@@ -31,7 +28,6 @@ export class StaffNotices {
   private readonly logger: Logger;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly mail: MailService,
     private readonly preferences: NotificationPreferencesService,
@@ -44,7 +40,8 @@ export class StaffNotices {
   toAdmins(organizationId: string, preference: PreferenceField, build: (context: NoticeContext) => MailMessage): void {
     this.run(organizationId, preference, async (context) => {
       const message = build(context);
-      for (const to of await adminRecipients(this.dataSource, organizationId)) await this.mail.send({ to, ...message });
+      for (const to of await this.organizations.adminAddresses(organizationId))
+        await this.mail.send({ to, ...message });
     });
   }
 
@@ -64,7 +61,7 @@ export class StaffNotices {
       .then(async (context) => {
         if (!context) return;
         const message = build(context);
-        for (const to of await adminRecipients(this.dataSource, organizationId))
+        for (const to of await this.organizations.adminAddresses(organizationId))
           await this.mail.send({ to, ...message });
       })
       .catch((error: unknown) => this.logger.error({ err: error, organizationId }, 'notice failed'));

@@ -8,7 +8,6 @@ import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import type { Logger } from 'pino';
 import { createLogger } from '../common/logging/logger.js';
-import { adminRecipients } from '../mail/admin-recipients.js';
 import { renderMail } from '../mail/mail-templates.js';
 import { MailService } from '../mail/mail.service.js';
 import { ValidationFailedException, badRequest, conflict, notFound } from '../common/errors/app-exception.js';
@@ -41,6 +40,7 @@ import { featureUnavailable } from '../organizations/organizations.exceptions.js
 import { PlanService } from '../organizations/plan.service.js';
 import { AppsRepository } from '../apps/apps.repository.js';
 import { NotificationPreferencesService } from '../organizations/notification-preferences.service.js';
+import { OrganizationsService } from '../organizations/organizations.service.js';
 
 type FlagChange = 'flag.created' | 'flag.updated' | 'flag.deleted';
 
@@ -107,6 +107,7 @@ export class FlagsService {
     private readonly plans: PlanService,
     private readonly apps: AppsRepository,
     private readonly preferences: NotificationPreferencesService,
+    private readonly organizations: OrganizationsService,
   ) {
     this.logger = createLogger(config).child({ component: 'flags' });
   }
@@ -594,7 +595,7 @@ export class FlagsService {
       },
       footer: 'You receive this because flag toggle notices are on for your organization.',
     });
-    for (const to of await adminRecipients(this.dataSource, flag.organizationId))
+    for (const to of await this.organizations.adminAddresses(flag.organizationId))
       this.mail.sendLater({ to, ...message });
   }
 

@@ -7,6 +7,7 @@ import { tierDefinition, tierDisplayName } from '../common/tiers.js';
 import { AuditService } from '../audit/audit.service.js';
 import { isUniqueViolation } from '../database/unique-violation.js';
 import { Organization } from './organization.entity.js';
+import { OrganizationSourcesService } from './organization-sources.service.js';
 import { OrganizationsService } from './organizations.service.js';
 
 /** Two renames racing for one slug: the loser recomputes; a handful of tries always suffices. */
@@ -29,6 +30,7 @@ export class OrganizationSettingsService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly organizations: OrganizationsService,
     private readonly audit: AuditService,
+    private readonly sources: OrganizationSourcesService,
   ) {}
 
   async get(organizationId: string): Promise<Organization> {
@@ -80,15 +82,11 @@ export class OrganizationSettingsService {
   /** MAD counts the devices that attested since the start of the current calendar month (UTC). */
   async billingSummary(organizationId: string): Promise<BillingSummary> {
     const organization = await this.get(organizationId);
-    const rows: { active_devices: number }[] = await this.dataSource.query(
-      `SELECT active_devices FROM mad_counters
-        WHERE organization_id = $1 AND period_start = date_trunc('month', now() AT TIME ZONE 'utc')::date`,
-      [organizationId],
-    );
+    const madUsed = await this.sources.monthlyActiveDevices(organizationId);
     return {
       plan: tierDisplayName(organization.serviceTier),
       planRawValue: organization.serviceTier,
-      madUsed: rows[0]?.active_devices ?? 0,
+      madUsed,
       madLimit: tierDefinition(organization.serviceTier).limits.maxMAD,
       currentPeriodEnd: organization.currentPeriodEnd,
       providerCustomerId: organization.providerCustomerId,

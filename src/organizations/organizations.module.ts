@@ -12,6 +12,7 @@ import { Organization } from './organization.entity.js';
 import { OrganizationDeletionService } from './organization-deletion.service.js';
 import { OrganizationLifecycleService } from './organization-lifecycle.service.js';
 import { OrganizationSettingsService } from './organization-settings.service.js';
+import { OrganizationSourcesService } from './organization-sources.service.js';
 import { OrganizationsService } from './organizations.service.js';
 import { PlanService } from './plan.service.js';
 import { QuickstartService } from './quickstart.service.js';
@@ -21,8 +22,9 @@ import { QuickstartService } from './quickstart.service.js';
  * gate every feature asks "may this organization use X" (PlanService), and organization
  * administration: settings, notification preferences, the audit log (read through AuditService,
  * its owner), quick start, and deleting the organization or one's account. Features that keep something of an organization outside the
- * cascading tables take part in its removal through OrganizationLifecycleService, so this module
- * imports none of them.
+ * cascading tables take part in its removal through OrganizationLifecycleService, and the billing
+ * summary's device count and the quick start's app come from usage and apps through
+ * OrganizationSourcesService, so this module imports none of them.
  */
 @Module({
   imports: [TypeOrmModule.forFeature([Organization, Membership, NotificationPreferences]), AuditModule],
@@ -31,6 +33,7 @@ import { QuickstartService } from './quickstart.service.js';
     OrganizationsService,
     PlanService,
     OrganizationLifecycleService,
+    OrganizationSourcesService,
     OrganizationSettingsService,
     NotificationPreferencesService,
     QuickstartService,
@@ -38,6 +41,12 @@ import { QuickstartService } from './quickstart.service.js';
     AccountDeletionService,
     AccountDeletionJob,
   ],
-  exports: [OrganizationsService, PlanService, OrganizationLifecycleService, NotificationPreferencesService],
+  exports: [
+    OrganizationsService,
+    PlanService,
+    OrganizationLifecycleService,
+    OrganizationSourcesService,
+    NotificationPreferencesService,
+  ],
 })
 export class OrganizationsModule {}

@@ -46,7 +46,8 @@ export function organizationJoin(alias: string, organizationId: string, options:
 /**
  * The memberships table's part of another feature's query, for the same one-round-trip reads as
  * `organizationJoin`: a lateral join on the membership of `userId` in `organizationId` (columns or
- * parameters of the caller's query), exposing under `alias` only `role` and `joined_at`.
+ * parameters of the caller's query), exposing under `alias` only `id` (the membership's, for a
+ * stable order), `role` and `joined_at`.
  */
 export function membershipJoin(
   alias: string,
@@ -55,7 +56,7 @@ export function membershipJoin(
   options: { left?: boolean } = {},
 ): string {
   return `${options.left ? 'LEFT ' : ''}JOIN LATERAL (
-      SELECT role, created_at AS joined_at
+      SELECT id, role, created_at AS joined_at
         FROM memberships WHERE user_id = ${userId} AND organization_id = ${organizationId}) ${alias} ON true`;
 }
 
@@ -132,6 +133,22 @@ export class OrganizationsService {
     await manager.delete(Membership, { organizationId, userId });
   }
 
+  /**
+   * The user's membership, its row locked FOR UPDATE until the caller's transaction ends, so a
+   * role change or removal acts on the role it checked; null for a non-member.
+   */
+  async lockMember(
+    organizationId: string,
+    userId: string,
+    manager: EntityManager,
+  ): Promise<{ role: Role; joinedAt: Date } | null> {
+    const membership = await manager.findOne(Membership, {
+      where: { organizationId, userId },
+      lock: { mode: 'pessimistic_write' },
+    });
+    return membership ? { role: membership.role, joinedAt: membership.createdAt } : null;
+  }
+
   /** How many Owners the organization has, in the caller's transaction. */
   async ownerCount(organizationId: string, manager: EntityManager): Promise<number> {
     return manager.countBy(Membership, { organizationId, role: 'owner' });
@@ -149,6 +166,20 @@ export class OrganizationsService {
       [userId, organizationId],
     );
     return rows.length > 0;
+  }
+
+  /**
+   * The e-mail addresses of the organization's active Admins and Owners, oldest membership first:
+   * who organization notices go to (mail sends to the addresses it is given).
+   */
+  async adminAddresses(organizationId: string): Promise<string[]> {
+    const rows: { email: string }[] = await this.dataSource.query(
+      `SELECT u.email FROM memberships m JOIN users u ON u.id = m.user_id
+        WHERE m.organization_id = $1 AND m.role IN ('admin', 'owner') AND u.status = 'active'
+        ORDER BY m.created_at`,
+      [organizationId],
+    );
+    return rows.map((row) => row.email);
   }
 
   /** The organization a fresh session starts in: the one the user joined first. */

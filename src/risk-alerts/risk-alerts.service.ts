@@ -6,11 +6,11 @@ import { createLogger } from '../common/logging/logger.js';
 import { tierDefinition } from '../common/tiers.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { adminRecipients } from '../mail/admin-recipients.js';
 import { MailService } from '../mail/mail.service.js';
 import { DomainEvents } from '../common/domain-events/domain-events.js';
 import type { AttestingApp, DeviceAnomalyDetected } from '../devices/device-domain-events.js';
 import { DevicesRepository } from '../devices/devices.repository.js';
+import { OrganizationsService } from '../organizations/organizations.service.js';
 import { PlanService } from '../organizations/plan.service.js';
 import { riskAlertMail } from './risk-alert-mail.js';
 import { RULE_COLUMNS, toStoredRule, type RuleRow } from './risk-alert-rule-row.js';
@@ -64,6 +64,7 @@ export class RiskAlertsService implements BeforeApplicationShutdown {
     private readonly domainEvents: DomainEvents,
     private readonly mail: MailService,
     private readonly plans: PlanService,
+    private readonly organizations: OrganizationsService,
   ) {
     this.logger = createLogger(config).child({ component: 'risk-alerts' });
   }
@@ -156,7 +157,7 @@ export class RiskAlertsService implements BeforeApplicationShutdown {
         cooldownMinutes: rule.cooldownMinutes,
         dashboardUrl: this.config.dashboardOrigins[0] ?? this.config.baseUrl,
       });
-      for (const to of await adminRecipients(this.dataSource, rule.organizationId)) {
+      for (const to of await this.organizations.adminAddresses(rule.organizationId)) {
         await this.mail.send({ to, ...message });
       }
     }

@@ -14,7 +14,7 @@ import { isUniqueViolation } from '../database/unique-violation.js';
 import { MailService } from '../mail/mail.service.js';
 import { mailTemplates } from '../mail/mail-templates.js';
 import { Invite } from './invite.entity.js';
-import { OrganizationsService } from '../organizations/organizations.service.js';
+import { membershipJoin, OrganizationsService } from '../organizations/organizations.service.js';
 import { assertMayManageOwners, lockOrganizationForTeamWrite } from './team-policy.js';
 
 export const INVITE_TTL_MS = 7 * 24 * 60 * 60 * 1000;
@@ -148,8 +148,8 @@ export class InvitesService {
 
   private async assertNotMemberOrInvited(manager: EntityManager, organizationId: string, email: string): Promise<void> {
     const [row] = await manager.query<{ member: boolean; invited: boolean }[]>(
-      `SELECT EXISTS (SELECT 1 FROM memberships m JOIN users u ON u.id = m.user_id
-                       WHERE m.organization_id = $1 AND lower(u.email) = lower($2)) AS member,
+      `SELECT EXISTS (SELECT 1 FROM users u ${membershipJoin('m', 'u.id', '$1')}
+                       WHERE lower(u.email) = lower($2)) AS member,
               EXISTS (SELECT 1 FROM invites
                        WHERE organization_id = $1 AND lower(email) = lower($2) AND status = 'pending') AS invited`,
       [organizationId, email],
@@ -159,12 +159,12 @@ export class InvitesService {
   }
 
   private async seatsUsed(manager: EntityManager, organizationId: string): Promise<number> {
-    const [row] = await manager.query<{ used: string }[]>(
-      `SELECT (SELECT count(*) FROM memberships WHERE organization_id = $1)
-            + (SELECT count(*) FROM invites WHERE organization_id = $1 AND status = 'pending') AS used`,
+    const members = await this.organizations.memberCount(organizationId, manager);
+    const [row] = await manager.query<{ pending: string }[]>(
+      `SELECT count(*) AS pending FROM invites WHERE organization_id = $1 AND status = 'pending'`,
       [organizationId],
     );
-    return Number(row.used);
+    return members + Number(row.pending);
   }
 
   /** The accept page of the dashboard (BASE_URL when no separate dashboard origin is configured). */

@@ -7,7 +7,7 @@ import { conflict, forbidden, notFound } from '../common/errors/app-exception.js
 import { AuditService } from '../audit/audit.service.js';
 import { ApiKeysService } from '../api-keys/api-keys.service.js';
 import type { MemberRecord } from './team.dto.js';
-import { OrganizationsService } from '../organizations/organizations.service.js';
+import { membershipJoin, OrganizationsService } from '../organizations/organizations.service.js';
 import { assertMayManageOwners, lockOrganizationForTeamWrite } from './team-policy.js';
 
 interface MemberRow {
@@ -30,10 +30,9 @@ export class MembersService {
   /** Oldest join first. */
   async list(auth: OrgAuthContext): Promise<MemberRecord[]> {
     const rows: MemberRow[] = await this.dataSource.query(
-      `SELECT m.user_id, u.email, m.role, m.created_at AS joined_at
-         FROM memberships m JOIN users u ON u.id = m.user_id
-        WHERE m.organization_id = $1
-        ORDER BY m.created_at, m.id`,
+      `SELECT u.id AS user_id, u.email, m.role, m.joined_at
+         FROM users u ${membershipJoin('m', 'u.id', '$1')}
+        ORDER BY m.joined_at, m.id`,
       [auth.organizationId],
     );
     return rows.map(toMemberRecord);
@@ -102,16 +101,13 @@ export class MembersService {
     });
   }
 
+  /** The member with their address, the membership row locked until the transaction ends. */
   private async findMember(manager: EntityManager, organizationId: string, userId: string): Promise<MemberRecord> {
-    const rows: MemberRow[] = await manager.query(
-      `SELECT m.user_id, u.email, m.role, m.created_at AS joined_at
-         FROM memberships m JOIN users u ON u.id = m.user_id
-        WHERE m.organization_id = $1 AND m.user_id = $2
-          FOR UPDATE OF m`,
-      [organizationId, userId],
-    );
-    if (!rows[0]) throw notFound('Member');
-    return toMemberRecord(rows[0]);
+    const membership = await this.organizations.lockMember(organizationId, userId, manager);
+    if (!membership) throw notFound('Member');
+    const [user] = await manager.query<{ email: string }[]>(`SELECT email FROM users WHERE id = $1`, [userId]);
+    if (!user) throw notFound('Member');
+    return { userId, email: user.email, role: membership.role, joinedAt: membership.joinedAt };
   }
 }
 

@@ -5,10 +5,10 @@ import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { createLogger } from '../common/logging/logger.js';
 import { queryRows } from '../database/sql.js';
-import { adminRecipients } from '../mail/admin-recipients.js';
 import { MailService } from '../mail/mail.service.js';
 import { renderMail } from '../mail/mail-templates.js';
 import { NotificationPreferencesService } from '../organizations/notification-preferences.service.js';
+import { OrganizationsService } from '../organizations/organizations.service.js';
 
 /** Alert levels, in percent of the plan's MAD limit. */
 export const USAGE_ALERT_LEVELS = [80, 100] as const;
@@ -27,6 +27,7 @@ export class UsageAlertsService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly mail: MailService,
     private readonly preferences: NotificationPreferencesService,
+    private readonly organizations: OrganizationsService,
   ) {
     this.logger = createLogger(config).child({ component: 'usage-alerts' });
   }
@@ -65,6 +66,6 @@ export class UsageAlertsService {
       ],
       action: { label: 'Review your plan', url: `${this.config.dashboardOrigins[0] ?? this.config.baseUrl}/billing` },
     });
-    for (const to of await adminRecipients(this.dataSource, organizationId)) this.mail.sendLater({ to, ...message });
+    for (const to of await this.organizations.adminAddresses(organizationId)) this.mail.sendLater({ to, ...message });
   }
 }

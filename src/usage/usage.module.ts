@@ -5,13 +5,14 @@ import { MadService } from './mad.service.js';
 import { UsageAlertsService } from './usage-alerts.service.js';
 import { UsageCache } from './usage-cache.js';
 import { UsageController } from './usage.controller.js';
+import { UsageOrganizationSources } from './usage-organization-sources.js';
 import { UsageService } from './usage.service.js';
 
 /** Monthly active devices: counting (MadService, called by attestation), usage reads and usage alerts. */
 @Module({
   imports: [MailModule, OrganizationsModule],
   controllers: [UsageController],
-  providers: [UsageService, UsageCache, UsageAlertsService, MadService],
+  providers: [UsageService, UsageCache, UsageAlertsService, MadService, UsageOrganizationSources],
   exports: [MadService, UsageService],
 })
 export class UsageModule {}
