@@ -77,12 +77,32 @@ export const scenarios = [
   {
     name: 'evaluate',
     title: 'POST /api/v1/flags/:id/evaluate (traced)',
-    prepare: async (context) => ({
-      method: 'POST',
-      path: `/api/v1/flags/${context.flagIds[0]}/evaluate`,
-      headers: { ...context.identity(0), ...json, authorization: `Bearer ${context.token}` },
-      body: JSON.stringify({ deviceId: 'bench-device', appVersion: '3.1.0', country: 'DE', custom: { plan: 'beta' } }),
-    }),
+    // Round the flag apps too, for the same reason as GET /api/v1/flags (the plan bucket is per app).
+    prepare: async (context) => {
+      const body = JSON.stringify({
+        deviceId: 'bench-device',
+        appVersion: '3.1.0',
+        country: 'DE',
+        custom: { plan: 'beta' },
+      });
+      let sent = 0;
+      return {
+        requests: [
+          {
+            method: 'POST',
+            setupRequest: (request) => {
+              const client = context.flagClients[sent++ % context.flagClients.length];
+              return {
+                ...request,
+                path: `/api/v1/flags/${client.flagIds[0]}/evaluate`,
+                headers: { ...request.headers, ...client.headers, ...json },
+                body,
+              };
+            },
+          },
+        ],
+      };
+    },
   },
   {
     name: 'usage',
@@ -112,10 +132,11 @@ export async function createContext(server, { authority, smoke = false }) {
   const size = (full, small) => (smoke ? small : full);
   const db = await connect(server.dataDir);
   const apps = await seedTenants(db);
-  const flagIds = await seedFlags(db, apps[0]);
   // The flag scenarios go round several apps: a fast machine would otherwise spend one app's plan
   // bucket (Enterprise: 40,000 a minute) within the run and measure 429s.
-  for (const app of apps.slice(1, FLAG_APP_COUNT)) await seedFlags(db, app);
+  const flagIdsByApp = [];
+  for (const app of apps.slice(0, FLAG_APP_COUNT)) flagIdsByApp.push(await seedFlags(db, app));
+  const flagIds = flagIdsByApp[0];
   const identity = (i) => ({ 'x-bundle-id': apps[i % apps.length].bundleId, 'x-team-id': TEAM_ID });
   let sent = 0;
 
@@ -139,11 +160,17 @@ export async function createContext(server, { authority, smoke = false }) {
   }
 
   const { token } = await validateOnce(0);
-  const flagClients = [{ headers: { ...identity(0), authorization: `Bearer ${token}`, 'x-app-version': '3.1.0' } }];
+  const flagClients = [
+    {
+      headers: { ...identity(0), authorization: `Bearer ${token}`, 'x-app-version': '3.1.0' },
+      flagIds: flagIdsByApp[0],
+    },
+  ];
   for (let i = 1; i < FLAG_APP_COUNT; i++) {
     const minted = await validateOnce(i);
     flagClients.push({
       headers: { ...identity(i), authorization: `Bearer ${minted.token}`, 'x-app-version': '3.1.0' },
+      flagIds: flagIdsByApp[i],
     });
   }
 
