@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import { notFound } from '../common/errors/app-exception.js';
+import { sqlReference } from '../database/sql.js';
 
 /** How a read runs: in the caller's transaction (`manager`), and with the app row locked FOR UPDATE (`lock`). */
 export interface AppQuery {
@@ -16,17 +17,17 @@ export interface AppQuery {
  * `appId` (a parameter or column of the caller's query) has webhooks enabled.
  */
 export function appWebhooksEnabled(appId: string): string {
-  return `EXISTS (SELECT 1 FROM apps WHERE id = ${appId} AND webhook_enabled)`;
+  return `EXISTS (SELECT 1 FROM apps WHERE id = ${sqlReference(appId)} AND webhook_enabled)`;
 }
 
 /** Likewise for the debug-token exchange: whether the app whose id is `appId` accepts debug tokens. */
 export function appDebugTokensEnabled(appId: string): string {
-  return `(SELECT debug_tokens_enabled FROM apps WHERE id = ${appId})`;
+  return `(SELECT debug_tokens_enabled FROM apps WHERE id = ${sqlReference(appId)})`;
 }
 
 /** Likewise for the push sweep, which claims deliveries of every app at once: the app's bundle id (the APNs topic). */
 export function appBundleId(appId: string): string {
-  return `(SELECT bundle_id FROM apps WHERE id = ${appId})`;
+  return `(SELECT bundle_id FROM apps WHERE id = ${sqlReference(appId)})`;
 }
 
 /**

@@ -6,6 +6,7 @@ import { notFound } from '../common/errors/app-exception.js';
 import { Membership } from './membership.entity.js';
 import { Organization } from './organization.entity.js';
 import { slugify } from './slug.js';
+import { sqlIdentifier, sqlReference } from '../database/sql.js';
 
 /** How a read runs: in the caller's transaction (`manager`), and with the row locked FOR UPDATE (`lock`). */
 export interface OrganizationQuery {
@@ -40,7 +41,7 @@ export interface OrganizationSummary {
 export function organizationJoin(alias: string, organizationId: string, options: { left?: boolean } = {}): string {
   return `${options.left ? 'LEFT ' : ''}JOIN LATERAL (
       SELECT id, name, slug, service_tier AS tier, is_active AS active, current_period_end AS period_end
-        FROM organizations WHERE id = ${organizationId}) ${alias} ON true`;
+        FROM organizations WHERE id = ${sqlReference(organizationId)}) ${sqlIdentifier(alias)} ON true`;
 }
 
 /**
@@ -57,7 +58,7 @@ export function membershipJoin(
 ): string {
   return `${options.left ? 'LEFT ' : ''}JOIN LATERAL (
       SELECT id, role, created_at AS joined_at
-        FROM memberships WHERE user_id = ${userId} AND organization_id = ${organizationId}) ${alias} ON true`;
+        FROM memberships WHERE user_id = ${sqlReference(userId)} AND organization_id = ${sqlReference(organizationId)}) ${sqlIdentifier(alias)} ON true`;
 }
 
 /**
