@@ -24,60 +24,32 @@ export const scenarios = [
     name: 'flags',
     title: 'GET /api/v1/flags (50 flags, 5 rules each)',
     // A new device id per request: rollouts bucket each device anew, as a fleet of devices asks.
-    // Requests go round the flag apps, so no app's plan bucket (per app and minute) is what is measured.
-    prepare: async (context) => {
-      let sent = 0;
-      return {
-        requests: [
-          {
-            method: 'GET',
-            path: '/api/v1/flags',
-            setupRequest: (request) => {
-              const client = context.flagClients[sent % context.flagClients.length];
-              sent += 1;
-              return {
-                ...request,
-                headers: { ...request.headers, ...client.headers, 'x-device-id': `bench-device-${sent}` },
-              };
-            },
-          },
-        ],
-      };
-    },
+    prepare: async (context) =>
+      roundTheFlagApps(context, 'GET', (client, n) => ({
+        path: '/api/v1/flags',
+        headers: { ...client.headers, 'x-device-id': `bench-device-${n + 1}` },
+      })),
   },
   {
     name: 'flags-304',
     title: 'GET /api/v1/flags with If-None-Match (304)',
     expectedStatus: 304,
     prepare: async (context) => {
-      const tagged = [];
+      const tagged = new Map();
       for (const client of context.flagClients) {
         const headers = { ...client.headers, 'x-device-id': 'bench-device' };
         const first = await fetch(`${context.baseUrl}/api/v1/flags`, { headers });
         const etag = first.headers.get('etag');
         await first.text();
         if (!first.ok || !etag) throw new Error(`GET /api/v1/flags gave ${first.status} without an ETag`);
-        tagged.push({ ...headers, 'if-none-match': etag });
+        tagged.set(client, { ...headers, 'if-none-match': etag });
       }
-      let sent = 0;
-      return {
-        requests: [
-          {
-            method: 'GET',
-            path: '/api/v1/flags',
-            setupRequest: (request) => ({
-              ...request,
-              headers: { ...request.headers, ...tagged[sent++ % tagged.length] },
-            }),
-          },
-        ],
-      };
+      return roundTheFlagApps(context, 'GET', (client) => ({ path: '/api/v1/flags', headers: tagged.get(client) }));
     },
   },
   {
     name: 'evaluate',
     title: 'POST /api/v1/flags/:id/evaluate (traced)',
-    // Round the flag apps too, for the same reason as GET /api/v1/flags (the plan bucket is per app).
     prepare: async (context) => {
       const body = JSON.stringify({
         deviceId: 'bench-device',
@@ -85,23 +57,11 @@ export const scenarios = [
         country: 'DE',
         custom: { plan: 'beta' },
       });
-      let sent = 0;
-      return {
-        requests: [
-          {
-            method: 'POST',
-            setupRequest: (request) => {
-              const client = context.flagClients[sent++ % context.flagClients.length];
-              return {
-                ...request,
-                path: `/api/v1/flags/${client.flagIds[0]}/evaluate`,
-                headers: { ...request.headers, ...client.headers, ...json },
-                body,
-              };
-            },
-          },
-        ],
-      };
+      return roundTheFlagApps(context, 'POST', (client) => ({
+        path: `/api/v1/flags/${client.flagIds[0]}/evaluate`,
+        headers: { ...client.headers, ...json },
+        body,
+      }));
     },
   },
   {
@@ -125,6 +85,27 @@ export const scenarios = [
     prepare: (context) => context.validateRequests(),
   },
 ];
+
+/**
+ * One autocannon request that goes round the flag apps (each its own Enterprise organization with
+ * the bench flags and a device token), so no app's plan bucket, per app and minute, runs out and
+ * is what gets measured. `vary(client, n)` gives the n-th request's path, headers and body.
+ */
+function roundTheFlagApps(context, method, vary) {
+  let sent = 0;
+  return {
+    requests: [
+      {
+        method,
+        setupRequest: (request) => {
+          const n = sent++;
+          const own = vary(context.flagClients[n % context.flagClients.length], n);
+          return { ...request, ...own, headers: { ...request.headers, ...own.headers } };
+        },
+      },
+    ],
+  };
+}
 
 /** Shared fixtures: tenants, a device token, flags, and generators of signed requests. */
 export async function createContext(server, { authority, smoke = false }) {
