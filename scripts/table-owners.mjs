@@ -7,8 +7,10 @@
  * owner.
  */
 export const TABLE_OWNERS = {
+  // The accounts of people (address, status, the password hash auth stores through UsersService),
+  // below every feature that needs an address: auth, organizations, team, api-keys.
+  users: 'users',
   // Credentials, sessions and sign-in (auth, auth/cli-login, auth/sso, auth/device-login).
-  users: 'auth',
   auth_tokens: 'auth',
   sessions: 'auth',
   cli_sessions: 'auth',
@@ -88,28 +90,7 @@ export const NOT_FEATURES = ['database', 'cli'];
  * group says what stands in the way.
  */
 export const REMAINING = {
-  // users (auth): auth imports organizations, team and api-keys (sign-up, sessions, key access), so
-  // these features cannot call an auth repository without a feature cycle. The way out is a users
-  // read model below both (or auth-provided joins like organizationJoin in a module auth does not
-  // depend on); until then they (and team's invites and members below) join users for e-mail
-  // addresses and status.
-  'src/api-keys/api-keys.service.ts': ['users'],
-  'src/team/team-notifications.service.ts': ['users'],
-  // Team reads members' e-mail addresses (users joined with organizations' membershipJoin, or read
-  // by id beside OrganizationsService.lockMember) and checks an address against members and
-  // invites; its memberships and api_keys reads and writes go through their owners.
-  'src/team/invites.service.ts': ['users'],
-  'src/team/members.service.ts': ['users'],
-  // The Admins' and Owners' addresses that organization notices go to
-  // (OrganizationsService.adminAddresses) join memberships with users for the address and status.
-  'src/organizations/organizations.service.ts': ['users'],
   // apps imports devices (revocations) and attestation imports devices, so devices cannot import
   // either owner: the deny-set load reads inactive apps and revoked debug tokens itself.
   'src/devices/blocked-devices.ts': ['apps', 'debug_tokens'],
-  // Deleting an organization or an account removes users and sessions (auth imports
-  // organizations); these want the lifecycle participants (OrganizationLifecycleService) other
-  // features already use.
-  'src/organizations/account-deletion.job.ts': ['users'],
-  'src/organizations/account-deletion.service.ts': ['invites', 'sessions', 'users'],
-  'src/organizations/organization-deletion.service.ts': ['sessions', 'users'],
 };

@@ -13,6 +13,7 @@ import { PlanService } from '../organizations/plan.service.js';
 import { ApiKey, type ApiKeyType } from './api-key.entity.js';
 import { generateApiKey, hashApiKey } from './api-key-secret.js';
 import { membershipJoin, organizationJoin } from '../organizations/organizations.service.js';
+import { usersFrom } from '../users/users.service.js';
 
 export interface NewApiKey {
   name: string;
@@ -256,7 +257,7 @@ export class ApiKeysService implements OnModuleInit, OnModuleDestroy {
     if (!key.createdBy) return null;
     const rows: { role: string | null; is_super_admin: boolean }[] = await this.dataSource.query(
       `SELECT m.role, u.is_super_admin
-         FROM users u ${membershipJoin('m', 'u.id', '$2', { left: true })}
+         FROM ${usersFrom('u')} ${membershipJoin('m', 'u.id', '$2', { left: true })}
         WHERE u.id = $1 AND u.status = 'active'`,
       [key.createdBy, key.organizationId],
     );
@@ -273,7 +274,7 @@ export class ApiKeysService implements OnModuleInit, OnModuleDestroy {
               k.expires_at, k.created_at, u.email AS creator_email, o.tier AS service_tier
          FROM api_keys k
          ${organizationJoin('o', 'k.organization_id')}
-         LEFT JOIN users u ON u.id = k.created_by
+         LEFT JOIN ${usersFrom('u')} ON u.id = k.created_by
         WHERE k.key_hash = $1 AND o.active AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())`,
         [hash],
       );

@@ -1,6 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { entitlementsOf } from '../common/tiers.js';
 import { membershipJoin, organizationJoin } from '../organizations/organizations.service.js';
+import { usersFrom } from '../users/users.service.js';
 
 /** The auth response object of login, me, verify-email, switch-org and clear-org. */
 export interface AuthResponse {
@@ -42,7 +43,7 @@ export async function buildAuthResponse(
   }[] = await dataSource.query(
     `SELECT u.id, u.email, u.status, u.email_verified_at, u.is_super_admin, m.role,
             o.id AS org_id, o.name AS org_name, o.slug AS org_slug, o.tier AS org_tier
-       FROM users u
+       FROM ${usersFrom('u')}
        ${organizationJoin('o', '$2', { left: true })}
        ${membershipJoin('m', 'u.id', 'o.id', { left: true })}
       WHERE u.id = $1`,

@@ -17,16 +17,20 @@ import { DeviceLoginService } from './device-login/device-login.service.js';
 import { BackgroundTasks } from '../common/scheduling/background-tasks.js';
 import { ExpiredCredentialsJob } from './expired-credentials.job.js';
 import { SessionResolver } from './session-resolver.js';
-import { User } from './user.entity.js';
+import { SessionsAccountLifecycle } from './session/sessions-account-lifecycle.js';
+import { UsersModule } from '../users/users.module.js';
 
 /**
  * Credentials, sessions and keys of people: sign-up, sign-in, password and e-mail flows, the CLI
- * and device logins, and the session resolver the access guard reads. Organizations and
- * memberships are the organizations feature's; invites (and accepting one) the team feature's.
+ * and device logins, and the session resolver the access guard reads. The accounts themselves
+ * (the `users` table) are the users feature's, which auth stores credentials through and whose
+ * deactivations end sessions here (SessionsAccountLifecycle). Organizations and memberships are
+ * the organizations feature's; invites (and accepting one) the team feature's.
  */
 @Module({
   imports: [
-    TypeOrmModule.forFeature([User, AuthToken]),
+    TypeOrmModule.forFeature([AuthToken]),
+    UsersModule,
     RateLimitModule,
     AuditModule,
     MailModule,
@@ -43,6 +47,7 @@ import { User } from './user.entity.js';
     SessionResolver,
     ExpiredCredentialsJob,
     BackgroundTasks,
+    SessionsAccountLifecycle,
   ],
   exports: [SessionResolver],
 })

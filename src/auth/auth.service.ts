@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import type { SessionCaller } from '../common/access/auth-context.js';
@@ -21,7 +21,8 @@ import { OrganizationsService } from '../organizations/organizations.service.js'
 import type { Organization } from '../organizations/organization.entity.js';
 import { AuthTokensService, MAX_ACTIVE_TOKENS } from './auth-tokens.service.js';
 import { MIN_PASSWORD_LENGTH, hashPassword, verifyPassword } from './passwords.js';
-import { User } from './user.entity.js';
+import type { User } from '../users/user.entity.js';
+import { UsersService } from '../users/users.service.js';
 import { BackgroundTasks } from '../common/scheduling/background-tasks.js';
 import { assertPasswordSignInAllowed } from './sso/sso-enforcement.js';
 
@@ -38,6 +39,7 @@ export class AuthService {
     private readonly tokens: AuthTokensService,
     private readonly mail: MailService,
     private readonly organizations: OrganizationsService,
+    private readonly users: UsersService,
     private readonly audit: AuditService,
     private readonly background: BackgroundTasks,
   ) {}
@@ -59,13 +61,8 @@ export class AuthService {
   private async registerNow(input: { email: string; password: string; organizationName: string }): Promise<void> {
     const passwordHash = await hashPassword(input.password, this.config.bcryptRounds);
     const outcome = await this.dataSource.transaction(async (manager) => {
-      const inserted: { id: string }[] = await manager.query(
-        `INSERT INTO users (email, password_hash, status) VALUES ($1, $2, 'active')
-         ON CONFLICT ((lower(email))) DO NOTHING RETURNING id`,
-        [input.email, passwordHash],
-      );
-      if (!inserted.length) return null;
-      const userId = inserted[0].id;
+      const userId = await this.users.createIfAbsent(manager, { email: input.email, passwordHash });
+      if (!userId) return null;
       await this.organizations.createWithOwner(manager, { name: input.organizationName, ownerId: userId });
       return this.tokens.issue(manager, userId, 'verify_email');
     });
@@ -77,7 +74,7 @@ export class AuthService {
 
   /** Checks credentials; reveals the account's state only to someone who knows its password. */
   async login(email: string, password: string): Promise<User> {
-    const user = await this.findUserWithPassword(email);
+    const user = await this.users.findByEmail(email, { withPassword: true });
     const valid = await verifyPassword(password, user?.passwordHash ?? null, this.config.bcryptRounds);
     if (!user || !valid) {
       throw invalidCredentials();
@@ -92,13 +89,14 @@ export class AuthService {
       throw accountDisabled();
     }
     await assertPasswordSignInAllowed(this.dataSource.manager, user.id);
-    await this.dataSource.query(`UPDATE users SET last_login_at = now() WHERE id = $1`, [user.id]);
+    await this.users.recordSignIn(user.id);
     return user;
   }
 
   async recordLogin(userId: string, organizationId: string | null, ipAddress: string | null): Promise<void> {
     if (!organizationId) return;
-    const user = await this.dataSource.getRepository(User).findOneByOrFail({ id: userId });
+    const user = await this.users.findById(userId);
+    if (!user) return;
     await this.audit.record(
       { caller: sessionCaller(user, null), organizationId, ipAddress },
       { organizationId, action: 'user.login', resourceType: 'user', resourceId: userId },
@@ -116,10 +114,7 @@ export class AuthService {
       if (!record) {
         throw invalidLink();
       }
-      await manager.query(
-        `UPDATE users SET email_verified_at = COALESCE(email_verified_at, now()), updated_at = now() WHERE id = $1`,
-        [record.userId],
-      );
+      await this.users.markVerified(manager, record.userId);
       return record.userId;
     });
   }
@@ -130,14 +125,10 @@ export class AuthService {
   }
 
   private async forgotPasswordNow(email: string): Promise<void> {
-    const user = await this.dataSource
-      .getRepository(User)
-      .createQueryBuilder('u')
-      .where('lower(u.email) = lower(:email)', { email })
-      .getOne();
+    const user = await this.users.findByEmail(email);
     if (!user || user.status !== 'active') return;
     const token = await this.dataSource.transaction(async (manager) => {
-      await manager.query(`SELECT 1 FROM users WHERE id = $1 FOR UPDATE`, [user.id]);
+      await this.users.lock(manager, user.id);
       if ((await this.tokens.activeCount(manager, user.id, 'reset_password')) >= MAX_ACTIVE_TOKENS) return null;
       return this.tokens.issue(manager, user.id, 'reset_password');
     });
@@ -158,10 +149,7 @@ export class AuthService {
     await this.dataSource.transaction(async (manager) => {
       const record = await this.tokens.consume(manager, 'reset_password', token);
       if (!record) throw badRequest('The reset link is invalid or has expired', { hint: 'Ask for a new link' });
-      await manager.query(`UPDATE users SET password_hash = $2, updated_at = now() WHERE id = $1`, [
-        record.userId,
-        passwordHash,
-      ]);
+      await this.users.setPassword(manager, record.userId, passwordHash);
       await this.tokens.revokeAll(manager, record.userId, 'reset_password');
       await manager.query(`DELETE FROM sessions WHERE user_id = $1`, [record.userId]);
     });
@@ -169,7 +157,7 @@ export class AuthService {
 
   async changeEmail(caller: SessionCaller, newEmail: string): Promise<void> {
     const token = await this.dataSource.transaction(async (manager) => {
-      await manager.query(`SELECT 1 FROM users WHERE id = $1 FOR UPDATE`, [caller.userId]);
+      await this.users.lock(manager, caller.userId);
       await this.assertEmailFree(manager, newEmail, caller.userId);
       if ((await this.tokens.activeCount(manager, caller.userId, 'email_change')) >= MAX_ACTIVE_TOKENS) {
         throw tooManyRequests(
@@ -191,10 +179,7 @@ export class AuthService {
       if (!record?.newEmail) throw badRequest('The confirmation link is invalid or has expired');
       await this.assertEmailFree(manager, record.newEmail, record.userId);
       try {
-        await manager.query(`UPDATE users SET email = $2, updated_at = now() WHERE id = $1`, [
-          record.userId,
-          record.newEmail,
-        ]);
+        await this.users.setAddress(manager, record.userId, record.newEmail);
       } catch (error) {
         if (isUniqueViolation(error)) throw conflict('That e-mail address is already in use');
         throw error;
@@ -224,21 +209,9 @@ export class AuthService {
     return organization;
   }
 
-  private async findUserWithPassword(email: string): Promise<User | null> {
-    return this.dataSource
-      .getRepository(User)
-      .createQueryBuilder('u')
-      .addSelect('u.passwordHash')
-      .where('lower(u.email) = lower(:email)', { email })
-      .getOne();
-  }
-
-  private async assertEmailFree(manager: DataSource['manager'], email: string, userId: string): Promise<void> {
-    const taken: unknown[] = await manager.query(`SELECT 1 FROM users WHERE lower(email) = lower($1) AND id <> $2`, [
-      email,
-      userId,
-    ]);
-    if (taken.length) throw conflict('That e-mail address is already in use');
+  private async assertEmailFree(manager: EntityManager, email: string, userId: string): Promise<void> {
+    if (await this.users.isAddressTaken(manager, email, userId))
+      throw conflict('That e-mail address is already in use');
   }
 
   /** Links to API routes use BASE_URL; links to dashboard pages the first dashboard origin. */

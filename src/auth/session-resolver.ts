@@ -5,6 +5,7 @@ import { DataSource } from 'typeorm';
 import type { Role } from '../common/access/access.decorator.js';
 import type { SessionCaller } from '../common/access/auth-context.js';
 import { membershipJoin, organizationJoin } from '../organizations/organizations.service.js';
+import { usersFrom } from '../users/users.service.js';
 
 export interface ResolvedSession {
   caller: SessionCaller;
@@ -27,7 +28,7 @@ export class SessionResolver {
     const rows: { email: string; is_super_admin: boolean; role: Role | null; org_exists: boolean }[] =
       await this.dataSource.query(
         `SELECT u.email, u.is_super_admin, m.role, (o.id IS NOT NULL) AS org_exists
-           FROM users u
+           FROM ${usersFrom('u')}
            ${organizationJoin('o', '$2', { left: true })}
            ${membershipJoin('m', 'u.id', 'o.id', { left: true })}
           WHERE u.id = $1 AND u.status = 'active' AND u.email_verified_at IS NOT NULL`,

@@ -9,6 +9,7 @@ import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { ACCOUNT_DELETION_GRACE_DAYS } from './account-deletion.service.js';
 import { OrganizationLifecycleService } from './organization-lifecycle.service.js';
+import { UsersService } from '../users/users.service.js';
 
 /** Advisory lock key of this job (arbitrary; unique among the service's locks). */
 const ACCOUNT_DELETION_LOCK = 727_102;
@@ -27,6 +28,7 @@ export class AccountDeletionJob {
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly lifecycle: OrganizationLifecycleService,
+    private readonly users: UsersService,
   ) {
     this.logger = createLogger(config).child({ component: 'account-deletion-job' });
   }
@@ -46,16 +48,7 @@ export class AccountDeletionJob {
       let deleted = 0;
       for (;;) {
         const batch = await manager.transaction(async (transaction) => {
-          const users: { id: string }[] = await transaction.query(
-            `SELECT id FROM users
-              WHERE status = 'pending_deletion'
-                AND deletion_requested_at <= now() - make_interval(days => $1)
-              ORDER BY deletion_requested_at
-              LIMIT $2
-                FOR UPDATE SKIP LOCKED`,
-            [ACCOUNT_DELETION_GRACE_DAYS, BATCH],
-          );
-          const ids = users.map((user) => user.id);
+          const ids = await this.users.dueForDeletion(transaction, ACCOUNT_DELETION_GRACE_DAYS, BATCH);
           if (!ids.length) return 0;
           const organizations: { id: string }[] = await transaction.query(
             `SELECT o.id FROM organizations o
@@ -69,7 +62,7 @@ export class AccountDeletionJob {
           // Their device tokens and keys stop working on every instance once this commits.
           await this.lifecycle.whileRemoving(transaction, organizationIds);
           await transaction.query(`DELETE FROM organizations WHERE id = ANY($1::uuid[])`, [organizationIds]);
-          await transaction.query(`DELETE FROM users WHERE id = ANY($1::uuid[])`, [ids]);
+          await this.users.delete(transaction, ids);
           return ids.length;
         });
         deleted += batch;

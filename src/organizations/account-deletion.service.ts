@@ -6,6 +6,7 @@ import { conflict, forbidden, notFound } from '../common/errors/app-exception.js
 import { AuditService } from '../audit/audit.service.js';
 import { Organization } from './organization.entity.js';
 import { OrganizationLifecycleService } from './organization-lifecycle.service.js';
+import { UsersService } from '../users/users.service.js';
 
 /** Days between the request and the hard deletion (interface document: Limits). */
 export const ACCOUNT_DELETION_GRACE_DAYS = 30;
@@ -21,6 +22,7 @@ export class AccountDeletionService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly audit: AuditService,
     private readonly lifecycle: OrganizationLifecycleService,
+    private readonly users: UsersService,
   ) {}
 
   /**
@@ -40,17 +42,14 @@ export class AccountDeletionService {
     await this.dataSource.transaction(async (manager) => {
       // Checked again under the locks: someone may have joined while the provider was called.
       const organizations = await this.assertDeletable(manager, auth.organizationId, userId);
-      await manager.query(
-        `UPDATE users SET status = 'pending_deletion', deletion_requested_at = now(), updated_at = now() WHERE id = $1`,
-        [userId],
+      // The account stops signing in, and its sessions end, with this transaction.
+      await this.users.markForDeletion(manager, userId);
+      // Nobody can join an organization that is going away (team revokes its pending invites).
+      await this.lifecycle.whileScheduling(
+        manager,
+        organizations.map((organization) => organization.id),
       );
-      await manager.query(`DELETE FROM sessions WHERE user_id = $1`, [userId]);
       for (const organization of organizations) {
-        // Nobody can accept into an organization that is going away.
-        await manager.query(
-          `UPDATE invites SET status = 'revoked', updated_at = now() WHERE organization_id = $1 AND status = 'pending'`,
-          [organization.id],
-        );
         if (organization.providerSubscriptionId) {
           await manager.query(
             `UPDATE organizations
@@ -87,7 +86,7 @@ export class AccountDeletionService {
 
   /** Locks the user's organizations; answers those only the user belongs to. */
   private async assertDeletable(manager: EntityManager, activeOrganizationId: string, userId: string) {
-    await manager.query(`SELECT 1 FROM users WHERE id = $1 FOR UPDATE`, [userId]);
+    await this.users.lock(manager, userId);
     const rows: { id: string; others: number; other_owners: number; role: string | null }[] = await manager.query(
       `SELECT o.id,
               (SELECT count(*)::int FROM memberships x WHERE x.organization_id = o.id AND x.user_id <> $2) AS others,

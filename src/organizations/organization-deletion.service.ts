@@ -7,9 +7,9 @@ import { notFound } from '../common/errors/app-exception.js';
 import { createLogger } from '../common/logging/logger.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { queryRows } from '../database/sql.js';
 import { OrganizationLifecycleService } from './organization-lifecycle.service.js';
 import { OrganizationsService } from './organizations.service.js';
+import { UsersService } from '../users/users.service.js';
 
 /** Deletes a whole organization: its data, its subscription, and the accounts that only it held. */
 @Injectable()
@@ -21,6 +21,7 @@ export class OrganizationDeletionService {
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly organizations: OrganizationsService,
     private readonly lifecycle: OrganizationLifecycleService,
+    private readonly users: UsersService,
   ) {
     this.logger = createLogger(config).child({ component: 'organization-deletion' });
   }
@@ -38,17 +39,8 @@ export class OrganizationDeletionService {
     const deactivated = await this.dataSource.transaction(async (manager) => {
       const locked = await this.organizations.find(auth.organizationId, { manager, lock: true });
       if (!locked) throw notFound('Organization');
-      const rows = await queryRows<{ id: string }>(
-        manager,
-        `UPDATE users u SET status = 'disabled', updated_at = now()
-          WHERE u.status = 'active' AND NOT u.is_super_admin
-            AND u.id IN (SELECT user_id FROM memberships WHERE organization_id = $1)
-            AND NOT EXISTS (SELECT 1 FROM memberships o WHERE o.user_id = u.id AND o.organization_id <> $1)
-        RETURNING u.id`,
-        [locked.id],
-      );
-      const userIds = rows.map((row) => row.id);
-      await manager.query(`DELETE FROM sessions WHERE user_id = ANY($1::uuid[])`, [userIds]);
+      // Accounts that only this organization held are disabled and signed out everywhere.
+      const userIds = await this.users.deactivate(manager, await this.organizations.soleMembers(locked.id, manager));
       // Every instance stops honouring the organization's device tokens and keys once this commits.
       await this.lifecycle.whileRemoving(manager, [locked.id]);
       await manager.query(`DELETE FROM organizations WHERE id = $1`, [locked.id]);

@@ -14,6 +14,11 @@ export interface OrganizationRemovalParticipant {
    * member's account is erased). A throw leaves every organization as it was.
    */
   beforeRemoval?(organizations: readonly Organization[]): Promise<void>;
+  /**
+   * Inside the transaction that schedules the organizations' removal (they go with the account of
+   * their only member when its deletion falls due): nothing new may join them from now on.
+   */
+  whileScheduling?(manager: EntityManager, organizationIds: readonly string[]): Promise<void>;
   /** Inside the transaction that deletes the organizations' rows (announcements fire on commit). */
   whileRemoving?(manager: EntityManager, organizationIds: readonly string[]): Promise<void>;
   /** After that transaction has committed: this instance forgets what it remembered of them. */
@@ -32,6 +37,11 @@ export class OrganizationLifecycleService {
   async beforeRemoval(organizations: readonly Organization[]): Promise<void> {
     if (!organizations.length) return;
     for (const participant of this.participants) await participant.beforeRemoval?.(organizations);
+  }
+
+  async whileScheduling(manager: EntityManager, organizationIds: readonly string[]): Promise<void> {
+    if (!organizationIds.length) return;
+    for (const participant of this.participants) await participant.whileScheduling?.(manager, organizationIds);
   }
 
   async whileRemoving(manager: EntityManager, organizationIds: readonly string[]): Promise<void> {

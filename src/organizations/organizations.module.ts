@@ -16,6 +16,7 @@ import { OrganizationSourcesService } from './organization-sources.service.js';
 import { OrganizationsService } from './organizations.service.js';
 import { PlanService } from './plan.service.js';
 import { QuickstartService } from './quickstart.service.js';
+import { UsersModule } from '../users/users.module.js';
 
 /**
  * Organizations and their memberships: the owner of both tables (OrganizationsService), the plan
@@ -27,7 +28,7 @@ import { QuickstartService } from './quickstart.service.js';
  * OrganizationSourcesService, so this module imports none of them.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([Organization, Membership, NotificationPreferences]), AuditModule],
+  imports: [TypeOrmModule.forFeature([Organization, Membership, NotificationPreferences]), AuditModule, UsersModule],
   controllers: [OrganizationController, AccountController],
   providers: [
     OrganizationsService,

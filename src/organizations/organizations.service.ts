@@ -7,6 +7,7 @@ import { Membership } from './membership.entity.js';
 import { Organization } from './organization.entity.js';
 import { slugify } from './slug.js';
 import { sqlIdentifier, sqlReference } from '../database/sql.js';
+import { usersFrom } from '../users/users.service.js';
 
 /** How a read runs: in the caller's transaction (`manager`), and with the row locked FOR UPDATE (`lock`). */
 export interface OrganizationQuery {
@@ -169,13 +170,24 @@ export class OrganizationsService {
     return rows.length > 0;
   }
 
+  /** The members who belong to no other organization: their accounts go with this one. */
+  async soleMembers(organizationId: string, manager: EntityManager): Promise<string[]> {
+    const rows: { user_id: string }[] = await manager.query(
+      `SELECT m.user_id FROM memberships m
+        WHERE m.organization_id = $1
+          AND NOT EXISTS (SELECT 1 FROM memberships x WHERE x.user_id = m.user_id AND x.organization_id <> $1)`,
+      [organizationId],
+    );
+    return rows.map((row) => row.user_id);
+  }
+
   /**
    * The e-mail addresses of the organization's active Admins and Owners, oldest membership first:
    * who organization notices go to (mail sends to the addresses it is given).
    */
   async adminAddresses(organizationId: string): Promise<string[]> {
     const rows: { email: string }[] = await this.dataSource.query(
-      `SELECT u.email FROM memberships m JOIN users u ON u.id = m.user_id
+      `SELECT u.email FROM memberships m JOIN ${usersFrom('u')} ON u.id = m.user_id
         WHERE m.organization_id = $1 AND m.role IN ('admin', 'owner') AND u.status = 'active'
         ORDER BY m.created_at`,
       [organizationId],

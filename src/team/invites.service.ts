@@ -16,6 +16,7 @@ import { mailTemplates } from '../mail/mail-templates.js';
 import { Invite } from './invite.entity.js';
 import { membershipJoin, OrganizationsService } from '../organizations/organizations.service.js';
 import { assertMayManageOwners, lockOrganizationForTeamWrite } from './team-policy.js';
+import { usersFrom } from '../users/users.service.js';
 
 export const INVITE_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 
@@ -148,7 +149,7 @@ export class InvitesService {
 
   private async assertNotMemberOrInvited(manager: EntityManager, organizationId: string, email: string): Promise<void> {
     const [row] = await manager.query<{ member: boolean; invited: boolean }[]>(
-      `SELECT EXISTS (SELECT 1 FROM users u ${membershipJoin('m', 'u.id', '$1')}
+      `SELECT EXISTS (SELECT 1 FROM ${usersFrom('u')} ${membershipJoin('m', 'u.id', '$1')}
                        WHERE lower(u.email) = lower($2)) AS member,
               EXISTS (SELECT 1 FROM invites
                        WHERE organization_id = $1 AND lower(email) = lower($2) AND status = 'pending') AS invited`,

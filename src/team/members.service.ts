@@ -9,6 +9,7 @@ import { ApiKeysService } from '../api-keys/api-keys.service.js';
 import type { MemberRecord } from './team.dto.js';
 import { membershipJoin, OrganizationsService } from '../organizations/organizations.service.js';
 import { assertMayManageOwners, lockOrganizationForTeamWrite } from './team-policy.js';
+import { UsersService, usersFrom } from '../users/users.service.js';
 
 interface MemberRow {
   user_id: string;
@@ -25,13 +26,14 @@ export class MembersService {
     private readonly organizations: OrganizationsService,
     private readonly audit: AuditService,
     private readonly apiKeys: ApiKeysService,
+    private readonly users: UsersService,
   ) {}
 
   /** Oldest join first. */
   async list(auth: OrgAuthContext): Promise<MemberRecord[]> {
     const rows: MemberRow[] = await this.dataSource.query(
       `SELECT u.id AS user_id, u.email, m.role, m.joined_at
-         FROM users u ${membershipJoin('m', 'u.id', '$1')}
+         FROM ${usersFrom('u')} ${membershipJoin('m', 'u.id', '$1')}
         ORDER BY m.joined_at, m.id`,
       [auth.organizationId],
     );
@@ -105,9 +107,9 @@ export class MembersService {
   private async findMember(manager: EntityManager, organizationId: string, userId: string): Promise<MemberRecord> {
     const membership = await this.organizations.lockMember(organizationId, userId, manager);
     if (!membership) throw notFound('Member');
-    const [user] = await manager.query<{ email: string }[]>(`SELECT email FROM users WHERE id = $1`, [userId]);
-    if (!user) throw notFound('Member');
-    return { userId, email: user.email, role: membership.role, joinedAt: membership.joinedAt };
+    const email = await this.users.addressOf(userId, manager);
+    if (email === null) throw notFound('Member');
+    return { userId, email, role: membership.role, joinedAt: membership.joinedAt };
   }
 }
 

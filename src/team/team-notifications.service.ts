@@ -10,6 +10,7 @@ import { NotificationPreferencesService } from '../organizations/notification-pr
 import type { Invite } from './invite.entity.js';
 import { inviteAcceptedMail } from './team-mail.js';
 import { membershipJoin, organizationJoin } from '../organizations/organizations.service.js';
+import { usersFrom } from '../users/users.service.js';
 
 /** Notices about the team that go out after the change that caused them has committed. */
 @Injectable()
@@ -42,7 +43,7 @@ export class TeamNotificationsService {
     if (!preferences.teamInvite) return;
     const rows: { email: string; organization_name: string }[] = await this.dataSource.query(
       `SELECT u.email, o.name AS organization_name
-         FROM users u
+         FROM ${usersFrom('u')}
          ${membershipJoin('m', 'u.id', '$2')}
          ${organizationJoin('o', '$2')}
         WHERE u.id = $1 AND u.status = 'active'`,

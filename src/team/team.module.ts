@@ -12,15 +12,31 @@ import { InvitesService } from './invites.service.js';
 import { MembersController } from './members.controller.js';
 import { MembersService } from './members.service.js';
 import { TeamNotificationsService } from './team-notifications.service.js';
+import { UsersModule } from '../users/users.module.js';
+import { TeamOrganizationRemoval } from './team-organization-removal.js';
 
 /**
  * Members and invites, including accepting one (the auth feature's `POST /auth/accept-invite`
  * calls InviteAcceptanceService).
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([Invite]), AuditModule, MailModule, OrganizationsModule, ApiKeysModule],
+  imports: [
+    TypeOrmModule.forFeature([Invite]),
+    AuditModule,
+    MailModule,
+    OrganizationsModule,
+    ApiKeysModule,
+    UsersModule,
+  ],
   controllers: [MembersController, InvitesController],
-  providers: [MembersService, InvitesService, InviteAcceptanceService, TeamNotificationsService, InviteExpiryJob],
+  providers: [
+    MembersService,
+    InvitesService,
+    InviteAcceptanceService,
+    TeamNotificationsService,
+    InviteExpiryJob,
+    TeamOrganizationRemoval,
+  ],
   exports: [InviteAcceptanceService],
 })
 export class TeamModule {}

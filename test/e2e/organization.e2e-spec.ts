@@ -352,6 +352,9 @@ describe('organization administration', () => {
         shared.id,
       ]);
       const bystander = await createUser(t, { org: elsewhere, role: 'owner' });
+      // A service administrator who is a member of only this organization keeps the account.
+      const operator = await createUser(t, { org, role: 'viewer' });
+      await t.sql(`UPDATE users SET is_super_admin = true WHERE id = $1`, [operator.id]);
 
       const ownerAgent = await signIn(t, owner.email);
       const lonerAgent = await signIn(t, loner.email);
@@ -404,9 +407,10 @@ describe('organization administration', () => {
 
       const statuses = await t.sql<{ id: string; status: string }>(
         `SELECT id, status FROM users WHERE id = ANY($1::uuid[])`,
-        [[owner.id, loner.id, shared.id, bystander.id]],
+        [[owner.id, loner.id, shared.id, bystander.id, operator.id]],
       );
       expect(Object.fromEntries(statuses.map((s) => [s.id, s.status]))).toEqual({
+        [operator.id]: 'active',
         [owner.id]: 'disabled',
         [loner.id]: 'disabled',
         [shared.id]: 'active',

@@ -13,6 +13,7 @@ import { newUserCode } from './user-code.js';
 import { ApiKeysService } from '../../api-keys/api-keys.service.js';
 import { AuditService } from '../../audit/audit.service.js';
 import { membershipJoin, organizationJoin } from '../../organizations/organizations.service.js';
+import { usersFrom } from '../../users/users.service.js';
 
 export const CLI_SESSION_TTL_SECONDS = 600;
 
@@ -59,7 +60,7 @@ export class CliSessionsService {
     return this.dataSource.transaction(async (manager) => {
       const rows: CliSessionRow[] = await manager.query(
         `SELECT s.status, s.user_id, s.organization_id, u.email, s.expires_at <= now() AS expired
-           FROM cli_sessions s LEFT JOIN users u ON u.id = s.user_id
+           FROM cli_sessions s LEFT JOIN ${usersFrom('u')} ON u.id = s.user_id
           WHERE s.id_hash = $1 FOR UPDATE OF s`,
         [sha256Hex(sessionId)],
       );
@@ -120,7 +121,7 @@ export class CliSessionsService {
     organizationId: string,
   ): Promise<ApiKeyScope[]> {
     const rows: { role: Role | null; is_super_admin: boolean; service_tier: string }[] = await manager.query(
-      `SELECT m.role, u.is_super_admin, o.tier AS service_tier FROM users u
+      `SELECT m.role, u.is_super_admin, o.tier AS service_tier FROM ${usersFrom('u')}
          ${organizationJoin('o', '$2')}
          ${membershipJoin('m', 'u.id', 'o.id', { left: true })}
         WHERE u.id = $1`,

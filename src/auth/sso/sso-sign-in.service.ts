@@ -15,6 +15,7 @@ import { hashPassword } from '../passwords.js';
 import { ProviderProblem, discoverProvider } from './oidc-client.js';
 import { SsoConnectionsService, type UsableSsoConnection } from './sso-connections.service.js';
 import { InviteAcceptanceService } from '../../team/invite-acceptance.service.js';
+import { UsersService } from '../../users/users.service.js';
 
 /** Start to callback: long enough for a password and a second factor at the provider. */
 export const SSO_ATTEMPT_TTL_SECONDS = 10 * 60;
@@ -84,6 +85,7 @@ export class SsoSignInService {
     private readonly connections: SsoConnectionsService,
     private readonly organizations: OrganizationsService,
     private readonly invites: InviteAcceptanceService,
+    private readonly users: UsersService,
     private readonly audit: AuditService,
     private readonly metrics: Metrics,
   ) {}
@@ -274,29 +276,24 @@ export class SsoSignInService {
     const unusablePassword = await hashPassword(randomSecret(32), this.config.bcryptRounds);
     return this.dataSource.transaction(async (manager) => {
       const organization = await this.organizations.get(connection.organizationId, { manager, lock: true });
-      const [found]: { id: string; status: string; verified: boolean; is_super_admin: boolean }[] = await manager.query(
-        `SELECT id, status, email_verified_at IS NOT NULL AS verified, is_super_admin
-             FROM users WHERE lower(email) = lower($1) FOR UPDATE`,
-        [email],
-      );
-      if (found && (found.status !== 'active' || found.is_super_admin)) {
+      const found = await this.users.findByEmail(email, { manager, lock: true });
+      if (found && (found.status !== 'active' || found.isSuperAdmin)) {
         throw new SsoSignInFailure(
           'account_unavailable',
           403,
           'Account not available',
-          found.is_super_admin
+          found.isSuperAdmin
             ? 'Service administrators sign in with their password, not through an organization.'
             : 'This account is disabled or suspended.',
         );
       }
-      let userId = found?.id ?? null;
       const member =
-        userId !== null && (await this.organizations.roleOf(connection.organizationId, userId, manager)) !== null;
-      if (!member && userId !== null) {
+        found !== null && (await this.organizations.roleOf(connection.organizationId, found.id, manager)) !== null;
+      if (found && !member) {
         // An account that already works in another organization is not handed to this
         // organization's provider: its administrators could otherwise reach those organizations
         // by asserting the address. The person joins by invite, accepted with their password.
-        if (await this.organizations.isMemberElsewhere(connection.organizationId, userId, manager)) {
+        if (await this.organizations.isMemberElsewhere(connection.organizationId, found.id, manager)) {
           throw new SsoSignInFailure(
             'account_unavailable',
             403,
@@ -305,41 +302,19 @@ export class SsoSignInService {
           );
         }
       }
-      if (!member) {
-        const invite = await this.invites.pendingFor(connection.organizationId, email, manager);
-        // A pending invite already holds this person's seat.
-        if (!invite) await this.assertSeatFree(manager, connection.organizationId, organization.serviceTier);
-        if (userId === null) {
-          const [created]: { id: string }[] = await manager.query(
-            `INSERT INTO users (email, password_hash, status, email_verified_at) VALUES ($1, $2, 'active', now()) RETURNING id`,
-            [email, unusablePassword],
-          );
-          userId = created.id;
-        }
-        const role = invite?.role ?? connection.defaultRole;
-        await this.organizations.addMember(connection.organizationId, userId, role, manager);
-        if (invite) await this.invites.markAccepted(connection.organizationId, invite.id, userId, manager);
-        await this.audit.record(
-          this.context(userId, email, connection.organizationId, ipAddress),
-          {
-            organizationId: connection.organizationId,
-            action: 'member.joined',
-            resourceType: 'user',
-            resourceId: userId,
-            metadata: { email, role, method: 'sso', inviteId: invite?.id ?? null },
-          },
-          manager,
-        );
-      }
-      if (found && !found.verified) {
+      const userId =
+        found && member
+          ? found.id
+          : await this.join(manager, connection, organization.serviceTier, email, found?.id ?? null, {
+              unusablePassword,
+              ipAddress,
+            });
+      if (found && !found.emailVerifiedAt) {
         // The identity provider vouches for the address now. A password set by whoever registered
         // it unconfirmed must not keep working: it is replaced by one nobody knows.
-        await manager.query(
-          `UPDATE users SET email_verified_at = now(), password_hash = $2, updated_at = now() WHERE id = $1`,
-          [userId, unusablePassword],
-        );
+        await this.users.markVerified(manager, found.id, unusablePassword);
       }
-      await manager.query(`UPDATE users SET last_login_at = now() WHERE id = $1`, [userId]);
+      await this.users.recordSignIn(userId, manager);
       await this.audit.record(
         this.context(userId, email, connection.organizationId, ipAddress),
         {
@@ -353,6 +328,40 @@ export class SsoSignInService {
       );
       return userId;
     });
+  }
+
+  /**
+   * Makes the person a member, with a pending invite's role or the connection's default one, when a
+   * seat is free (a pending invite already holds one); creates their account when there is none.
+   */
+  private async join(
+    manager: EntityManager,
+    connection: UsableSsoConnection,
+    serviceTier: string,
+    email: string,
+    existingUserId: string | null,
+    context: { unusablePassword: string; ipAddress: string | null },
+  ): Promise<string> {
+    const invite = await this.invites.pendingFor(connection.organizationId, email, manager);
+    if (!invite) await this.assertSeatFree(manager, connection.organizationId, serviceTier);
+    const userId =
+      existingUserId ??
+      (await this.users.create(manager, { email, passwordHash: context.unusablePassword, verified: true }));
+    const role = invite?.role ?? connection.defaultRole;
+    await this.organizations.addMember(connection.organizationId, userId, role, manager);
+    if (invite) await this.invites.markAccepted(connection.organizationId, invite.id, userId, manager);
+    await this.audit.record(
+      this.context(userId, email, connection.organizationId, context.ipAddress),
+      {
+        organizationId: connection.organizationId,
+        action: 'member.joined',
+        resourceType: 'user',
+        resourceId: userId,
+        metadata: { email, role, method: 'sso', inviteId: invite?.id ?? null },
+      },
+      manager,
+    );
+    return userId;
   }
 
   private async assertSeatFree(manager: EntityManager, organizationId: string, serviceTier: string): Promise<void> {

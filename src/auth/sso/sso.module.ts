@@ -10,6 +10,7 @@ import { SsoSecrets } from './sso-secrets.js';
 import { SsoSignInController } from './sso-sign-in.controller.js';
 import { SsoSignInService } from './sso-sign-in.service.js';
 import { TeamModule } from '../../team/team.module.js';
+import { UsersModule } from '../../users/users.module.js';
 
 /**
  * Enterprise single sign-on with OpenID Connect: the organization's connection, sign-in through
@@ -17,7 +18,7 @@ import { TeamModule } from '../../team/team.module.js';
  * (`sso-enforcement.ts`) and is called by the auth service.
  */
 @Module({
-  imports: [RateLimitModule, AuditModule, MetricsModule, OrganizationsModule, TeamModule],
+  imports: [RateLimitModule, AuditModule, MetricsModule, OrganizationsModule, TeamModule, UsersModule],
   controllers: [SsoConnectionsController, SsoSignInController, SsoDeviceLoginController],
   providers: [SsoConnectionsService, SsoSignInService, SsoSecrets],
 })
