@@ -13,9 +13,8 @@ import type { CreateScheduleDto, EnvironmentConfigDto, ListChangeRequestsQuery }
 import { FlagsService, checkEnvironment, type ChangedFlag, type ChangeScope, type FlagActor } from './flags.service.js';
 import { featureUnavailable } from '../organizations/organizations.exceptions.js';
 import { PlanService } from '../organizations/plan.service.js';
+import type { ChangeRequestState } from './change-request-state.js';
 
-export const CHANGE_REQUEST_STATES = ['pending', 'approved', 'rejected', 'applied', 'stale'] as const;
-export type ChangeRequestState = (typeof CHANGE_REQUEST_STATES)[number];
 type Kind = 'environment' | 'rollback' | 'schedule';
 
 interface ChangeRequestRow {

@@ -1,6 +1,6 @@
 import { AppException, conflict } from '../common/errors/app-exception.js';
 import type { TierDefinition } from '../common/tiers.js';
-import type { ChangeRequestState } from './change-requests.service.js';
+import type { ChangeRequestState } from './change-request-state.js';
 
 export const flagTypeUnavailable = (tier: TierDefinition) =>
   new AppException(403, 'flag_type_unavailable', `The ${tier.display} plan offers on/off (boolean) flags only`, {

@@ -2,7 +2,8 @@ import { Body, Controller, Delete, Get, HttpCode, Put } from '@nestjs/common';
 import { Access } from '../../common/access/access.decorator.js';
 import { OrgAuth, type OrgAuthContext } from '../../common/access/auth-context.js';
 import { SsoConnectionsService } from './sso-connections.service.js';
-import { PutSsoConnectionDto, toSsoConnectionResponse } from './sso.dto.js';
+import { toSsoConnectionResponse } from './sso-connection-response.js';
+import { PutSsoConnectionDto } from './sso.dto.js';
 
 /** The organization's OpenID Connect connection (docs/sso.md). The client secret is never returned. */
 @Controller('api/v1/org/sso')

@@ -12,7 +12,6 @@ import {
   MaxLength,
   MinLength,
 } from 'class-validator';
-import type { SsoConnection } from './sso-connections.service.js';
 
 export const SSO_ROLES = ['viewer', 'member', 'admin'] as const;
 export type SsoRole = (typeof SSO_ROLES)[number];
@@ -70,18 +69,4 @@ export class SsoDiscoverDto {
   @IsEmail()
   @MaxLength(254)
   email!: string;
-}
-
-export function toSsoConnectionResponse(connection: SsoConnection, redirectUri: string) {
-  return {
-    issuer: connection.issuer,
-    clientId: connection.clientId,
-    clientSecretSet: true,
-    allowedDomains: connection.allowedDomains,
-    defaultRole: connection.defaultRole,
-    enforce: connection.enforce,
-    redirectUri,
-    createdAt: connection.createdAt.toISOString(),
-    updatedAt: connection.updatedAt.toISOString(),
-  };
 }
