@@ -39,12 +39,13 @@ export async function announceRevocation(manager: Queryable, revocation: Revocat
   await manager.query(`SELECT pg_notify($1, $2)`, [TOKEN_REVOCATIONS_CHANNEL, JSON.stringify(revocation)]);
 }
 
-/** Every app of organizations about to be deleted, announced as deleted (one message per app). */
-export async function announceOrganizationsDeleted(manager: Queryable, organizationIds: string[]): Promise<void> {
+/** Apps deleted with their organization, announced in one statement (one message per app). */
+export async function announceAppsDeleted(manager: Queryable, appIds: readonly string[]): Promise<void> {
+  if (!appIds.length) return;
   await manager.query(
-    `SELECT pg_notify($1, json_build_object('kind', 'app', 'appId', id, 'state', 'deleted')::text)
-       FROM apps WHERE organization_id = ANY($2::uuid[])`,
-    [TOKEN_REVOCATIONS_CHANNEL, organizationIds],
+    `SELECT pg_notify($1, json_build_object('kind', 'app', 'appId', app.id, 'state', 'deleted')::text)
+       FROM unnest($2::uuid[]) AS app(id)`,
+    [TOKEN_REVOCATIONS_CHANNEL, appIds],
   );
 }
 

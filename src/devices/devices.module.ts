@@ -7,13 +7,12 @@ import { DeviceAnalyticsService } from './device-analytics.service.js';
 import { DevicesDataModule } from './devices-data.module.js';
 import { AnalyticsController, DevicesController } from './devices.controller.js';
 import { DevicesService } from './devices.service.js';
-import { DevicesOrganizationRemoval } from './devices-organization-removal.js';
 
 /** Device records (list, block) and the analytics read endpoints (DESIGN.md section 4, Devices). */
 @Module({
   imports: [RateLimitModule, AuditModule, OrganizationsModule, DevicesDataModule],
   controllers: [DevicesController, AnalyticsController],
-  providers: [DevicesService, DeviceAnalyticsService, BlockedDevices, DevicesOrganizationRemoval],
+  providers: [DevicesService, DeviceAnalyticsService, BlockedDevices],
   exports: [DevicesService, DeviceAnalyticsService, BlockedDevices, DevicesDataModule],
 })
 export class DevicesModule {}
