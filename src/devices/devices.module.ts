@@ -3,6 +3,7 @@ import { AuditModule } from '../audit/audit.module.js';
 import { OrganizationsModule } from '../organizations/organizations.module.js';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { BlockedDevices } from './blocked-devices.js';
+import { DenySetSourcesService } from './deny-set-sources.service.js';
 import { DeviceAnalyticsService } from './device-analytics.service.js';
 import { DevicesDataModule } from './devices-data.module.js';
 import { AnalyticsController, DevicesController } from './devices.controller.js';
@@ -12,7 +13,7 @@ import { DevicesService } from './devices.service.js';
 @Module({
   imports: [RateLimitModule, AuditModule, OrganizationsModule, DevicesDataModule],
   controllers: [DevicesController, AnalyticsController],
-  providers: [DevicesService, DeviceAnalyticsService, BlockedDevices],
-  exports: [DevicesService, DeviceAnalyticsService, BlockedDevices, DevicesDataModule],
+  providers: [DevicesService, DeviceAnalyticsService, BlockedDevices, DenySetSourcesService],
+  exports: [DevicesService, DeviceAnalyticsService, BlockedDevices, DenySetSourcesService, DevicesDataModule],
 })
 export class DevicesModule {}
