@@ -1,11 +1,17 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { announceAppsDeleted } from '../devices/blocked-devices.js';
 import {
   OrganizationLifecycleService,
   type OrganizationRemovalParticipant,
 } from '../organizations/organization-lifecycle.service.js';
 import { TenantResolver } from './tenant-resolver.js';
 
-/** The apps of a removed organization leave this instance's tenant cache once the removal commits. */
+/**
+ * The apps of a removed organization are deleted with it: every instance stops honouring their
+ * device tokens on commit (announced as each app's deletion is), and they leave this instance's
+ * tenant cache once the removal commits.
+ */
 @Injectable()
 export class AppsOrganizationRemoval implements OrganizationRemovalParticipant, OnModuleInit {
   constructor(
@@ -15,6 +21,16 @@ export class AppsOrganizationRemoval implements OrganizationRemovalParticipant, 
 
   onModuleInit(): void {
     this.lifecycle.register(this);
+  }
+
+  async whileRemoving(manager: EntityManager, organizationIds: readonly string[]): Promise<void> {
+    const apps = await manager.query<{ id: string }[]>(`SELECT id FROM apps WHERE organization_id = ANY($1::uuid[])`, [
+      [...organizationIds],
+    ]);
+    await announceAppsDeleted(
+      manager,
+      apps.map((app) => app.id),
+    );
   }
 
   afterRemoval(): void {

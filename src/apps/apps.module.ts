@@ -6,6 +6,7 @@ import { DevicesModule } from '../devices/devices.module.js';
 import { OrganizationsModule } from '../organizations/organizations.module.js';
 import { App } from './app.entity.js';
 import { AppStatsService } from './app-stats.service.js';
+import { AppsDenySetSources } from './apps-deny-set-sources.js';
 import { AppsOrganizationRemoval } from './apps-organization-removal.js';
 import { AppsOrganizationSources } from './apps-organization-sources.js';
 import { AppsController } from './apps.controller.js';
@@ -17,7 +18,7 @@ import { TenantResolver } from './tenant-resolver.js';
 /**
  * Apps (tenants of the SDK routes): management, statistics, and the tenant resolver that maps an
  * SDK request's bundle and team ids to its app. The tenant cache follows the token revocations
- * BlockedDevices hears (devices).
+ * BlockedDevices hears (devices), and apps provides that deny set its inactive apps.
  */
 @Module({
   imports: [TypeOrmModule.forFeature([App]), AuditModule, OrganizationsModule, DevicesDataModule, DevicesModule],
@@ -30,6 +31,7 @@ import { TenantResolver } from './tenant-resolver.js';
     TenantCacheInvalidation,
     AppsOrganizationRemoval,
     AppsOrganizationSources,
+    AppsDenySetSources,
   ],
   exports: [TenantResolver, AppsService, AppsRepository],
 })

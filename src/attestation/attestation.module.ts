@@ -11,6 +11,7 @@ import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { AttestationController, JwksController } from './attestation.controller.js';
 import { AttestationService } from './attestation.service.js';
 import { ChallengeService } from './challenge.service.js';
+import { DebugTokenDenySetSources } from './debug-token-deny-set-sources.js';
 import { DebugTokensController } from './debug-tokens.controller.js';
 import { DebugTokensService } from './debug-tokens.service.js';
 import { DeviceTokenVerifier } from './device-token-verifier.js';
@@ -38,6 +39,7 @@ import { TokenService } from './token.service.js';
     TokenService,
     DeviceTokenVerifier,
     DebugTokensService,
+    DebugTokenDenySetSources,
   ],
   exports: [SigningKeysService, TokenService, DeviceTokenVerifier],
 })

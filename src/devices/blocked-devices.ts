@@ -3,11 +3,11 @@ import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@ne
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { debugTokenIdOf } from './debug-subject.js';
+import { DenySetSourcesService } from './deny-set-sources.service.js';
 import { createLogger } from '../common/logging/logger.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { PgListener } from '../database/pg-listener.js';
-import { organizationJoin } from '../organizations/organizations.service.js';
 
 /** How stale another instance's block may be on this one if its notification was lost. */
 export const BLOCKED_DEVICES_REFRESH_MS = 5_000;
@@ -27,8 +27,8 @@ export type Revocation =
   | { kind: 'app'; appId: string; state: 'active' | 'inactive' | 'deleted' }
   | { kind: 'debugToken'; appId: string; tokenId: string };
 
-/** Longer than any device token lives (`overrideExpirationTime` is at most 30 days). */
-const REVOKED_DEBUG_TOKENS_KEPT = '31 days';
+/** Longer than any device token lives (`overrideExpirationTime` is at most 30 days): 31 days. */
+const REVOKED_DEBUG_TOKENS_KEPT_MS = MAX_TOKEN_LIFETIME_MS + 86_400_000;
 
 interface Queryable {
   query(sql: string, parameters?: unknown[]): Promise<unknown>;
@@ -39,12 +39,13 @@ export async function announceRevocation(manager: Queryable, revocation: Revocat
   await manager.query(`SELECT pg_notify($1, $2)`, [TOKEN_REVOCATIONS_CHANNEL, JSON.stringify(revocation)]);
 }
 
-/** Every app of organizations about to be deleted, announced as deleted (one message per app). */
-export async function announceOrganizationsDeleted(manager: Queryable, organizationIds: string[]): Promise<void> {
+/** Apps deleted with their organization, announced in one statement (one message per app). */
+export async function announceAppsDeleted(manager: Queryable, appIds: readonly string[]): Promise<void> {
+  if (!appIds.length) return;
   await manager.query(
-    `SELECT pg_notify($1, json_build_object('kind', 'app', 'appId', id, 'state', 'deleted')::text)
-       FROM apps WHERE organization_id = ANY($2::uuid[])`,
-    [TOKEN_REVOCATIONS_CHANNEL, organizationIds],
+    `SELECT pg_notify($1, json_build_object('kind', 'app', 'appId', app.id, 'state', 'deleted')::text)
+       FROM unnest($2::uuid[]) AS app(id)`,
+    [TOKEN_REVOCATIONS_CHANNEL, appIds],
   );
 }
 
@@ -66,6 +67,9 @@ export interface TokenRefusal {
  *
  * Revoked debug tokens are in the set too, for as long as a device token minted from one could
  * live: a token whose `sub` is `debug:<tokenId>[:…]` is refused once its debug token is revoked.
+ *
+ * Blocked devices are read here; inactive apps and revoked debug tokens are read by their owners,
+ * apps and attestation, through DenySetSourcesService (both import devices).
  */
 @Injectable()
 export class BlockedDevices implements OnModuleInit, OnModuleDestroy {
@@ -82,6 +86,7 @@ export class BlockedDevices implements OnModuleInit, OnModuleDestroy {
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly sources: DenySetSourcesService,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.revocations.setMaxListeners(0);
@@ -107,8 +112,12 @@ export class BlockedDevices implements OnModuleInit, OnModuleDestroy {
 
   /** Why a verified token of `keyId` for `appId` is refused now, or null when it is not. */
   async refusalFor(appId: string, keyId: string): Promise<TokenRefusal | null> {
-    if (this.loadedAt === 0) await this.reload();
-    else if (Date.now() - this.loadedAt > BLOCKED_DEVICES_REFRESH_MS) void this.reload();
+    if (this.loadedAt === 0) {
+      await this.reload();
+      // Sources are provided as modules start, before any request is served: a check earlier than
+      // that fails rather than trust a deny set without their parts.
+      if (this.loadedAt === 0) throw new Error(`The deny set lacks ${this.sources.missing().join(', ')}`);
+    } else if (Date.now() - this.loadedAt > BLOCKED_DEVICES_REFRESH_MS) void this.reload();
     const deletedUntil = this.deletedApps.get(appId);
     if (deletedUntil !== undefined) {
       if (deletedUntil > Date.now()) {
@@ -143,11 +152,7 @@ export class BlockedDevices implements OnModuleInit, OnModuleDestroy {
   async refusalNow(appId: string, keyId: string): Promise<'device_blocked' | 'debug_token_revoked' | null> {
     const debugTokenId = debugTokenIdOf(keyId);
     if (debugTokenId) {
-      const rows: unknown[] = await this.dataSource.query(
-        `SELECT 1 FROM debug_tokens WHERE id = $1 AND app_id = $2 AND revoked_at IS NOT NULL`,
-        [debugTokenId, appId],
-      );
-      return rows.length ? 'debug_token_revoked' : null;
+      return (await this.sources.debugTokenRevoked(appId, debugTokenId)) ? 'debug_token_revoked' : null;
     }
     const rows: unknown[] = await this.dataSource.query(
       `SELECT 1 FROM devices WHERE app_id = $1 AND key_id = $2 AND is_blocked`,
@@ -181,8 +186,13 @@ export class BlockedDevices implements OnModuleInit, OnModuleDestroy {
     return () => this.revocations.off('resync', listener);
   }
 
-  /** Rereads blocks and deactivations; a failure keeps the previous sets (retried after the interval). */
+  /**
+   * Rereads blocks, deactivations and revoked debug tokens; a failure keeps the previous sets
+   * (retried after the interval). Until apps and attestation have provided their sources nothing
+   * is read and the deny set does not count as loaded: it would lack their parts.
+   */
   reload(): Promise<void> {
+    if (this.sources.missing().length) return Promise.resolve();
     this.loading ??= this.read()
       .catch(() => undefined)
       .finally(() => {
@@ -195,22 +205,18 @@ export class BlockedDevices implements OnModuleInit, OnModuleDestroy {
   private async read(): Promise<void> {
     this.arrivedDuringLoad = [];
     try {
-      const [devices, apps] = await Promise.all([
-        this.dataSource.query<{ app_id: string; key_id: string; debug: boolean }[]>(
-          `SELECT app_id, key_id, false AS debug FROM devices WHERE is_blocked
-           UNION ALL
-           SELECT app_id, id::text, true FROM debug_tokens
-            WHERE revoked_at > now() - interval '${REVOKED_DEBUG_TOKENS_KEPT}'`,
+      const [devices, debugTokens, inactiveApps] = await Promise.all([
+        this.dataSource.query<{ app_id: string; key_id: string }[]>(
+          `SELECT app_id, key_id FROM devices WHERE is_blocked`,
         ),
-        this.dataSource.query<{ id: string }[]>(
-          `SELECT a.id FROM apps a ${organizationJoin('o', 'a.organization_id')}
-            WHERE NOT a.is_active OR NOT o.active`,
-        ),
+        this.sources.revokedDebugTokens(REVOKED_DEBUG_TOKENS_KEPT_MS),
+        this.sources.inactiveApps(),
       ]);
-      this.blocked = new Set(
-        devices.map((row) => (row.debug ? debugEntry(row.app_id, row.key_id) : entry(row.app_id, row.key_id))),
-      );
-      this.inactiveApps = new Set(apps.map((row) => row.id));
+      this.blocked = new Set([
+        ...devices.map((row) => entry(row.app_id, row.key_id)),
+        ...debugTokens.map((token) => debugEntry(token.appId, token.tokenId)),
+      ]);
+      this.inactiveApps = new Set(inactiveApps);
       for (const revocation of this.arrivedDuringLoad) this.apply(revocation);
     } finally {
       this.arrivedDuringLoad = null;

@@ -3,17 +3,17 @@ import { AuditModule } from '../audit/audit.module.js';
 import { OrganizationsModule } from '../organizations/organizations.module.js';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { BlockedDevices } from './blocked-devices.js';
+import { DenySetSourcesService } from './deny-set-sources.service.js';
 import { DeviceAnalyticsService } from './device-analytics.service.js';
 import { DevicesDataModule } from './devices-data.module.js';
 import { AnalyticsController, DevicesController } from './devices.controller.js';
 import { DevicesService } from './devices.service.js';
-import { DevicesOrganizationRemoval } from './devices-organization-removal.js';
 
 /** Device records (list, block) and the analytics read endpoints (DESIGN.md section 4, Devices). */
 @Module({
   imports: [RateLimitModule, AuditModule, OrganizationsModule, DevicesDataModule],
   controllers: [DevicesController, AnalyticsController],
-  providers: [DevicesService, DeviceAnalyticsService, BlockedDevices, DevicesOrganizationRemoval],
-  exports: [DevicesService, DeviceAnalyticsService, BlockedDevices, DevicesDataModule],
+  providers: [DevicesService, DeviceAnalyticsService, BlockedDevices, DenySetSourcesService],
+  exports: [DevicesService, DeviceAnalyticsService, BlockedDevices, DenySetSourcesService, DevicesDataModule],
 })
 export class DevicesModule {}

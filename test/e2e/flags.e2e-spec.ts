@@ -303,6 +303,65 @@ describe('feature flags', () => {
       await eventually(async () => (await read(peer)).status === 200, { timeoutMs: 8_000, intervalMs: 250 });
     });
 
+    it('refuses, after the reread of the deny set, the tokens of a deactivated app, of a deactivated organization and of a revoked debug token whose notification was lost; a fresh instance at its first request', async () => {
+      const read = (on: TestApp, of: RegisteredApp, token: string) =>
+        sdk(on, of).get('/api/v1/flags').set('Authorization', `Bearer ${token}`);
+      const debugToken = async (of: RegisteredApp) => {
+        const created = await of.owner.post(`/api/v1/apps/${of.id}/debug-tokens`).send({ name: 'CI' }).expect(201);
+        const minted = await sdk(t, of)
+          .post('/api/v1/attestation/debug')
+          .send({ debugToken: created.body.token })
+          .expect(200);
+        return { id: created.body.id as string, token: minted.body.token as string };
+      };
+      const inactive = await registerApp(t);
+      const ofInactiveOrganization = await registerApp(t);
+      const debugApp = await registerApp(t);
+      const tokens = {
+        inactive: (await attestDevice(t, inactive)).token,
+        ofInactiveOrganization: (await attestDevice(t, ofInactiveOrganization)).token,
+      };
+      const revoked = await debugToken(debugApp);
+      const revokedLongAgo = await debugToken(debugApp);
+      // Each instance now caches the apps (30 s): only the deny set can refuse them before then.
+      for (const [of, token] of [
+        [inactive, tokens.inactive],
+        [ofInactiveOrganization, tokens.ofInactiveOrganization],
+        [debugApp, revoked.token],
+        [debugApp, revokedLongAgo.token],
+      ] as const) {
+        await read(t, of, token).expect(200);
+      }
+
+      // Written without the announcement, as if every instance had missed it.
+      await t.sql(`UPDATE apps SET is_active = false WHERE id = $1`, [inactive.id]);
+      await t.sql(`UPDATE organizations SET is_active = false WHERE id = $1`, [ofInactiveOrganization.org.id]);
+      await t.sql(`UPDATE debug_tokens SET revoked_at = now() WHERE id = $1`, [revoked.id]);
+      // Revoked before the longest-lived token it could have minted expired: out of the deny set.
+      await t.sql(`UPDATE debug_tokens SET revoked_at = now() - interval '32 days' WHERE id = $1`, [revokedLongAgo.id]);
+
+      const peer = await t.startPeer();
+      const first = await read(peer, debugApp, revoked.token).expect(401);
+      expect(first.body.error).toBe('The attestation token was minted from a revoked debug token');
+
+      const refusal = async (of: RegisteredApp, token: string) => {
+        const response = await read(t, of, token);
+        return response.status === 401 ? (response.body.error as string) : response.status;
+      };
+      await eventually(async () => (await refusal(debugApp, revoked.token)) !== 200, {
+        timeoutMs: 8_000,
+        intervalMs: 250,
+      });
+      expect(await refusal(debugApp, revoked.token)).toBe(
+        'The attestation token was minted from a revoked debug token',
+      );
+      expect(await refusal(inactive, tokens.inactive)).toBe('The attestation token belongs to a deactivated app');
+      expect(await refusal(ofInactiveOrganization, tokens.ofInactiveOrganization)).toBe(
+        'The attestation token belongs to a deactivated app',
+      );
+      expect(await refusal(debugApp, revokedLongAgo.token)).toBe(200);
+    });
+
     it('answers 401 to an expired token, a token signed by another key, or one not using RS256', async () => {
       const key = await t.app.get(SigningKeysService).signingKey();
       const claims = { app_id: app.id, org_id: app.org.id };
