@@ -4,6 +4,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { debugTokenIdOf } from './debug-subject.js';
 import { DenySetSourcesService } from './deny-set-sources.service.js';
+import { serviceUnavailable } from '../common/errors/app-exception.js';
 import { createLogger } from '../common/logging/logger.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
@@ -77,7 +78,10 @@ export class BlockedDevices implements OnModuleInit, OnModuleDestroy {
   private inactiveApps = new Set<string>();
   /** Deleted app → when its last token has expired (ms). */
   private readonly deletedApps = new Map<string, number>();
+  /** When the last read ended (failed or not): the next one is due BLOCKED_DEVICES_REFRESH_MS later. */
   private loadedAt = 0;
+  /** Whether a read has ever completed: until then the sets are not the deny set. */
+  private loaded = false;
   private loading: Promise<void> | null = null;
   /** Revocations that arrived while a reload was reading: applied again on top of its result. */
   private arrivedDuringLoad: Revocation[] | null = null;
@@ -112,11 +116,16 @@ export class BlockedDevices implements OnModuleInit, OnModuleDestroy {
 
   /** Why a verified token of `keyId` for `appId` is refused now, or null when it is not. */
   async refusalFor(appId: string, keyId: string): Promise<TokenRefusal | null> {
-    if (this.loadedAt === 0) {
+    if (!this.loaded) {
       await this.reload();
-      // Sources are provided as modules start, before any request is served: a check earlier than
-      // that fails rather than trust a deny set without their parts.
-      if (this.loadedAt === 0) throw new Error(`The deny set lacks ${this.sources.missing().join(', ')}`);
+      // Never read whole: the database has been out of reach since this instance started, or a
+      // source is not provided yet (sources are provided as modules start, before any request).
+      // Refused, rather than let the token of a blocked device or a deactivated app through.
+      if (!this.loaded) {
+        const missing = this.sources.missing();
+        if (missing.length) throw new Error(`The deny set lacks ${missing.join(', ')}`);
+        throw serviceUnavailable('Device tokens cannot be checked right now', { hint: 'Retry in a few seconds' });
+      }
     } else if (Date.now() - this.loadedAt > BLOCKED_DEVICES_REFRESH_MS) void this.reload();
     const deletedUntil = this.deletedApps.get(appId);
     if (deletedUntil !== undefined) {
@@ -218,6 +227,7 @@ export class BlockedDevices implements OnModuleInit, OnModuleDestroy {
       ]);
       this.inactiveApps = new Set(inactiveApps);
       for (const revocation of this.arrivedDuringLoad) this.apply(revocation);
+      this.loaded = true;
     } finally {
       this.arrivedDuringLoad = null;
     }

@@ -131,6 +131,20 @@ describe('the device-token deny set over its sources', () => {
     expect(await refusal(state, 'app-1', 'device-2')).toBeNull();
   });
 
+  it('refuses every token with a 503 until a first read succeeds, then answers from it', async () => {
+    const state = world();
+    state.blockedDevices = () => Promise.reject(new Error('connection refused'));
+    await expect(state.blocked.refusalFor('app-2', 'device-9')).rejects.toMatchObject({
+      status: 503,
+      code: 'service_unavailable',
+    });
+    // Still nothing read whole: the next request reads again rather than trust empty sets.
+    await expect(state.blocked.refusalFor('app-2', 'device-9')).rejects.toMatchObject({ status: 503 });
+    state.blockedDevices = () => Promise.resolve([{ app_id: 'app-2', key_id: 'device-2' }]);
+    expect(await refusal(state, 'app-2', 'device-2')).toBe('The attestation token belongs to a blocked device');
+    expect(await refusal(state, 'app-2', 'device-9')).toBeNull();
+  });
+
   it('keeps the previous sets, all of them, when a source fails', async () => {
     const state = world();
     state.blockedDevices = () => Promise.resolve([{ app_id: 'app-2', key_id: 'device-2' }]);
