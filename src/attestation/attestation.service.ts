@@ -123,7 +123,7 @@ export class AttestationService {
     const clientDataHashes = input.clientData
       ? clientDataHashesFor(Buffer.from(input.clientData, 'base64'), input.challenge)
       : challengeClientDataHashes(input.challenge);
-    const result = verifyAssertion({
+    const result = await verifyAssertion({
       assertion: Buffer.from(input.assertion, 'base64'),
       publicKeyPem: known.public_key_pem,
       clientDataHashes,
