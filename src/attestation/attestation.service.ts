@@ -138,20 +138,27 @@ export class AttestationService {
     }
     this.assertDeviceAge(tenant, known);
     await this.challenges.consume(tenant.appId, input.challenge);
+    const now = new Date();
     return this.withFailureEvents(tenant, input.keyId, 'assertion', async (manager, seen) => {
       const devices = this.devices.in(manager);
       // The counter only moves forward: of two concurrent refreshes with one counter, one wins.
+      // The same statement says whether the device is already counted this period, so the
+      // usual refresh spends no statement on the quota.
       const device = await devices.touch(tenant.organizationId, known.id, input, {
         attested: false,
         subjectVerified,
         advanceCounterTo: result.counter,
+        madPeriods: this.mad.periodStarts(tenant, now),
       });
       if (!device) throw attestationFailure('counter_not_increasing', 'The assertion counter did not increase');
       if (input.subjectId !== undefined && input.subjectId !== known.subject_id) {
         // Who uses the device changed: an event in the device's history, committed with the admission.
         await devices.recordSubjectChanged(tenant.organizationId, tenant.appId, known.id, input.keyId);
       }
-      return this.admit(manager, tenant, device, input.keyId, 'assertion', false, seen, input.limitedUse === true);
+      return this.admit(manager, tenant, device, input.keyId, 'assertion', false, seen, {
+        limitedUse: input.limitedUse === true,
+        now,
+      });
     });
   }
 
@@ -164,7 +171,7 @@ export class AttestationService {
     eventType: 'attestation' | 'assertion',
     isNewDevice: boolean,
     seen: AttemptFacts,
-    limitedUse = false,
+    options: { limitedUse?: boolean; now?: Date } = {},
   ): Promise<MintedToken> {
     const thresholds = tenant.riskThresholds;
     if (device.is_blocked) throw deviceBlocked();
@@ -181,7 +188,7 @@ export class AttestationService {
     if (device.attestation_count < thresholds.minAttestationCount) {
       throw insufficientAttestationHistory(thresholds.minAttestationCount);
     }
-    await this.mad.count(manager, tenant, device.id, isNewDevice);
+    await this.mad.count(manager, tenant, device.id, isNewDevice, options.now, device.mad_counted === true);
     await this.devices
       .in(manager)
       .recordSuccess(tenant.organizationId, tenant.appId, device.id, keyId, eventType, risk.score);
@@ -191,7 +198,7 @@ export class AttestationService {
     if (highRisk) events.push(highRisk);
     // The hot path (a refresh by a clean device) publishes nothing and costs no query.
     await this.domainEvents.publish(manager, events);
-    return this.tokens.mint(subjectOf(tenant, keyId, device, risk.score), { limitedUse });
+    return this.tokens.mint(subjectOf(tenant, keyId, device, risk.score), { limitedUse: options.limitedUse });
   }
 
   /** Runs the admission transaction; a refusal inside it still leaves a failure event behind. */

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import { queryRows } from '../database/sql.js';
+import { madDeviceCounted } from '../usage/mad.repository.js';
 import type { AttestationEnvironment } from './device.entity.js';
 import { toFailureTrend, type FailureTrend, type FailureTrendRow } from './failure-trend.js';
 
@@ -27,6 +28,8 @@ export interface DeviceRow {
   velocity_count: number;
   is_blocked: boolean;
   first_seen_at: Date;
+  /** Whether the device is counted as monthly active in every period `touch` was given (else false). */
+  mad_counted?: boolean;
 }
 
 /** A device's risk signals after a failure was counted. */
@@ -197,13 +200,20 @@ export class DeviceStore {
   /**
    * Profile fields the device reports, the attestation count (when `attested`) and the hourly
    * velocity window; with `advanceCounterTo`, also the assertion counter, only if it moves
-   * forward (null otherwise: of two concurrent refreshes with one counter, one wins).
+   * forward (null otherwise: of two concurrent refreshes with one counter, one wins). With
+   * `madPeriods`, the same statement answers whether the device is already counted as monthly
+   * active in those periods (`mad_counted`, through the usage feature's `madDeviceCounted`).
    */
   async touch(
     organizationId: string,
     deviceId: string,
     report: DeviceReport,
-    options: { attested: boolean; subjectVerified: boolean; advanceCounterTo?: number | null },
+    options: {
+      attested: boolean;
+      subjectVerified: boolean;
+      advanceCounterTo?: number | null;
+      madPeriods?: readonly string[];
+    },
   ): Promise<DeviceRow | null> {
     const rows = await queryRows<DeviceRow>(
       this.runner,
@@ -219,7 +229,9 @@ export class DeviceStore {
          sign_counter = COALESCE($10, sign_counter),
          last_seen_at = now(), updated_at = now()
        WHERE id = $1 AND organization_id = $12 AND ($10::bigint IS NULL OR sign_counter < $10)
-       RETURNING ${DEVICE_COLUMNS}, false AS inserted`,
+       RETURNING ${DEVICE_COLUMNS}, false AS inserted,
+                 CASE WHEN $13::date[] IS NULL THEN false ELSE ${madDeviceCounted('$12', '$13', 'devices.id')} END
+                   AS mad_counted`,
       [
         deviceId,
         report.deviceModel ?? null,
@@ -233,6 +245,7 @@ export class DeviceStore {
         options.advanceCounterTo ?? null,
         options.subjectVerified,
         organizationId,
+        options.madPeriods ?? null,
       ],
     );
     return rows[0] ?? null;
