@@ -22,7 +22,12 @@ import { DomainEvents } from '../common/domain-events/domain-events.js';
 import { tierDefinition } from '../common/tiers.js';
 import { highRiskThreshold } from '../compliance/compliance-settings.js';
 import type { AttestingApp, DeviceDomainEvent, DeviceFacts } from '../devices/device-domain-events.js';
-import { DevicesRepository, type DeviceRow, type FailedDeviceRow } from '../devices/devices.repository.js';
+import {
+  DevicesRepository,
+  type DeviceRow,
+  type FailedDeviceRow,
+  type ReadDeviceRow,
+} from '../devices/devices.repository.js';
 import { scoreStoredDevice } from '../devices/risk-score.js';
 import { MadService } from '../usage/mad.service.js';
 import { Metrics } from '../metrics/metrics.js';
@@ -139,6 +144,8 @@ export class AttestationService {
     this.assertDeviceAge(tenant, known);
     await this.challenges.consume(tenant.appId, input.challenge);
     const now = new Date();
+    const clean = await this.refreshClean(tenant, input, known, result.counter, subjectVerified, now);
+    if (clean) return clean;
     return this.withFailureEvents(tenant, input.keyId, 'assertion', async (manager, seen) => {
       const devices = this.devices.in(manager);
       // The counter only moves forward: of two concurrent refreshes with one counter, one wins.
@@ -159,6 +166,50 @@ export class AttestationService {
         limitedUse: input.limitedUse === true,
         now,
       });
+    });
+  }
+
+  /**
+   * The usual refresh, in one statement (decision 0062): a device that stays clean (risk 0, so
+   * no refusal, no high-risk event), keeps its subject and is already counted this period. The
+   * decision is made on the row as read, predicting the one thing the touch changes that the
+   * score reads (the velocity count; a refresh reports no jailbreak), and the statement applies only
+   * if the row is still that version and the prediction holds. Null when the refresh is not such a
+   * one or the row moved: the transactional path then decides as before. The token is minted
+   * after the commit, from the row as stored.
+   */
+  private async refreshClean(
+    tenant: Tenant,
+    input: RefreshAttestationDto,
+    known: ReadDeviceRow,
+    counter: number,
+    subjectVerified: boolean,
+    now: Date,
+  ): Promise<MintedToken | null> {
+    if (input.subjectId !== undefined && input.subjectId !== known.subject_id) return null;
+    const velocityCount = known.velocity_window_expired ? 1 : known.velocity_count + 1;
+    const risk = scoreStoredDevice(known, velocityCount);
+    const thresholds = tenant.riskThresholds;
+    if (risk.score !== 0 || risk.score > thresholds.maxAllowedRiskScore) return null;
+    if (known.attestation_count < thresholds.minAttestationCount) return null;
+    const device = await this.devices.refreshClean(tenant.organizationId, tenant.appId, known.id, input.keyId, input, {
+      subjectVerified,
+      counter,
+      version: known.version,
+      velocityCount,
+      riskScore: risk.score,
+      madPeriods: this.mad.periodStarts(tenant, now),
+    });
+    if (!device) return null;
+    this.riskAlerts.onDeviceEvent(tenant, {
+      keyId: input.keyId,
+      result: 'success',
+      riskScore: risk.score,
+      isNewDevice: false,
+      errorCode: null,
+    });
+    return this.tokens.mint(subjectOf(tenant, input.keyId, device, risk.score), {
+      limitedUse: input.limitedUse === true,
     });
   }
 

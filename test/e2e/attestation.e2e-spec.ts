@@ -391,6 +391,36 @@ describe('device attestation', () => {
       expect((await refresh(app, device, 4)).status).toBe(200);
     });
 
+    it.each<['development' | 'production', number]>([
+      ['production', 0],
+      ['development', 15],
+    ])(
+      'records a refresh of a %s device alike: counter, velocity, score and its success event',
+      async (environment, riskScore) => {
+        const app = await registerApp(t);
+        const device = authority.createDevice();
+        expect((await attest(app, device, {}, environment)).status).toBe(200);
+        const first = await refresh(app, device, 1);
+        expect(first.status).toBe(200);
+        expect(first.body.riskScore).toBe(riskScore);
+        expect((await refresh(app, device, 2)).status).toBe(200);
+        const [row] = await t.sql(
+          `SELECT sign_counter, velocity_count, risk_score, attestation_count FROM devices WHERE key_id = $1`,
+          [device.keyId],
+        );
+        expect(row).toEqual({ sign_counter: '2', velocity_count: 3, risk_score: riskScore, attestation_count: 1 });
+        const events = await t.sql(
+          `SELECT event_type, result, risk_score FROM device_events WHERE key_id = $1 ORDER BY created_at`,
+          [device.keyId],
+        );
+        expect(events).toEqual([
+          { event_type: 'attestation', result: 'success', risk_score: riskScore },
+          { event_type: 'assertion', result: 'success', risk_score: riskScore },
+          { event_type: 'assertion', result: 'success', risk_score: riskScore },
+        ]);
+      },
+    );
+
     it('accepts clientData that contains the challenge', async () => {
       const app = await registerApp(t);
       const device = authority.createDevice();
