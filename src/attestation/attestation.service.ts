@@ -149,8 +149,8 @@ export class AttestationService {
     return this.withFailureEvents(tenant, input.keyId, 'assertion', async (manager, seen) => {
       const devices = this.devices.in(manager);
       // The counter only moves forward: of two concurrent refreshes with one counter, one wins.
-      // The same statement says whether the device is already counted this period, so the
-      // usual refresh spends no statement on the quota.
+      // The same statement says whether the device is already counted this period, so a counted
+      // device spends no statement on the quota.
       const device = await devices.touch(tenant.organizationId, known.id, input, {
         attested: false,
         subjectVerified,
@@ -170,13 +170,14 @@ export class AttestationService {
   }
 
   /**
-   * The usual refresh, in one statement (decision 0062): a device that stays clean (risk 0, so
-   * no refusal, no high-risk event), keeps its subject and is already counted this period. The
-   * decision is made on the row as read, predicting the one thing the touch changes that the
-   * score reads (the velocity count; a refresh reports no jailbreak), and the statement applies only
-   * if the row is still that version and the prediction holds. Null when the refresh is not such a
-   * one or the row moved: the transactional path then decides as before. The token is minted
-   * after the commit, from the row as stored.
+   * The usual refresh, in one statement (decision 0062): a device the app's thresholds admit,
+   * whose score does not make it high risk (nothing to announce), that keeps its subject and is
+   * already counted this period. The decision is made on the row as read, predicting the one thing
+   * the touch changes that the score reads (the velocity count; a refresh reports no jailbreak),
+   * and the statement applies only if the row is still that version, the prediction holds and the
+   * score is within the high-risk threshold. Null when the refresh is not such a one or the row
+   * moved: the transactional path then decides as before. The token is minted after the commit,
+   * from the row as stored.
    */
   private async refreshClean(
     tenant: Tenant,
@@ -189,8 +190,10 @@ export class AttestationService {
     if (input.subjectId !== undefined && input.subjectId !== known.subject_id) return null;
     const velocityCount = known.velocity_window_expired ? 1 : known.velocity_count + 1;
     const risk = scoreStoredDevice(known, velocityCount);
+    // Every refusal of `admit` is left to it, with its rollback and failure event.
     const thresholds = tenant.riskThresholds;
-    if (risk.score !== 0 || risk.score > thresholds.maxAllowedRiskScore) return null;
+    if (thresholds.blockOnJailbreak && known.jailbreak_detected) return null;
+    if (risk.score > thresholds.maxAllowedRiskScore) return null;
     if (known.attestation_count < thresholds.minAttestationCount) return null;
     const device = await this.devices.refreshClean(tenant.organizationId, tenant.appId, known.id, input.keyId, input, {
       subjectVerified,
@@ -199,6 +202,7 @@ export class AttestationService {
       velocityCount,
       riskScore: risk.score,
       madPeriods: this.mad.periodStarts(tenant, now),
+      plan: tierDefinition(tenant.serviceTier),
     });
     if (!device) return null;
     this.riskAlerts.onDeviceEvent(tenant, {
@@ -247,7 +251,7 @@ export class AttestationService {
     if (isNewDevice) events.push({ type: 'DeviceRegistered', app: attestingApp(tenant), device: scored });
     const highRisk = await this.highRiskEvent(manager, tenant, scored);
     if (highRisk) events.push(highRisk);
-    // The hot path (a refresh by a clean device) publishes nothing and costs no query.
+    // A clean device that is not new publishes nothing and costs no query.
     await this.domainEvents.publish(manager, events);
     return this.tokens.mint(subjectOf(tenant, keyId, device, risk.score), { limitedUse: options.limitedUse });
   }

@@ -3,6 +3,8 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import { queryRows } from '../database/sql.js';
 import { madDeviceCounted } from '../usage/mad.repository.js';
+import { highRiskThresholdSql } from '../compliance/compliance-settings.js';
+import type { TierDefinition } from '../common/tiers.js';
 import type { AttestationEnvironment } from './device.entity.js';
 import { toFailureTrend, type FailureTrend, type FailureTrendRow } from './failure-trend.js';
 
@@ -51,6 +53,8 @@ export interface CleanRefresh {
   readonly velocityCount: number;
   readonly riskScore: number;
   readonly madPeriods: readonly string[];
+  /** The organization's plan, which decides the high-risk threshold the score must not exceed. */
+  readonly plan: TierDefinition;
 }
 
 /** A device's risk signals after a failure was counted. */
@@ -281,11 +285,12 @@ export class DeviceStore {
   }
 
   /**
-   * A refresh of a clean device that is already counted this period, in one autocommitted
+   * A refresh of an admitted device that is already counted this period, in one autocommitted
    * statement: the touch (as `touch` with `advanceCounterTo`), the risk score and the success
    * event. It applies only to the row the caller decided on: the same version (`xmin`; a write by
    * anyone since changes it), a counter below the new one, the velocity count the caller scored,
-   * no jailbreak after the report, and the device counted as monthly active in `madPeriods`.
+   * no jailbreak after the report, the device counted as monthly active in `madPeriods`, and a
+   * score no higher than the organization's high-risk threshold (so nothing is to be announced).
    * Otherwise it changes nothing and answers null, and the caller takes the transactional path,
    * which decides again from the row as it is then.
    */
@@ -304,6 +309,7 @@ export class DeviceStore {
           WHERE id = $1 AND organization_id = $12 AND xmin::text = $14 AND sign_counter < $10
             AND ${VELOCITY_AFTER_TOUCH} = $15 AND NOT COALESCE($8, jailbreak_detected)
             AND ${madDeviceCounted('$12', '$13', 'devices.id')}
+            AND $16 <= ${highRiskThresholdSql('$12', refresh.plan)}
          RETURNING ${DEVICE_COLUMNS}
        ), recorded AS (
          INSERT INTO device_events (organization_id, app_id, device_id, key_id, event_type, result, risk_score)
