@@ -18,6 +18,7 @@ import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 import type { AppConfig } from './config/app-config.js';
 import { AppConfigModule } from './config/config.module.js';
 import { dataSourceOptions } from './database/data-source-options.js';
+import { RelaxedCommitsModule } from './database/relaxed-commits.js';
 import { HealthModule } from './health/health.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { OrganizationsModule } from './organizations/organizations.module.js';
@@ -42,6 +43,7 @@ export class AppModule {
       imports: [
         AppConfigModule.forRoot(config),
         TypeOrmModule.forRoot({ ...dataSourceOptions(config.databaseUrl), autoLoadEntities: true }),
+        RelaxedCommitsModule,
         HealthModule,
         // The SDK's hot routes first: Express tries routes in registration order.
         FlagsModule,

@@ -22,7 +22,12 @@ import { DomainEvents } from '../common/domain-events/domain-events.js';
 import { tierDefinition } from '../common/tiers.js';
 import { highRiskThreshold } from '../compliance/compliance-settings.js';
 import type { AttestingApp, DeviceDomainEvent, DeviceFacts } from '../devices/device-domain-events.js';
-import { DevicesRepository, type DeviceRow, type FailedDeviceRow } from '../devices/devices.repository.js';
+import {
+  DevicesRepository,
+  type DeviceRow,
+  type FailedDeviceRow,
+  type ReadDeviceRow,
+} from '../devices/devices.repository.js';
 import { scoreStoredDevice } from '../devices/risk-score.js';
 import { MadService } from '../usage/mad.service.js';
 import { Metrics } from '../metrics/metrics.js';
@@ -123,7 +128,7 @@ export class AttestationService {
     const clientDataHashes = input.clientData
       ? clientDataHashesFor(Buffer.from(input.clientData, 'base64'), input.challenge)
       : challengeClientDataHashes(input.challenge);
-    const result = verifyAssertion({
+    const result = await verifyAssertion({
       assertion: Buffer.from(input.assertion, 'base64'),
       publicKeyPem: known.public_key_pem,
       clientDataHashes,
@@ -138,20 +143,77 @@ export class AttestationService {
     }
     this.assertDeviceAge(tenant, known);
     await this.challenges.consume(tenant.appId, input.challenge);
+    const now = new Date();
+    const clean = await this.refreshClean(tenant, input, known, result.counter, subjectVerified, now);
+    if (clean) return clean;
     return this.withFailureEvents(tenant, input.keyId, 'assertion', async (manager, seen) => {
       const devices = this.devices.in(manager);
       // The counter only moves forward: of two concurrent refreshes with one counter, one wins.
+      // The same statement says whether the device is already counted this period, so a counted
+      // device spends no statement on the quota.
       const device = await devices.touch(tenant.organizationId, known.id, input, {
         attested: false,
         subjectVerified,
         advanceCounterTo: result.counter,
+        madPeriods: this.mad.periodStarts(tenant, now),
       });
       if (!device) throw attestationFailure('counter_not_increasing', 'The assertion counter did not increase');
       if (input.subjectId !== undefined && input.subjectId !== known.subject_id) {
         // Who uses the device changed: an event in the device's history, committed with the admission.
         await devices.recordSubjectChanged(tenant.organizationId, tenant.appId, known.id, input.keyId);
       }
-      return this.admit(manager, tenant, device, input.keyId, 'assertion', false, seen, input.limitedUse === true);
+      return this.admit(manager, tenant, device, input.keyId, 'assertion', false, seen, {
+        limitedUse: input.limitedUse === true,
+        now,
+      });
+    });
+  }
+
+  /**
+   * The usual refresh, in one statement (decision 0062): a device the app's thresholds admit,
+   * whose score does not make it high risk (nothing to announce), that keeps its subject and is
+   * already counted this period. The decision is made on the row as read, predicting the one thing
+   * the touch changes that the score reads (the velocity count; a refresh reports no jailbreak),
+   * and the statement applies only if the row is still that version, the prediction holds and the
+   * score is within the high-risk threshold. Null when the refresh is not such a one or the row
+   * moved: the transactional path then decides as before. The token is minted after the commit,
+   * from the row as stored.
+   */
+  private async refreshClean(
+    tenant: Tenant,
+    input: RefreshAttestationDto,
+    known: ReadDeviceRow,
+    counter: number,
+    subjectVerified: boolean,
+    now: Date,
+  ): Promise<MintedToken | null> {
+    if (input.subjectId !== undefined && input.subjectId !== known.subject_id) return null;
+    const velocityCount = known.velocity_window_expired ? 1 : known.velocity_count + 1;
+    const risk = scoreStoredDevice(known, velocityCount);
+    // Every refusal of `admit` is left to it, with its rollback and failure event.
+    const thresholds = tenant.riskThresholds;
+    if (thresholds.blockOnJailbreak && known.jailbreak_detected) return null;
+    if (risk.score > thresholds.maxAllowedRiskScore) return null;
+    if (known.attestation_count < thresholds.minAttestationCount) return null;
+    const device = await this.devices.refreshClean(tenant.organizationId, tenant.appId, known.id, input.keyId, input, {
+      subjectVerified,
+      counter,
+      version: known.version,
+      velocityCount,
+      riskScore: risk.score,
+      madPeriods: this.mad.periodStarts(tenant, now),
+      plan: tierDefinition(tenant.serviceTier),
+    });
+    if (!device) return null;
+    this.riskAlerts.onDeviceEvent(tenant, {
+      keyId: input.keyId,
+      result: 'success',
+      riskScore: risk.score,
+      isNewDevice: false,
+      errorCode: null,
+    });
+    return this.tokens.mint(subjectOf(tenant, input.keyId, device, risk.score), {
+      limitedUse: input.limitedUse === true,
     });
   }
 
@@ -164,7 +226,7 @@ export class AttestationService {
     eventType: 'attestation' | 'assertion',
     isNewDevice: boolean,
     seen: AttemptFacts,
-    limitedUse = false,
+    options: { limitedUse?: boolean; now?: Date } = {},
   ): Promise<MintedToken> {
     const thresholds = tenant.riskThresholds;
     if (device.is_blocked) throw deviceBlocked();
@@ -181,7 +243,7 @@ export class AttestationService {
     if (device.attestation_count < thresholds.minAttestationCount) {
       throw insufficientAttestationHistory(thresholds.minAttestationCount);
     }
-    await this.mad.count(manager, tenant, device.id, isNewDevice);
+    await this.mad.count(manager, tenant, device.id, isNewDevice, options.now, device.mad_counted === true);
     await this.devices
       .in(manager)
       .recordSuccess(tenant.organizationId, tenant.appId, device.id, keyId, eventType, risk.score);
@@ -189,9 +251,9 @@ export class AttestationService {
     if (isNewDevice) events.push({ type: 'DeviceRegistered', app: attestingApp(tenant), device: scored });
     const highRisk = await this.highRiskEvent(manager, tenant, scored);
     if (highRisk) events.push(highRisk);
-    // The hot path (a refresh by a clean device) publishes nothing and costs no query.
+    // A clean device that is not new publishes nothing and costs no query.
     await this.domainEvents.publish(manager, events);
-    return this.tokens.mint(subjectOf(tenant, keyId, device, risk.score), { limitedUse });
+    return this.tokens.mint(subjectOf(tenant, keyId, device, risk.score), { limitedUse: options.limitedUse });
   }
 
   /** Runs the admission transaction; a refusal inside it still leaves a failure event behind. */

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { JwtService } from '@nestjs/jwt';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import type { Tenant } from '../apps/tenant-resolver.js';
+import { signRs256Jwt } from './rs256-signer.js';
 import { SigningKeysService } from './signing-keys.service.js';
 import { SERVICE_SET_CLAIMS } from './token-claims.js';
 
@@ -61,7 +61,6 @@ export interface MintedToken {
 export class TokenService {
   constructor(
     private readonly keys: SigningKeysService,
-    private readonly jwt: JwtService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -99,18 +98,20 @@ export class TokenService {
         ? { bundle_id: tenant.bundleId, team_id: tenant.teamId, app_name: tenant.appName }
         : {}),
     });
-    // @nestjs/jwt writes the header { alg: RS256, typ: JWT, kid } and the registered claims.
-    const token = await this.jwt.signAsync(
-      { ...claims, iat: issuedAt, exp: issuedAt + lifetime },
+    // The payload in the order jsonwebtoken (through @nestjs/jwt, which verifies these tokens)
+    // writes it: the claims, iat and exp, then aud, iss, sub and jti.
+    const token = await signRs256Jwt(
+      key.kid,
       {
-        algorithm: 'RS256',
-        privateKey: key.privateKey,
-        keyid: key.kid,
-        subject: subject.keyId,
-        issuer: jwt.customIssuer ?? this.config.baseUrl,
-        audience: jwt.customAudience ?? tenant.bundleId,
-        jwtid: randomUUID(),
+        ...claims,
+        iat: issuedAt,
+        exp: issuedAt + lifetime,
+        aud: jwt.customAudience ?? tenant.bundleId,
+        iss: jwt.customIssuer ?? this.config.baseUrl,
+        sub: subject.keyId,
+        jti: randomUUID(),
       },
+      key.privateKey,
     );
     return {
       token,

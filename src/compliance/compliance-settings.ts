@@ -1,5 +1,5 @@
 import type { TierDefinition } from '../common/tiers.js';
-import { queryRows } from '../database/sql.js';
+import { queryRows, sqlReference } from '../database/sql.js';
 import { DEFAULT_COMPLIANCE_SETTINGS, type ComplianceSettings } from './compliance-checks.js';
 
 /** A DataSource or a transaction's EntityManager. */
@@ -57,4 +57,16 @@ export async function complianceSettingsOf(
  */
 export async function highRiskThreshold(runner: Runner, organizationId: string, plan: TierDefinition): Promise<number> {
   return (await complianceSettingsOf(runner, organizationId, plan)).maxRiskScore;
+}
+
+/**
+ * `highRiskThreshold` as part of another feature's statement that must stay one statement (the
+ * refresh of a known device): an SQL integer expression for the organization whose id is
+ * `organizationId` (a parameter or column of the caller's query), under `plan`.
+ */
+export function highRiskThresholdSql(organizationId: string, plan: TierDefinition): string {
+  const fallback = Math.trunc(DEFAULT_COMPLIANCE_SETTINGS.maxRiskScore);
+  if (!plan.features.complianceRules) return String(fallback);
+  return `COALESCE((SELECT max_risk_score FROM compliance_settings
+                     WHERE organization_id = ${sqlReference(organizationId)}), ${fallback})`;
 }

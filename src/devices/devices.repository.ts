@@ -2,6 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import { queryRows } from '../database/sql.js';
+import { madDeviceCounted } from '../usage/mad.repository.js';
+import { highRiskThresholdSql } from '../compliance/compliance-settings.js';
+import type { TierDefinition } from '../common/tiers.js';
 import type { AttestationEnvironment } from './device.entity.js';
 import { toFailureTrend, type FailureTrend, type FailureTrendRow } from './failure-trend.js';
 
@@ -27,6 +30,31 @@ export interface DeviceRow {
   velocity_count: number;
   is_blocked: boolean;
   first_seen_at: Date;
+  /** Whether the device is counted as monthly active in every period `touch` was given (else false). */
+  mad_counted?: boolean;
+}
+
+/** A device as `findByKey` reads it: its row, the row's version and whether its velocity window is over. */
+export interface ReadDeviceRow extends DeviceRow {
+  /** The row version (`xmin`): any later write to the row changes it. */
+  version: string;
+  /** The hourly velocity window has ended: the next touch starts a new one at 1. */
+  velocity_window_expired: boolean;
+}
+
+/** What `refreshClean` needs beyond the device report: see there. */
+export interface CleanRefresh {
+  readonly subjectVerified: boolean;
+  /** The verified assertion's counter. */
+  readonly counter: number;
+  /** `version` of the row the caller read and decided on. */
+  readonly version: string;
+  /** The velocity count the caller predicted from that row and scored. */
+  readonly velocityCount: number;
+  readonly riskScore: number;
+  readonly madPeriods: readonly string[];
+  /** The organization's plan, which decides the high-risk threshold the score must not exceed. */
+  readonly plan: TierDefinition;
 }
 
 /** A device's risk signals after a failure was counted. */
@@ -124,11 +152,31 @@ export interface RecentFailureRow {
   key_id: string;
 }
 
+/** The hourly velocity count a touch leaves: a new window starts at 1 once the current one is an hour old. */
+const VELOCITY_AFTER_TOUCH = `CASE WHEN velocity_window_start < now() - interval '1 hour' THEN 1 ELSE velocity_count + 1 END`;
+
 const DEVICE_COLUMNS = `id, public_key_pem, sign_counter, environment, client_device_id, subject_id, subject_verified, device_model,
   os_version, app_version, country, jailbreak_detected, attestation_count, failure_count, counter_anomalies,
   velocity_count, is_blocked, first_seen_at`;
 
 type Runner = DataSource | EntityManager;
+
+/**
+ * What a touch writes, for `touch` and `refreshClean` alike. Parameters: $2-$8 the report
+ * (model, OS, app version, country, subject id, client device id, jailbreak), $9 whether it is an
+ * attestation, $10 the new counter (null: unchanged), $11 whether a given subject id is verified.
+ */
+const TOUCH = `
+         device_model = COALESCE($2, device_model), os_version = COALESCE($3, os_version),
+         app_version = COALESCE($4, app_version), country = COALESCE(upper($5), country),
+         subject_id = COALESCE($6, subject_id), client_device_id = COALESCE($7, client_device_id),
+         subject_verified = CASE WHEN $6::text IS NULL THEN subject_verified ELSE $11::boolean END,
+         jailbreak_detected = COALESCE($8, jailbreak_detected),
+         attestation_count = attestation_count + CASE WHEN $9 THEN 1 ELSE 0 END,
+         velocity_count = ${VELOCITY_AFTER_TOUCH},
+         velocity_window_start = CASE WHEN velocity_window_start < now() - interval '1 hour' THEN now() ELSE velocity_window_start END,
+         sign_counter = COALESCE($10, sign_counter),
+         last_seen_at = now(), updated_at = now()`;
 
 /**
  * The devices feature's tables, `devices` and `device_events`, as other features reach them: the
@@ -141,10 +189,12 @@ export class DeviceStore {
   constructor(protected readonly runner: Runner) {}
 
   /** The key's device in the app, or null. */
-  async findByKey(organizationId: string, appId: string, keyId: string): Promise<DeviceRow | null> {
-    const rows = await queryRows<DeviceRow>(
+  async findByKey(organizationId: string, appId: string, keyId: string): Promise<ReadDeviceRow | null> {
+    const rows = await queryRows<ReadDeviceRow>(
       this.runner,
-      `SELECT ${DEVICE_COLUMNS}, false AS inserted FROM devices
+      `SELECT ${DEVICE_COLUMNS}, false AS inserted, xmin::text AS version,
+              velocity_window_start < now() - interval '1 hour' AS velocity_window_expired
+         FROM devices
         WHERE app_id = $2 AND key_id = $3 AND organization_id = $1`,
       [organizationId, appId, keyId],
     );
@@ -197,42 +247,84 @@ export class DeviceStore {
   /**
    * Profile fields the device reports, the attestation count (when `attested`) and the hourly
    * velocity window; with `advanceCounterTo`, also the assertion counter, only if it moves
-   * forward (null otherwise: of two concurrent refreshes with one counter, one wins).
+   * forward (null otherwise: of two concurrent refreshes with one counter, one wins). With
+   * `madPeriods`, the same statement answers whether the device is already counted as monthly
+   * active in those periods (`mad_counted`, through the usage feature's `madDeviceCounted`).
    */
   async touch(
     organizationId: string,
     deviceId: string,
     report: DeviceReport,
-    options: { attested: boolean; subjectVerified: boolean; advanceCounterTo?: number | null },
+    options: {
+      attested: boolean;
+      subjectVerified: boolean;
+      advanceCounterTo?: number | null;
+      madPeriods?: readonly string[];
+    },
   ): Promise<DeviceRow | null> {
     const rows = await queryRows<DeviceRow>(
       this.runner,
-      `UPDATE devices SET
-         device_model = COALESCE($2, device_model), os_version = COALESCE($3, os_version),
-         app_version = COALESCE($4, app_version), country = COALESCE(upper($5), country),
-         subject_id = COALESCE($6, subject_id), client_device_id = COALESCE($7, client_device_id),
-         subject_verified = CASE WHEN $6::text IS NULL THEN subject_verified ELSE $11::boolean END,
-         jailbreak_detected = COALESCE($8, jailbreak_detected),
-         attestation_count = attestation_count + CASE WHEN $9 THEN 1 ELSE 0 END,
-         velocity_count = CASE WHEN velocity_window_start < now() - interval '1 hour' THEN 1 ELSE velocity_count + 1 END,
-         velocity_window_start = CASE WHEN velocity_window_start < now() - interval '1 hour' THEN now() ELSE velocity_window_start END,
-         sign_counter = COALESCE($10, sign_counter),
-         last_seen_at = now(), updated_at = now()
+      `UPDATE devices SET ${TOUCH}
        WHERE id = $1 AND organization_id = $12 AND ($10::bigint IS NULL OR sign_counter < $10)
-       RETURNING ${DEVICE_COLUMNS}, false AS inserted`,
+       RETURNING ${DEVICE_COLUMNS}, false AS inserted,
+                 CASE WHEN $13::date[] IS NULL THEN false ELSE ${madDeviceCounted('$12', '$13', 'devices.id')} END
+                   AS mad_counted`,
       [
-        deviceId,
-        report.deviceModel ?? null,
-        report.osVersion ?? null,
-        report.appVersion ?? null,
-        report.country ?? null,
-        report.subjectId ?? null,
-        report.deviceId ?? null,
-        report.jailbreakDetected ?? null,
-        options.attested,
-        options.advanceCounterTo ?? null,
-        options.subjectVerified,
+        ...touchParameters(
+          deviceId,
+          report,
+          options.attested,
+          options.advanceCounterTo ?? null,
+          options.subjectVerified,
+        ),
         organizationId,
+        options.madPeriods ?? null,
+      ],
+    );
+    return rows[0] ?? null;
+  }
+
+  /**
+   * A refresh of an admitted device that is already counted this period, in one autocommitted
+   * statement: the touch (as `touch` with `advanceCounterTo`), the risk score and the success
+   * event. It applies only to the row the caller decided on: the same version (`xmin`; a write by
+   * anyone since changes it), a counter below the new one, the velocity count the caller scored,
+   * no jailbreak after the report, the device counted as monthly active in `madPeriods`, and a
+   * score no higher than the organization's high-risk threshold (so nothing is to be announced).
+   * Otherwise it changes nothing and answers null, and the caller takes the transactional path,
+   * which decides again from the row as it is then.
+   */
+  async refreshClean(
+    organizationId: string,
+    appId: string,
+    deviceId: string,
+    keyId: string,
+    report: DeviceReport,
+    refresh: CleanRefresh,
+  ): Promise<DeviceRow | null> {
+    const rows = await queryRows<DeviceRow>(
+      this.runner,
+      `WITH touched AS (
+         UPDATE devices SET ${TOUCH}, risk_score = $16
+          WHERE id = $1 AND organization_id = $12 AND xmin::text = $14 AND sign_counter < $10
+            AND ${VELOCITY_AFTER_TOUCH} = $15 AND NOT COALESCE($8, jailbreak_detected)
+            AND ${madDeviceCounted('$12', '$13', 'devices.id')}
+            AND $16 <= ${highRiskThresholdSql('$12', refresh.plan)}
+         RETURNING ${DEVICE_COLUMNS}
+       ), recorded AS (
+         INSERT INTO device_events (organization_id, app_id, device_id, key_id, event_type, result, risk_score)
+         SELECT $12, $17::uuid, id, $18::text, 'assertion', 'success', $16 FROM touched
+       )
+       SELECT *, false AS inserted, true AS mad_counted FROM touched`,
+      [
+        ...touchParameters(deviceId, report, false, refresh.counter, refresh.subjectVerified),
+        organizationId,
+        refresh.madPeriods,
+        refresh.version,
+        refresh.velocityCount,
+        refresh.riskScore,
+        appId,
+        keyId,
       ],
     );
     return rows[0] ?? null;
@@ -490,6 +582,29 @@ export class DeviceStore {
     const [row] = await queryRows<{ observed: number }>(this.runner, sql, parameters);
     return row?.observed ?? 0;
   }
+}
+
+/** The parameters $1-$11 of `TOUCH`. */
+function touchParameters(
+  deviceId: string,
+  report: DeviceReport,
+  attested: boolean,
+  advanceCounterTo: number | null,
+  subjectVerified: boolean,
+): unknown[] {
+  return [
+    deviceId,
+    report.deviceModel ?? null,
+    report.osVersion ?? null,
+    report.appVersion ?? null,
+    report.country ?? null,
+    report.subjectId ?? null,
+    report.deviceId ?? null,
+    report.jailbreakDetected ?? null,
+    attested,
+    advanceCounterTo,
+    subjectVerified,
+  ];
 }
 
 @Injectable()

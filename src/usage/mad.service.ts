@@ -3,13 +3,23 @@ import type { EntityManager } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { tierDefinition } from '../common/tiers.js';
-import type { Tenant } from '../apps/tenant-resolver.js';
 import { billingPeriod, calendarMonth, periodKey } from './billing-period.js';
 import { UsageAlertsService } from './usage-alerts.service.js';
 import { quotaExceeded } from './usage.exceptions.js';
 
 /** After the first attestation over the limit, new devices are still admitted this long. */
 export const MAD_GRACE_MS = 7 * 24 * 60 * 60 * 1000;
+
+/**
+ * What counting needs to know of the attesting organization: the tenant the SDK call resolved to
+ * (apps' `Tenant` has these fields). Declared here so that the devices feature, which asks
+ * `madDeviceCounted`, can depend on usage without usage depending on apps.
+ */
+export interface CountingTenant {
+  readonly organizationId: string;
+  readonly serviceTier: string;
+  readonly currentPeriodEnd: Date | null;
+}
 
 export interface MadOutcome {
   /** The device was counted for the first time this period. */
@@ -33,24 +43,40 @@ export class MadService {
   ) {}
 
   /**
+   * The period starts a device counts in at `now`: the billing period's, then the calendar
+   * month's when it differs. The billing summary reads the calendar month; the usage endpoints the
+   * billing period. For Free and most paid plans they are the same row.
+   */
+  periodStarts(tenant: CountingTenant, now: Date): string[] {
+    const billing = periodKey(billingPeriod(now, tenant.serviceTier, tenant.currentPeriodEnd).start);
+    const calendar = periodKey(calendarMonth(now).start);
+    return calendar === billing ? [billing] : [billing, calendar];
+  }
+
+  /**
    * Counts the device in the current period, inside the attestation's transaction. A new device
    * over the plan's limit after the grace period is refused with 402 (the transaction then rolls
-   * the count back); devices already known keep working.
+   * the count back); devices already known keep working. `alreadyCounted` (read with
+   * `madDeviceCounted` for `periodStarts(tenant, now)`) skips the upserts, which would find the
+   * device counted and change nothing.
    */
-  async count(manager: EntityManager, tenant: Tenant, deviceId: string, isNewDevice: boolean, now = new Date()) {
+  async count(
+    manager: EntityManager,
+    tenant: CountingTenant,
+    deviceId: string,
+    isNewDevice: boolean,
+    now = new Date(),
+    alreadyCounted = false,
+  ) {
     const limit = tierDefinition(tenant.serviceTier).limits.maxMAD;
-    const period = billingPeriod(now, tenant.serviceTier, tenant.currentPeriodEnd);
-    const calendar = calendarMonth(now);
-    // The billing summary reads the calendar month; the usage endpoints the billing period. For
-    // Free and most paid plans they are the same row.
-    if (periodKey(calendar.start) !== periodKey(period.start)) {
-      await this.increment(manager, tenant.organizationId, periodKey(calendar.start), deviceId);
-    }
-    const row = await this.increment(manager, tenant.organizationId, periodKey(period.start), deviceId);
+    if (alreadyCounted) return { counted: false, current: 0, limit, inGrace: false } satisfies MadOutcome;
+    const [billing, calendar] = this.periodStarts(tenant, now);
+    if (calendar) await this.increment(manager, tenant.organizationId, calendar, deviceId);
+    const row = await this.increment(manager, tenant.organizationId, billing, deviceId);
     if (!row) return { counted: false, current: 0, limit, inGrace: false } satisfies MadOutcome;
     const current = row.active_devices;
     // The alert's claim on the counter row waits for this transaction to end, so it sees the commit.
-    this.alerts.notify(tenant.organizationId, periodKey(period.start), current, limit);
+    this.alerts.notify(tenant.organizationId, billing, current, limit);
     if (limit === null || current <= limit)
       return { counted: true, current, limit, inGrace: false } satisfies MadOutcome;
     if (!isNewDevice) return { counted: true, current, limit, inGrace: false } satisfies MadOutcome;
@@ -59,7 +85,7 @@ export class MadService {
     if (!row.over_limit_since) {
       await manager.query(
         `UPDATE mad_counters SET over_limit_since = $3 WHERE organization_id = $1 AND period_start = $2`,
-        [tenant.organizationId, periodKey(period.start), now],
+        [tenant.organizationId, billing, now],
       );
     }
     if (now.getTime() - overSince.getTime() < MAD_GRACE_MS) {

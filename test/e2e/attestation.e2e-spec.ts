@@ -362,6 +362,65 @@ describe('device attestation', () => {
       expect(row).toEqual({ sign_counter: '5', counter_anomalies: 1 });
     });
 
+    it('admits one of two concurrent refreshes with the same counter and refuses the other as a replay', async () => {
+      const app = await registerApp(t);
+      const device = authority.createDevice();
+      expect((await attest(app, device)).status).toBe(200);
+      // Both assertions carry counter 3 over their own challenge, so both pass verification
+      // against the stored counter 0; only the counter update decides between them.
+      const challenges = [await challenge(app), await challenge(app)];
+      const answers = await Promise.all(
+        challenges.map((value) =>
+          sdk(t, app)
+            .post('/api/v1/attestation/refresh')
+            .send({
+              keyId: device.keyId,
+              assertion: device.assert({ challenge: value, counter: 3, teamId: TEAM_ID, bundleId: app.bundleId }),
+              challenge: value,
+            }),
+        ),
+      );
+      expect(answers.map((answer) => answer.status).sort()).toEqual([200, 401]);
+      expect(answers.find((answer) => answer.status === 401)?.body.code).toBe('counter_not_increasing');
+      const [row] = await t.sql<{ sign_counter: string; counter_anomalies: number }>(
+        `SELECT sign_counter, counter_anomalies FROM devices WHERE key_id = $1`,
+        [device.keyId],
+      );
+      expect(row).toEqual({ sign_counter: '3', counter_anomalies: 1 });
+      expect((await refresh(app, device, 3)).body.code).toBe('counter_not_increasing');
+      expect((await refresh(app, device, 4)).status).toBe(200);
+    });
+
+    it.each<['development' | 'production', number]>([
+      ['production', 0],
+      ['development', 15],
+    ])(
+      'records a refresh of a %s device alike: counter, velocity, score and its success event',
+      async (environment, riskScore) => {
+        const app = await registerApp(t);
+        const device = authority.createDevice();
+        expect((await attest(app, device, {}, environment)).status).toBe(200);
+        const first = await refresh(app, device, 1);
+        expect(first.status).toBe(200);
+        expect(first.body.riskScore).toBe(riskScore);
+        expect((await refresh(app, device, 2)).status).toBe(200);
+        const [row] = await t.sql(
+          `SELECT sign_counter, velocity_count, risk_score, attestation_count FROM devices WHERE key_id = $1`,
+          [device.keyId],
+        );
+        expect(row).toEqual({ sign_counter: '2', velocity_count: 3, risk_score: riskScore, attestation_count: 1 });
+        const events = await t.sql(
+          `SELECT event_type, result, risk_score FROM device_events WHERE key_id = $1 ORDER BY created_at`,
+          [device.keyId],
+        );
+        expect(events).toEqual([
+          { event_type: 'attestation', result: 'success', risk_score: riskScore },
+          { event_type: 'assertion', result: 'success', risk_score: riskScore },
+          { event_type: 'assertion', result: 'success', risk_score: riskScore },
+        ]);
+      },
+    );
+
     it('accepts clientData that contains the challenge', async () => {
       const app = await registerApp(t);
       const device = authority.createDevice();
@@ -448,6 +507,26 @@ describe('device attestation', () => {
         [app.org.id],
       );
       expect(counter.active_devices).toBe(1);
+    });
+
+    it('counts a known device again in a period that has not seen it, and only once', async () => {
+      const app = await registerApp(t);
+      const device = authority.createDevice();
+      await attest(app, device);
+      // As at the start of a new period: the device has no row in the period being counted.
+      await t.sql(`DELETE FROM mad_devices WHERE organization_id = $1`, [app.org.id]);
+      await t.sql(`UPDATE mad_counters SET active_devices = 0 WHERE organization_id = $1`, [app.org.id]);
+      expect((await refresh(app, device, 1)).status).toBe(200);
+      expect((await refresh(app, device, 2)).status).toBe(200);
+      const counted = await t.sql<{ active_devices: number }>(
+        `SELECT active_devices FROM mad_counters WHERE organization_id = $1`,
+        [app.org.id],
+      );
+      // One row per period counted (billing and, when it differs, calendar), each counting the device once.
+      expect(counted.length).toBeGreaterThan(0);
+      expect(counted.map((row) => row.active_devices)).toEqual(counted.map(() => 1));
+      const rows = await t.sql(`SELECT 1 FROM mad_devices WHERE organization_id = $1`, [app.org.id]);
+      expect(rows).toHaveLength(counted.length);
     });
   });
 

@@ -494,6 +494,26 @@ describe('webhooks', () => {
       });
     });
 
+    it('announces device.high_risk again on a refresh above the threshold, and not on one below it', async () => {
+      const app = await registerApp();
+      const target = await listen(app);
+      const risky = authority.createDevice();
+      const clean = authority.createDevice();
+      await expectStatus(attest(app, risky, { jailbreakDetected: true }, { environment: 'development' }), 200);
+      await expectStatus(attest(app, clean, {}, { environment: 'development' }), 200);
+      const refreshed = await expectStatus(refresh(app, risky, 1), 200);
+      expect((refreshed.body as { riskScore?: number }).riskScore).toBe(55);
+      // Development alone scores 15: admitted, below 50, nothing to announce.
+      const calm = await expectStatus(refresh(app, clean, 1), 200);
+      expect((calm.body as { riskScore?: number }).riskScore).toBe(15);
+
+      await eventually(() => payloads(target, 'device.high_risk').length === 2);
+      expect(payloads(target, 'device.high_risk').map((payload) => payload.data.key_id)).toEqual([
+        risky.keyId,
+        risky.keyId,
+      ]);
+    });
+
     it('announces a refusal with device.attestation_failed, and device.high_risk when it was for risk', async () => {
       const app = await registerApp({ riskThresholds: { maxAllowedRiskScore: 30 } });
       const target = await listen(app);

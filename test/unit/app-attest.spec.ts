@@ -168,15 +168,15 @@ describe('App Attest with real Apple device vectors', () => {
       };
     }
 
-    it('verifies against the key of its attestation', () => {
+    it('verifies against the key of its attestation', async () => {
       const input = assertionInput();
       expect(input.clientDataHashes[0]?.toString('base64')).toBe(vector.clientDataHash);
-      expect(verifyAssertion(input)).toEqual({ ok: true, counter: vector.expectedCounter });
+      expect(await verifyAssertion(input)).toEqual({ ok: true, counter: vector.expectedCounter });
     });
 
-    it('is refused when replayed', () => {
+    it('is refused when replayed', async () => {
       const input = { ...assertionInput(), previousCounter: vector.expectedCounter };
-      expectRefused(verifyAssertion(input), 'counter_not_increasing');
+      expectRefused(await verifyAssertion(input), 'counter_not_increasing');
     });
   });
 });
@@ -446,18 +446,18 @@ describe('App Attest with fabricated attestations', () => {
     it('verify with the attested key and report the new counter', async () => {
       const { publicKeyPem } = expectVerified(verify(await attestation()));
       const assertion = device.assert({ challenge, counter: 7, teamId, bundleId });
-      expect(verifyAsserted(assertion, { publicKeyPem, previousCounter: 6 })).toEqual({ ok: true, counter: 7 });
+      expect(await verifyAsserted(assertion, { publicKeyPem, previousCounter: 6 })).toEqual({ ok: true, counter: 7 });
     });
 
-    it('verify over clientData that embeds the challenge', () => {
+    it('verify over clientData that embeds the challenge', async () => {
       const clientData = Buffer.from(JSON.stringify({ challenge, action: 'refresh' }));
       const assertion = device.assert({ clientData, counter: 1, teamId, bundleId });
-      expectVerified(verifyAsserted(assertion, { clientDataHashes: [sha256(clientData)] }));
+      expectVerified(await verifyAsserted(assertion, { clientDataHashes: [sha256(clientData)] }));
     });
 
-    it('verify when the app hashed the decoded challenge bytes', () => {
+    it('verify when the app hashed the decoded challenge bytes', async () => {
       const clientDataHash = sha256(Buffer.from(challenge, 'base64'));
-      expectVerified(verifyAsserted(device.assert({ clientDataHash, counter: 1, teamId, bundleId })));
+      expectVerified(await verifyAsserted(device.assert({ clientDataHash, counter: 1, teamId, bundleId })));
     });
 
     it.each([
@@ -465,38 +465,38 @@ describe('App Attest with fabricated attestations', () => {
       ['a map without signature', cbor.encode({ authenticatorData: randomBytes(37) })],
       ['a text signature', cbor.encode({ signature: 'MEUC', authenticatorData: randomBytes(37) })],
       ['short authenticatorData', cbor.encode({ signature: randomBytes(70), authenticatorData: randomBytes(36) })],
-    ])('refuse %s as invalid_assertion', (_name, bytes) => {
-      expectRefused(verifyAsserted(bytes.toString('base64')), 'invalid_assertion');
+    ])('refuse %s as invalid_assertion', async (_name, bytes) => {
+      expectRefused(await verifyAsserted(bytes.toString('base64')), 'invalid_assertion');
     });
 
-    it('refuse an assertion for another app as rp_id_mismatch', () => {
+    it('refuse an assertion for another app as rp_id_mismatch', async () => {
       const assertion = device.assert({ challenge, counter: 1, teamId: 'ZYXWV98765', bundleId });
-      expectRefused(verifyAsserted(assertion), 'rp_id_mismatch');
+      expectRefused(await verifyAsserted(assertion), 'rp_id_mismatch');
     });
 
     it.each([
       ['equal to', 5],
       ['below', 9],
-    ])('refuse a counter %s the stored one as counter_not_increasing', (_name, previousCounter) => {
+    ])('refuse a counter %s the stored one as counter_not_increasing', async (_name, previousCounter) => {
       const assertion = device.assert({ challenge, counter: 5, teamId, bundleId });
-      expectRefused(verifyAsserted(assertion, { previousCounter }), 'counter_not_increasing');
+      expectRefused(await verifyAsserted(assertion, { previousCounter }), 'counter_not_increasing');
     });
 
-    it('refuse a signature over another challenge as signature_invalid', () => {
+    it('refuse a signature over another challenge as signature_invalid', async () => {
       const assertion = device.assert({ challenge: randomBytes(32).toString('base64'), counter: 1, teamId, bundleId });
-      expectRefused(verifyAsserted(assertion), 'signature_invalid');
+      expectRefused(await verifyAsserted(assertion), 'signature_invalid');
     });
 
-    it('refuse a signature by another key as signature_invalid', () => {
+    it('refuse a signature by another key as signature_invalid', async () => {
       const assertion = authority.createDevice().assert({ challenge, counter: 1, teamId, bundleId });
-      expectRefused(verifyAsserted(assertion), 'signature_invalid');
+      expectRefused(await verifyAsserted(assertion), 'signature_invalid');
     });
 
-    it('refuse a signature that is not DER as signature_invalid', () => {
+    it('refuse a signature that is not DER as signature_invalid', async () => {
       const assertion = device.assert({ challenge, counter: 1, teamId, bundleId });
       const { authenticatorData } = decode(Buffer.from(assertion, 'base64')) as { authenticatorData: Buffer };
       const garbled = cbor.encode({ authenticatorData, signature: randomBytes(64) }).toString('base64');
-      expectRefused(verifyAsserted(garbled), 'signature_invalid');
+      expectRefused(await verifyAsserted(garbled), 'signature_invalid');
     });
   });
 });

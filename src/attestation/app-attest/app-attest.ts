@@ -217,26 +217,34 @@ function devicePublicKey(publicKeyPem: string): KeyObject {
   return key;
 }
 
-function signsAnyNonce(
+/** ECDSA-SHA256 over `data` on libuv's thread pool (`crypto.verify` with a callback), off the event loop. */
+function verifiesOffLoop(data: Buffer, key: KeyObject, signature: Buffer): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    verify('sha256', data, key, signature, (error, valid) => (error ? reject(error) : resolve(valid)));
+  });
+}
+
+async function signsAnyNonce(
   assertion: { signature: Buffer; authenticatorData: Buffer },
   publicKeyPem: string,
   clientDataHashes: readonly Buffer[],
-): boolean {
+): Promise<boolean> {
   const key = devicePublicKey(publicKeyPem);
-  return clientDataHashes.some((hash) => {
+  for (const hash of clientDataHashes) {
     const nonce = sha256(assertion.authenticatorData, hash);
     // The device signs the nonce itself with ECDSA-SHA256, so the digest is SHA256(nonce).
-    return verify('sha256', nonce, key, assertion.signature);
-  });
+    if (await verifiesOffLoop(nonce, key, assertion.signature)) return true;
+  }
+  return false;
 }
 
 /**
  * Verifies an App Attest assertion. The cheap checks run before the signature so a replayed or
  * misdirected assertion costs no ECDSA verify; otherwise it costs one verify per clientDataHash
- * tried, stopping at the first that matches.
+ * tried, stopping at the first that matches. The verifies run on the thread pool.
  */
-export function verifyAssertion(input: AssertionInput): AssertionVerification {
-  return refusalAsResult((): { ok: true; counter: number } => {
+export async function verifyAssertion(input: AssertionInput): Promise<AssertionVerification> {
+  const checked = refusalAsResult(() => {
     const assertion = during('invalid_assertion', 'the assertion does not read', () => readAssertion(input.assertion));
     const header =
       during('invalid_assertion', 'authenticatorData does not parse', () =>
@@ -246,14 +254,24 @@ export function verifyAssertion(input: AssertionInput): AssertionVerification {
     if (header.counter <= input.previousCounter) {
       fail('counter_not_increasing', `counter ${header.counter} <= ${input.previousCounter}`);
     }
-    const signed = during('signature_invalid', 'the signature does not verify', () =>
-      signsAnyNonce(assertion, input.publicKeyPem, input.clientDataHashes),
-    );
-    if (!signed) {
-      fail('signature_invalid', 'the signature does not cover SHA256(authenticatorData || clientDataHash)');
-    }
-    return { ok: true, counter: header.counter };
+    return { ok: 'parsed' as const, assertion, counter: header.counter };
   });
+  if (checked.ok === false) return checked;
+  let signed: boolean;
+  try {
+    signed = await signsAnyNonce(checked.assertion, input.publicKeyPem, input.clientDataHashes);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    return { ok: false, code: 'signature_invalid', message: `the signature does not verify: ${reason}` };
+  }
+  if (!signed) {
+    return {
+      ok: false,
+      code: 'signature_invalid',
+      message: 'the signature does not cover SHA256(authenticatorData || clientDataHash)',
+    };
+  }
+  return { ok: true, counter: checked.counter };
 }
 
 /**
