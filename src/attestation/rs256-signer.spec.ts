@@ -48,4 +48,13 @@ describe('signRs256Jwt', () => {
     const short = generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey;
     await expect(signRs256Jwt('kid', { sub: 'x' }, short)).rejects.toThrow('2048');
   });
+
+  it('refuses what jsonwebtoken refused: a key that is not RSA, an RSA-PSS key, a date that is not a number', async () => {
+    const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+    await expect(signRs256Jwt('kid', { sub: 'x' }, ec)).rejects.toThrow('RSA private key');
+    const pss = generateKeyPairSync('rsa-pss', { modulusLength: 2048 }).privateKey;
+    await expect(signRs256Jwt('kid', { sub: 'x' }, pss)).rejects.toThrow('RSA private key');
+    await expect(signRs256Jwt('kid', { sub: 'x', exp: Number.NaN }, privateKey)).rejects.toThrow('"exp"');
+    await expect(signRs256Jwt('kid', { sub: 'x', iat: 1.5 }, privateKey)).rejects.toThrow('"iat"');
+  });
 });

@@ -1,7 +1,11 @@
-import { Global, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { Global, Inject, Injectable, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import pg from 'pg';
+import type { Logger } from 'pino';
 import { DataSource } from 'typeorm';
+import { createLogger } from '../common/logging/logger.js';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
 
 /**
  * A small pool of its own whose sessions run with `synchronous_commit = off`: a statement on it
@@ -15,10 +19,12 @@ import { DataSource } from 'typeorm';
  * transaction: durability is chosen per statement by the pool it runs on.
  */
 @Injectable()
-export class RelaxedCommits implements OnApplicationShutdown {
+export class RelaxedCommits implements OnModuleInit, OnApplicationShutdown {
   private readonly pool: pg.Pool;
+  private readonly logger: Logger;
 
-  constructor(@InjectDataSource() dataSource: DataSource) {
+  constructor(@InjectDataSource() dataSource: DataSource, @Inject(APP_CONFIG) config: AppConfig) {
+    this.logger = createLogger(config).child({ component: 'relaxed-commits' });
     this.pool = new pg.Pool({
       connectionString: (dataSource.options as { url?: string }).url,
       options: '-c synchronous_commit=off',
@@ -27,7 +33,23 @@ export class RelaxedCommits implements OnApplicationShutdown {
       connectionTimeoutMillis: 5_000,
     });
     // An idle connection that drops is replaced on the next query; its error must not crash the process.
-    this.pool.on('error', () => undefined);
+    this.pool.on('error', (error) => this.logger.warn({ err: error }, 'an idle relaxed-commit connection failed'));
+  }
+
+  /**
+   * Connects once before the service answers: a server or pooler that refuses the session setting
+   * (a transaction-mode PgBouncer without `ignore_startup_parameters = options`) stops the start
+   * here rather than fail every attestation later, and a setting overridden by DATABASE_URL's own
+   * `options` is said, since these commits then wait for the flush like the others.
+   */
+  async onModuleInit(): Promise<void> {
+    const [row] = await this.query<{ synchronous_commit: string }>('SHOW synchronous_commit');
+    if (row?.synchronous_commit !== 'off') {
+      this.logger.warn(
+        { synchronousCommit: row?.synchronous_commit },
+        'attestation challenges commit durably: the relaxed pool did not get synchronous_commit = off',
+      );
+    }
   }
 
   /** The rows of one autocommitted statement. */

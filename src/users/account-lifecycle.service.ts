@@ -23,6 +23,8 @@ export class AccountLifecycleService {
 
   async whileDeactivating(manager: EntityManager, userIds: readonly string[]): Promise<void> {
     if (!userIds.length) return;
+    // Auth registers as its module starts: an account taken out of use must not stay signed in.
+    if (!this.participants.length) throw new Error('No feature ends the sessions of deactivated accounts');
     for (const participant of this.participants) await participant.whileDeactivating(manager, userIds);
   }
 }
