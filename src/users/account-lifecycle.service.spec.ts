@@ -14,8 +14,10 @@ describe('AccountLifecycleService', () => {
   it('tells every participant, in the order they registered, in the caller’s transaction', async () => {
     const lifecycle = new AccountLifecycleService();
     const calls: string[] = [];
-    lifecycle.register({ whileDeactivating: async (m, ids) => void calls.push(`a:${m === manager}:${ids.join()}`) });
-    lifecycle.register({ whileDeactivating: async (_m, ids) => void calls.push(`b:${ids.join()}`) });
+    lifecycle.register({
+      whileDeactivating: (m, ids) => Promise.resolve(void calls.push(`a:${m === manager}:${ids.join()}`)),
+    });
+    lifecycle.register({ whileDeactivating: (_m, ids) => Promise.resolve(void calls.push(`b:${ids.join()}`)) });
     await lifecycle.whileDeactivating(manager, ['u1', 'u2']);
     await lifecycle.whileDeactivating(manager, []);
     expect(calls).toEqual(['a:true:u1,u2', 'b:u1,u2']);
