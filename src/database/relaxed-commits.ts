@@ -33,7 +33,10 @@ export class RelaxedCommits implements OnModuleInit, OnApplicationShutdown {
       connectionTimeoutMillis: 5_000,
     });
     // An idle connection that drops is replaced on the next query; its error must not crash the process.
-    this.pool.on('error', (error) => this.logger.warn({ err: error }, 'an idle relaxed-commit connection failed'));
+    // Only the code and message: pg-pool hangs the whole client on the error.
+    this.pool.on('error', (error: Error & { code?: string }) =>
+      this.logger.warn({ code: error.code, error: error.message }, 'an idle relaxed-commit connection failed'),
+    );
   }
 
   /**
