@@ -49,9 +49,22 @@ export function during<T>(code: AppAttestErrorCode, what: string, step: () => T)
   try {
     return step();
   } catch (error) {
-    if (error instanceof AppAttestError) throw error;
-    return fail(code, `${what}: ${error instanceof Error ? error.message : String(error)}`);
+    return refuseAs(code, what, error);
   }
+}
+
+/** `during` for a step that answers a promise (a signature verified on the thread pool). */
+export async function duringAsync<T>(code: AppAttestErrorCode, what: string, step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    return refuseAs(code, what, error);
+  }
+}
+
+function refuseAs(code: AppAttestErrorCode, what: string, error: unknown): never {
+  if (error instanceof AppAttestError) throw error;
+  return fail(code, `${what}: ${error instanceof Error ? error.message : String(error)}`);
 }
 
 /** Runs a verification and reports a refused step as a value; any other exception is a bug and propagates. */
@@ -59,9 +72,20 @@ export function refusalAsResult<T>(verify: () => T): T | AppAttestFailure {
   try {
     return verify();
   } catch (error) {
-    if (error instanceof AppAttestError) {
-      return { ok: false, code: error.code, message: error.message };
-    }
-    throw error;
+    return asFailure(error);
   }
+}
+
+/** `refusalAsResult` for a verification with a step that answers a promise. */
+export async function refusalAsResultAsync<T>(verify: () => Promise<T>): Promise<T | AppAttestFailure> {
+  try {
+    return await verify();
+  } catch (error) {
+    return asFailure(error);
+  }
+}
+
+function asFailure(error: unknown): AppAttestFailure {
+  if (error instanceof AppAttestError) return { ok: false, code: error.code, message: error.message };
+  throw error;
 }

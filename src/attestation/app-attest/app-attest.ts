@@ -1,6 +1,13 @@
 import { createHash, createPublicKey, verify, type KeyObject } from 'node:crypto';
 import { Decoder } from 'cbor-x';
-import { during, fail, refusalAsResult, type AppAttestFailure } from './app-attest-errors.js';
+import {
+  during,
+  duringAsync,
+  fail,
+  refusalAsResult,
+  refusalAsResultAsync,
+  type AppAttestFailure,
+} from './app-attest-errors.js';
 import { parseAttestedAuthenticatorData, parseAuthenticatorData } from './auth-data.js';
 import { credentialPublicKeyPoint, readCertificateNonce } from './credential-certificate.js';
 import { verifyCertificateChain, type TrustStore } from './trust-store.js';
@@ -243,8 +250,8 @@ async function signsAnyNonce(
  * misdirected assertion costs no ECDSA verify; otherwise it costs one verify per clientDataHash
  * tried, stopping at the first that matches. The verifies run on the thread pool.
  */
-export async function verifyAssertion(input: AssertionInput): Promise<AssertionVerification> {
-  const checked = refusalAsResult(() => {
+export function verifyAssertion(input: AssertionInput): Promise<AssertionVerification> {
+  return refusalAsResultAsync(async (): Promise<{ ok: true; counter: number }> => {
     const assertion = during('invalid_assertion', 'the assertion does not read', () => readAssertion(input.assertion));
     const header =
       during('invalid_assertion', 'authenticatorData does not parse', () =>
@@ -254,24 +261,14 @@ export async function verifyAssertion(input: AssertionInput): Promise<AssertionV
     if (header.counter <= input.previousCounter) {
       fail('counter_not_increasing', `counter ${header.counter} <= ${input.previousCounter}`);
     }
-    return { ok: 'parsed' as const, assertion, counter: header.counter };
+    const signed = await duringAsync('signature_invalid', 'the signature does not verify', () =>
+      signsAnyNonce(assertion, input.publicKeyPem, input.clientDataHashes),
+    );
+    if (!signed) {
+      fail('signature_invalid', 'the signature does not cover SHA256(authenticatorData || clientDataHash)');
+    }
+    return { ok: true, counter: header.counter };
   });
-  if (checked.ok === false) return checked;
-  let signed: boolean;
-  try {
-    signed = await signsAnyNonce(checked.assertion, input.publicKeyPem, input.clientDataHashes);
-  } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    return { ok: false, code: 'signature_invalid', message: `the signature does not verify: ${reason}` };
-  }
-  if (!signed) {
-    return {
-      ok: false,
-      code: 'signature_invalid',
-      message: 'the signature does not cover SHA256(authenticatorData || clientDataHash)',
-    };
-  }
-  return { ok: true, counter: checked.counter };
 }
 
 /**
