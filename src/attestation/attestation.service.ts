@@ -144,7 +144,8 @@ export class AttestationService {
     this.assertDeviceAge(tenant, known);
     await this.challenges.consume(tenant.appId, input.challenge);
     const now = new Date();
-    const clean = await this.refreshClean(tenant, input, known, result.counter, subjectVerified, now);
+    const madPeriods = this.mad.periodStarts(tenant, now);
+    const clean = await this.refreshClean(tenant, input, known, result.counter, subjectVerified, madPeriods);
     if (clean) return clean;
     return this.withFailureEvents(tenant, input.keyId, 'assertion', async (manager, seen) => {
       const devices = this.devices.in(manager);
@@ -155,7 +156,7 @@ export class AttestationService {
         attested: false,
         subjectVerified,
         advanceCounterTo: result.counter,
-        madPeriods: this.mad.periodStarts(tenant, now),
+        madPeriods,
       });
       if (!device) throw attestationFailure('counter_not_increasing', 'The assertion counter did not increase');
       if (input.subjectId !== undefined && input.subjectId !== known.subject_id) {
@@ -185,7 +186,7 @@ export class AttestationService {
     known: ReadDeviceRow,
     counter: number,
     subjectVerified: boolean,
-    now: Date,
+    madPeriods: readonly string[],
   ): Promise<MintedToken | null> {
     if (input.subjectId !== undefined && input.subjectId !== known.subject_id) return null;
     const velocityCount = known.velocity_window_expired ? 1 : known.velocity_count + 1;
@@ -201,7 +202,7 @@ export class AttestationService {
       version: known.version,
       velocityCount,
       riskScore: risk.score,
-      madPeriods: this.mad.periodStarts(tenant, now),
+      madPeriods,
       plan: tierDefinition(tenant.serviceTier),
     });
     if (!device) return null;
