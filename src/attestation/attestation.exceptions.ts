@@ -1,5 +1,6 @@
 import { AppException } from '../common/errors/app-exception.js';
 import type { AppAttestErrorCode } from './app-attest/app-attest-errors.js';
+import type { AdmissionRefusal } from './admission.js';
 
 /*
  * The refusals of the attestation endpoints and of the debug-token routes. Every code here is in
@@ -44,6 +45,22 @@ export const insufficientAttestationHistory = (minAttestationCount: number) =>
   new AppException(403, 'insufficient_attestation_history', 'This device has not attested often enough yet', {
     hint: `The app requires ${minAttestationCount} successful attestations`,
   });
+
+/** What the admission rule's refusal answers; a refresh of a blocked key is told to attest again. */
+export function admissionRefused(kind: 'attestation' | 'assertion', refusal: AdmissionRefusal): AppException {
+  switch (refusal.reason) {
+    case 'too_old':
+      return keyTooOld(refusal.maxDays);
+    case 'blocked':
+      return kind === 'assertion' ? unknownKey() : deviceBlocked();
+    case 'jailbreak':
+      return jailbreakDetected();
+    case 'risk':
+      return riskThresholdExceeded(refusal.risk.score, refusal.risk.reasons);
+    case 'history':
+      return insufficientAttestationHistory(refusal.minAttestationCount);
+  }
+}
 
 export const subjectSignatureInvalid = (message: string) =>
   new AppException(401, 'subject_signature_invalid', message, {

@@ -7,16 +7,13 @@ import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { AppException, badRequest } from '../common/errors/app-exception.js';
 import {
+  admissionRefused,
   attestationFailure,
-  deviceBlocked,
-  insufficientAttestationHistory,
-  jailbreakDetected,
-  keyTooOld,
   receiptMissing,
-  riskThresholdExceeded,
   subjectSignatureInvalid,
   unknownKey,
 } from './attestation.exceptions.js';
+import { admissionRefusal } from './admission.js';
 import type { Tenant } from '../apps/tenant-resolver.js';
 import { DomainEvents } from '../common/domain-events/domain-events.js';
 import { tierDefinition } from '../common/tiers.js';
@@ -45,20 +42,24 @@ import { ChallengeService } from './challenge.service.js';
 import { checkSubjectSignature } from './subject-signature.js';
 import { TokenService, type MintedToken, type TokenSubject } from './token.service.js';
 
-/** What the admission transaction learnt before a refusal rolled it back. */
+/** What an attempt learnt before a refusal: whom the failure counts against, and its score. */
 interface AttemptFacts {
+  /** The device the failure counts against, once the attempt knows it. */
+  deviceId: string | null;
+  /** From here on a refusal counts against the key's stored device, read after the rollback. */
+  countAgainstStoredKey: boolean;
+  /** The attempt's score, once admission computed it. */
   scored: DeviceFacts | null;
   isNewDevice: boolean;
 }
 
-const CHALLENGE_REFUSALS: ReadonlySet<string> = new Set(['challenge_invalid', 'challenge_expired']);
-
 /**
  * Validate (a new App Attest key) and refresh (an assertion by a known key): verification, the
  * device record and its events (through the devices feature's repository), risk, the app's
- * thresholds, the MAD quota, then a signed token. Every failure is recorded as a device event
- * naming the failed step. What an attempt means is decided here and published as domain events
- * (new device, high risk, failure, anomaly) in the transaction of the change that causes them.
+ * thresholds, the MAD quota, then a signed token. Both go through one gate, `verdict`: the
+ * challenge is spent first, and every refusal after it is recorded as a device event naming the
+ * refused step. What an attempt means is decided here and published as domain events (new
+ * device, high risk, failure, anomaly) in the transaction of the change that causes them.
  */
 @Injectable()
 export class AttestationService {
@@ -78,107 +79,127 @@ export class AttestationService {
     this.trustStore = createTrustStore(readFileSync(config.appAttestRootCaPath, 'utf8'));
   }
 
-  /**
-   * The challenge is used up in its own commit by every attempt that reaches verification,
-   * whatever the outcome, before the admission transaction.
-   */
   async validate(tenant: Tenant, input: ValidateAttestationDto): Promise<MintedToken> {
     const subjectVerified = this.checkSubject(tenant, input);
-    const result = verifyAttestation({
-      attestationObject: Buffer.from(input.attestationObject, 'base64'),
-      keyId: input.keyId,
-      clientDataHashes: challengeClientDataHashes(input.challenge),
-      teamId: tenant.teamId,
-      bundleId: tenant.bundleId,
-      trustAnchors: this.trustStore,
-      now: new Date(),
-    });
-    if (!result.ok) {
-      await this.challenges.consume(tenant.appId, input.challenge);
-      await this.recordFailure(tenant, input.keyId, 'attestation', result.code);
-      throw attestationFailure(result.code, result.message);
-    }
-    if (tenant.riskThresholds.requireAppStoreReceipt && result.receipt.length === 0) {
-      await this.challenges.consume(tenant.appId, input.challenge);
-      await this.recordFailure(tenant, input.keyId, 'attestation', 'receipt_missing');
-      throw receiptMissing();
-    }
-    // Used up in its own commit: a refusal decided during admission (risk, quota, a blocked
-    // device) rolls the admission back, never the challenge, so the same payload cannot be retried.
-    await this.challenges.consume(tenant.appId, input.challenge);
-    return this.withFailureEvents(tenant, input.keyId, 'attestation', async (manager, seen) => {
-      const device = await this.devices.in(manager).upsertAttested(tenant.organizationId, tenant.appId, {
+    return this.verdict(tenant, input.keyId, 'attestation', input.challenge, async (attempt) => {
+      const result = verifyAttestation({
+        attestationObject: Buffer.from(input.attestationObject, 'base64'),
         keyId: input.keyId,
-        publicKeyPem: result.publicKeyPem,
-        environment: result.environment,
-        receipt: result.receipt,
-        report: input,
-        subjectVerified,
+        clientDataHashes: challengeClientDataHashes(input.challenge),
+        teamId: tenant.teamId,
+        bundleId: tenant.bundleId,
+        trustAnchors: this.trustStore,
+        now: new Date(),
       });
-      return this.admit(manager, tenant, device, input.keyId, 'attestation', device.inserted, seen);
+      // A failed attestation names a key it has not proven: it counts against no stored device.
+      if (!result.ok) throw attestationFailure(result.code, result.message);
+      if (tenant.riskThresholds.requireAppStoreReceipt && result.receipt.length === 0) throw receiptMissing();
+      attempt.countAgainstStoredKey = true;
+      const now = new Date();
+      return this.admitInTransaction(tenant, input.keyId, attempt, async (manager) => {
+        const device = await this.devices.in(manager).upsertAttested(tenant.organizationId, tenant.appId, {
+          keyId: input.keyId,
+          publicKeyPem: result.publicKeyPem,
+          environment: result.environment,
+          receipt: result.receipt,
+          report: input,
+          subjectVerified,
+        });
+        return this.admit(manager, tenant, device, input.keyId, 'attestation', device.inserted, attempt, { now });
+      });
     });
   }
 
   async refresh(tenant: Tenant, input: RefreshAttestationDto): Promise<MintedToken> {
     const subjectVerified = this.checkSubject(tenant, input);
-    const known = await this.devices.findByKey(tenant.organizationId, tenant.appId, input.keyId);
-    if (!known || known.is_blocked) {
-      throw unknownKey();
-    }
     const clientDataHashes = input.clientData
       ? clientDataHashesFor(Buffer.from(input.clientData, 'base64'), input.challenge)
       : challengeClientDataHashes(input.challenge);
-    const result = await verifyAssertion({
-      assertion: Buffer.from(input.assertion, 'base64'),
-      publicKeyPem: known.public_key_pem,
-      clientDataHashes,
-      teamId: tenant.teamId,
-      bundleId: tenant.bundleId,
-      previousCounter: Number(known.sign_counter),
-    });
-    if (!result.ok) {
-      await this.challenges.consume(tenant.appId, input.challenge);
-      await this.recordFailure(tenant, input.keyId, 'assertion', result.code, known.id);
-      throw attestationFailure(result.code, result.message);
-    }
-    this.assertDeviceAge(tenant, known);
-    await this.challenges.consume(tenant.appId, input.challenge);
-    const now = new Date();
-    const madPeriods = this.mad.periodStarts(tenant, now);
-    const clean = await this.refreshClean(tenant, input, known, result.counter, subjectVerified, madPeriods);
-    if (clean) return clean;
-    return this.withFailureEvents(tenant, input.keyId, 'assertion', async (manager, seen) => {
-      const devices = this.devices.in(manager);
-      // The counter only moves forward: of two concurrent refreshes with one counter, one wins.
-      // The same statement says whether the device is already counted this period, so a counted
-      // device spends no statement on the quota.
-      const device = await devices.touch(tenant.organizationId, known.id, input, {
-        attested: false,
-        subjectVerified,
-        advanceCounterTo: result.counter,
-        madPeriods,
+    return this.verdict(tenant, input.keyId, 'assertion', input.challenge, async (attempt) => {
+      const known = await this.devices.findByKey(tenant.organizationId, tenant.appId, input.keyId);
+      if (!known) throw unknownKey();
+      attempt.deviceId = known.id;
+      const result = await verifyAssertion({
+        assertion: Buffer.from(input.assertion, 'base64'),
+        publicKeyPem: known.public_key_pem,
+        clientDataHashes,
+        teamId: tenant.teamId,
+        bundleId: tenant.bundleId,
+        previousCounter: Number(known.sign_counter),
       });
-      if (!device) throw attestationFailure('counter_not_increasing', 'The assertion counter did not increase');
-      if (input.subjectId !== undefined && input.subjectId !== known.subject_id) {
-        // Who uses the device changed: an event in the device's history, committed with the admission.
-        await devices.recordSubjectChanged(tenant.organizationId, tenant.appId, known.id, input.keyId);
-      }
-      return this.admit(manager, tenant, device, input.keyId, 'assertion', false, seen, {
-        limitedUse: input.limitedUse === true,
-        now,
+      if (!result.ok) throw attestationFailure(result.code, result.message);
+      const now = new Date();
+      const madPeriods = this.mad.periodStarts(tenant, now);
+      const clean = await this.refreshClean(tenant, input, known, result.counter, subjectVerified, madPeriods, now);
+      if (clean) return clean;
+      return this.admitInTransaction(tenant, input.keyId, attempt, async (manager) => {
+        const devices = this.devices.in(manager);
+        // The counter only moves forward: of two concurrent refreshes with one counter, one wins.
+        // The same statement says whether the device is already counted this period, so a counted
+        // device spends no statement on the quota.
+        const device = await devices.touch(tenant.organizationId, known.id, input, {
+          attested: false,
+          subjectVerified,
+          advanceCounterTo: result.counter,
+          madPeriods,
+        });
+        if (!device) throw attestationFailure('counter_not_increasing', 'The assertion counter did not increase');
+        if (input.subjectId !== undefined && input.subjectId !== known.subject_id) {
+          // Who uses the device changed: an event in the device's history, committed with the admission.
+          await devices.recordSubjectChanged(tenant.organizationId, tenant.appId, known.id, input.keyId);
+        }
+        return this.admit(manager, tenant, device, input.keyId, 'assertion', false, attempt, {
+          limitedUse: input.limitedUse === true,
+          now,
+        });
       });
     });
   }
 
   /**
-   * The usual refresh, in one statement (decision 0062): a device the app's thresholds admit,
-   * whose score does not make it high risk (nothing to announce), that keeps its subject and is
-   * already counted this period. The decision is made on the row as read, predicting the one thing
-   * the touch changes that the score reads (the velocity count; a refresh reports no jailbreak),
-   * and the statement applies only if the row is still that version, the prediction holds and the
-   * score is within the high-risk threshold. Null when the refresh is not such a one or the row
-   * moved: the transactional path then decides as before. The token is minted after the commit,
-   * from the row as stored.
+   * The one gate of validate and refresh (docs/security.md, "Every verdict spends the
+   * challenge"). The challenge is used up first, in its own commit; then `decide` runs, and any
+   * refusal it makes, whatever the step (verification, receipt, unknown or blocked key, age, the
+   * admission rule, quota, counter), is recorded as a failure event before it is answered, with
+   * its domain events (the `device.attestation_failed` webhook through the outbox) in the same
+   * transaction. A refusal rolls back what admission wrote, never the challenge, so a refused
+   * payload cannot be retried once a threshold changes. Only a challenge that cannot be used
+   * (unknown, used, expired, another app's) is answered without an event: it says nothing about
+   * the device.
+   */
+  private async verdict<T>(
+    tenant: Tenant,
+    keyId: string,
+    eventType: 'attestation' | 'assertion',
+    challenge: string,
+    decide: (attempt: AttemptFacts) => Promise<T>,
+  ): Promise<T> {
+    await this.challenges.consume(tenant.appId, challenge);
+    const attempt: AttemptFacts = { deviceId: null, countAgainstStoredKey: false, scored: null, isNewDevice: false };
+    try {
+      return await decide(attempt);
+    } catch (error) {
+      if (error instanceof AppException && error.getStatus() < 500) {
+        const deviceId =
+          attempt.deviceId ??
+          (attempt.countAgainstStoredKey
+            ? ((await this.devices.findByKey(tenant.organizationId, tenant.appId, keyId))?.id ?? null)
+            : null);
+        await this.recordFailure(tenant, keyId, eventType, error.code, deviceId, attempt.scored);
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * The usual refresh, in one statement (decision 0062): a device the admission rule admits as
+   * read, whose score does not make it high risk (nothing to announce), that keeps its subject and
+   * is already counted this period. The decision is made on the row as read, predicting the one
+   * thing the touch changes that the score reads (the velocity count; a refresh reports no
+   * jailbreak), and the statement applies only if the row is still that version, the prediction
+   * holds and the score is within the high-risk threshold. Null when the refresh is not such a one
+   * or the row moved: the transactional path then decides, by the same rule, from the row as it is
+   * then. The token is minted after the commit, from the row as stored.
    */
   private async refreshClean(
     tenant: Tenant,
@@ -187,15 +208,13 @@ export class AttestationService {
     counter: number,
     subjectVerified: boolean,
     madPeriods: readonly string[],
+    now: Date,
   ): Promise<MintedToken | null> {
     if (input.subjectId !== undefined && input.subjectId !== known.subject_id) return null;
     const velocityCount = known.velocity_window_expired ? 1 : known.velocity_count + 1;
     const risk = scoreStoredDevice(known, velocityCount);
-    // Every refusal of `admit` is left to it, with its rollback and failure event.
-    const thresholds = tenant.riskThresholds;
-    if (thresholds.blockOnJailbreak && known.jailbreak_detected) return null;
-    if (risk.score > thresholds.maxAllowedRiskScore) return null;
-    if (known.attestation_count < thresholds.minAttestationCount) return null;
+    // Any refusal is the transactional path's, with its rollback and failure event.
+    if (admissionRefusal('assertion', tenant.riskThresholds, known, risk, now.getTime())) return null;
     const device = await this.devices.refreshClean(tenant.organizationId, tenant.appId, known.id, input.keyId, input, {
       subjectVerified,
       counter,
@@ -218,7 +237,7 @@ export class AttestationService {
     });
   }
 
-  /** Risk, thresholds and quota for a verified device, then the event and the token. */
+  /** The admission rule and the quota for a verified device, then the event and the token. */
   private async admit(
     manager: EntityManager,
     tenant: Tenant,
@@ -226,24 +245,16 @@ export class AttestationService {
     keyId: string,
     eventType: 'attestation' | 'assertion',
     isNewDevice: boolean,
-    seen: AttemptFacts,
-    options: { limitedUse?: boolean; now?: Date } = {},
+    attempt: AttemptFacts,
+    options: { limitedUse?: boolean; now: Date },
   ): Promise<MintedToken> {
-    const thresholds = tenant.riskThresholds;
-    if (device.is_blocked) throw deviceBlocked();
     const risk = scoreStoredDevice(device, device.velocity_count);
+    const refusal = admissionRefusal(eventType, tenant.riskThresholds, device, risk, options.now.getTime());
+    if (refusal && !refusal.scored) throw admissionRefused(eventType, refusal);
     const scored = deviceFacts(keyId, device, risk.score);
-    seen.scored = scored;
-    seen.isNewDevice = isNewDevice;
-    if (thresholds.blockOnJailbreak && device.jailbreak_detected) {
-      throw jailbreakDetected();
-    }
-    if (risk.score > thresholds.maxAllowedRiskScore) {
-      throw riskThresholdExceeded(risk.score, risk.reasons);
-    }
-    if (device.attestation_count < thresholds.minAttestationCount) {
-      throw insufficientAttestationHistory(thresholds.minAttestationCount);
-    }
+    attempt.scored = scored;
+    attempt.isNewDevice = isNewDevice;
+    if (refusal) throw admissionRefused(eventType, refusal);
     await this.mad.count(manager, tenant, device.id, isNewDevice, options.now, device.mad_counted === true);
     await this.devices
       .in(manager)
@@ -257,39 +268,29 @@ export class AttestationService {
     return this.tokens.mint(subjectOf(tenant, keyId, device, risk.score), { limitedUse: options.limitedUse });
   }
 
-  /** Runs the admission transaction; a refusal inside it still leaves a failure event behind. */
-  private async withFailureEvents<T>(
+  /** Runs the admission transaction; after its commit, the risk alerts hear of the success. */
+  private async admitInTransaction<T>(
     tenant: Tenant,
     keyId: string,
-    eventType: 'attestation' | 'assertion',
-    work: (manager: EntityManager, seen: AttemptFacts) => Promise<T>,
+    attempt: AttemptFacts,
+    work: (manager: EntityManager) => Promise<T>,
   ): Promise<T> {
-    const seen: AttemptFacts = { scored: null, isNewDevice: false };
-    try {
-      const admitted = await this.dataSource.transaction((manager) => work(manager, seen));
-      // After commit, so the evaluation counts this event; it never delays the answer.
-      this.riskAlerts.onDeviceEvent(tenant, {
-        keyId,
-        result: 'success',
-        riskScore: seen.scored?.riskScore ?? null,
-        isNewDevice: seen.isNewDevice,
-        errorCode: null,
-      });
-      return admitted;
-    } catch (error) {
-      // A stale or reused challenge says nothing about the device: no failure event for it.
-      if (error instanceof AppException && error.getStatus() < 500 && !CHALLENGE_REFUSALS.has(error.code)) {
-        const device = await this.devices.findByKey(tenant.organizationId, tenant.appId, keyId);
-        await this.recordFailure(tenant, keyId, eventType, error.code, device?.id ?? null, seen.scored);
-      }
-      throw error;
-    }
+    const admitted = await this.dataSource.transaction(work);
+    // After commit, so the evaluation counts this event; it never delays the answer.
+    this.riskAlerts.onDeviceEvent(tenant, {
+      keyId,
+      result: 'success',
+      riskScore: attempt.scored?.riskScore ?? null,
+      isNewDevice: attempt.isNewDevice,
+      errorCode: null,
+    });
+    return admitted;
   }
 
   /**
    * Subject binding (docs/security.md): whether `subjectId` comes signed by the tenant's backend.
    * An app that requires it refuses an unsigned or badly signed subject with 401; any app checks a
-   * signature it is sent. Pure input checking, before verification: the challenge stays unused.
+   * signature it is sent. Pure input checking, before the gate: the challenge stays unused.
    */
   private checkSubject(tenant: Tenant, input: ValidateAttestationDto | RefreshAttestationDto): boolean {
     const signed = input.subjectSignature !== undefined || input.subjectExpiresAt !== undefined;
@@ -320,13 +321,6 @@ export class AttestationService {
         throw subjectSignatureInvalid('The subject signature is valid for more than 30 days');
       case 'invalid':
         throw subjectSignatureInvalid('The subject signature does not match this app, subject and expiry');
-    }
-  }
-
-  private assertDeviceAge(tenant: Tenant, device: DeviceRow): void {
-    const maxDays = tenant.riskThresholds.maxDeviceAge;
-    if (maxDays !== null && Date.now() - device.first_seen_at.getTime() > maxDays * 86_400_000) {
-      throw keyTooOld(maxDays);
     }
   }
 

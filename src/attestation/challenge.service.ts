@@ -1,32 +1,43 @@
-import { randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Interval } from '@nestjs/schedule';
 import { DataSource } from 'typeorm';
-import { sha256Hex } from '../common/crypto.js';
+import { randomSecret, sha256Hex } from '../common/crypto.js';
+import { storedServiceSecret } from '../database/service-settings.js';
 import { challengeExpired, challengeInvalid } from './attestation.exceptions.js';
+import { stampChallenge, stampedExpiry } from './challenge-stamp.js';
 import { RelaxedCommits } from '../database/relaxed-commits.js';
 
 export const CHALLENGE_TTL_MS = 5 * 60 * 1000;
-/** How long past its expiry a challenge is remembered, to answer `challenge_expired`. */
+/**
+ * How long past its expiry a challenge's row is kept. A challenge the service stamped
+ * (challenge-stamp.ts) answers `challenge_expired` from its own bytes for ever after; the row only
+ * answers it for challenges without a stamp (issued before stamps, or seeded by the benchmark).
+ */
 export const CHALLENGE_TOMBSTONE_MS = 24 * 60 * 60 * 1000;
 
 /**
- * Single-use challenges bound to one app, valid five minutes; only their hashes are stored.
- * Issuing and using one up commit without waiting for the WAL flush (`RelaxedCommits`, decision
- * 0062): a challenge lost in a crash is asked for again, and a use lost in one is made durable by
- * the flush of the attempt's own admission or failure commit, which follows it in the WAL.
+ * Single-use challenges bound to one app, valid five minutes; only their hashes are stored, and
+ * each carries its expiry sealed for its app (decision 0063). Issuing and using one up commit
+ * without waiting for the WAL flush (`RelaxedCommits`, decision 0062): a challenge lost in a crash
+ * is asked for again, and a use lost in one is made durable by the flush of the attempt's own
+ * admission or failure commit, which follows it in the WAL. The clock is replaceable so tests can
+ * move time.
  */
 @Injectable()
 export class ChallengeService {
+  now: () => number = Date.now;
+  private stampKey: Promise<Buffer> | null = null;
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly relaxed: RelaxedCommits,
   ) {}
 
   async issue(appId: string): Promise<{ challenge: string; expiresAt: string }> {
-    const challenge = randomBytes(32).toString('base64');
-    const expiresAt = new Date(Date.now() + CHALLENGE_TTL_MS);
+    const expiresAtS = Math.floor((this.now() + CHALLENGE_TTL_MS) / 1000);
+    const challenge = stampChallenge(await this.key(), appId, expiresAtS);
+    const expiresAt = new Date(expiresAtS * 1000);
     await this.relaxed.query(
       `INSERT INTO attestation_challenges (challenge_hash, app_id, expires_at) VALUES ($1, $2, $3)`,
       [sha256Hex(challenge), appId, expiresAt],
@@ -35,19 +46,24 @@ export class ChallengeService {
   }
 
   /**
-   * Uses the challenge up: deleting it is what makes a second use, even a concurrent one, fail.
-   * An expired challenge is not deleted: it stays a tombstone that answers `challenge_expired` to
-   * every use until the purge forgets it, a day after its expiry.
+   * Uses the challenge up: deleting its row is what makes a second use, even a concurrent one,
+   * fail. A challenge whose own stamp says it expired answers `challenge_expired` at once, used
+   * or not, however long ago (its row, if still there, is the purge's). Otherwise the row decides:
+   * an expired one stays a tombstone that answers `challenge_expired` until the purge; none at
+   * all (used, never issued, another app's) is `challenge_invalid`.
    */
   async consume(appId: string, challenge: string): Promise<void> {
+    const now = this.now();
+    const stamped = stampedExpiry(await this.key(), appId, challenge);
+    if (stamped !== null && stamped * 1000 <= now) throw challengeExpired();
     const [outcome] = await this.relaxed.query<{ used: boolean; expired: boolean }>(
       `WITH used AS (
          DELETE FROM attestation_challenges
-          WHERE challenge_hash = $1 AND app_id = $2 AND expires_at > now() RETURNING 1)
+          WHERE challenge_hash = $1 AND app_id = $2 AND expires_at > $3 RETURNING 1)
        SELECT EXISTS (SELECT 1 FROM used) AS used,
               EXISTS (SELECT 1 FROM attestation_challenges
-                       WHERE challenge_hash = $1 AND app_id = $2 AND expires_at <= now()) AS expired`,
-      [sha256Hex(challenge), appId],
+                       WHERE challenge_hash = $1 AND app_id = $2 AND expires_at <= $3) AS expired`,
+      [sha256Hex(challenge), appId, new Date(now)],
     );
     if (outcome.used) return;
     if (outcome.expired) {
@@ -57,14 +73,28 @@ export class ChallengeService {
   }
 
   /**
-   * Forgets challenges a day past their expiry (until then they answer `challenge_expired`);
-   * deleting is idempotent, so instances may overlap.
+   * Forgets challenges a day past their expiry (stamped ones still answer `challenge_expired`);
+   * deleting is idempotent, so instances may overlap. `now` is the job's clock.
    */
   @Interval(60_000)
-  async purgeExpired(): Promise<void> {
-    await this.dataSource.query(
-      `DELETE FROM attestation_challenges WHERE expires_at < now() - make_interval(secs => $1)`,
-      [CHALLENGE_TOMBSTONE_MS / 1000],
-    );
+  async purgeExpired(now: number = this.now()): Promise<void> {
+    await this.dataSource.query(`DELETE FROM attestation_challenges WHERE expires_at < $1`, [
+      new Date(now - CHALLENGE_TOMBSTONE_MS),
+    ]);
+  }
+
+  /** The key challenges are sealed with: one for every instance, generated once and kept in the database. */
+  private key(): Promise<Buffer> {
+    if (!this.stampKey) {
+      const key = storedServiceSecret(this.dataSource, 'challenge_stamp_key', () => randomSecret(32)).then((value) =>
+        Buffer.from(value, 'base64url'),
+      );
+      // A failed read (database down) is retried by the next caller rather than remembered.
+      void key.catch(() => {
+        if (this.stampKey === key) this.stampKey = null;
+      });
+      this.stampKey = key;
+    }
+    return this.stampKey;
   }
 }

@@ -135,7 +135,7 @@ export const ATTESTATION_FAILURE_CODES: Readonly<Record<AttestationFailureCode, 
   },
   reattest_required: {
     status: 401,
-    counted: false,
+    counted: true,
     advice:
       'The key is unknown, blocked or older than `maxDeviceAge`: generate a new App Attest key and call validate.',
   },

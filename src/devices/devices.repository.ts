@@ -384,7 +384,9 @@ export class DeviceStore {
   /**
    * The failure event, answering in the same round trip what the device's history says around it:
    * the key's stored device, its failures in the window (this one included) and whether another
-   * app of the organization knows the key. Indexed lookups only.
+   * app of the organization knows the key. Indexed lookups only. A failure counted against a
+   * device also stores the event's score as the device's (`risk_score`), so the device list and
+   * details show the score its latest attempt was given, admitted or refused.
    */
   async recordFailure(organizationId: string, failure: FailureToRecord): Promise<RecordedFailure> {
     const [row] = await queryRows<
@@ -394,6 +396,9 @@ export class DeviceStore {
       `WITH recorded AS (
          INSERT INTO device_events (organization_id, app_id, device_id, key_id, event_type, result, error_code, risk_score)
          VALUES ($1, $2, $3, $4, $5, 'failure', $6, $7)
+       ), scored AS (
+         UPDATE devices SET risk_score = $7, updated_at = now()
+          WHERE id = $3 AND organization_id = $1 AND $7::int IS NOT NULL
        ), stored AS (
          SELECT id, client_device_id, risk_score, jailbreak_detected, device_model, os_version
            FROM devices WHERE app_id = $2 AND key_id = $4 AND organization_id = $1

@@ -609,11 +609,11 @@ describe('webhooks', () => {
         [device.keyId],
       );
       expect(events.map((row) => row.risk_score)).toEqual(expected);
-      // The stored score is still the one of the last successful admission.
+      // The stored score follows the failures: it is the one of the latest refused attempt.
       const [stored] = await t.sql<{ risk_score: number }>(`SELECT risk_score FROM devices WHERE key_id = $1`, [
         device.keyId,
       ]);
-      expect(stored.risk_score).toBe(0);
+      expect(stored.risk_score).toBe(55);
     });
 
     it('announces attestation.anomaly for a key already attested for another app of the organization', async () => {
