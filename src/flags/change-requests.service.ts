@@ -227,7 +227,7 @@ export class ChangeRequestsService {
     const appId = creation ? creation.appId : flag!.appId;
     const key = creation ? creation.input.key : flag!.key;
     const touched = environmentsTouched(write, flag);
-    const reach = touched.length ? await this.flags.protectedEnvironmentsOf(manager, appId, key) : [];
+    const reach = touched.length ? await this.flags.protectedEnvironmentsOf(manager, organizationId, appId, key) : [];
     const guarded = tier.features.approvalWorkflows && touched.some((env) => reach.includes(env));
     if (!guarded || approval) {
       const actor = approval ? { ...writer.actor, via: { ...writer.actor.via, ...approval } } : writer.actor;

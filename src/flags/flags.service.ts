@@ -174,7 +174,9 @@ export class FlagsService {
         }
         await this.assertFlagLimit(manager, actor.organizationId, appId, tier);
         const guarded = new Set(
-          (await this.protections(manager, appId)).filter((p) => p.flagKey === input.key).map((p) => p.environment),
+          (await this.protections(manager, actor.organizationId, appId))
+            .filter((p) => p.flagKey === input.key)
+            .map((p) => p.environment),
         );
         const initial = (env: Environment): FlagEnvironmentConfig => ({
           ...(guarded.has(env) ? { requireApproval: true } : {}),
@@ -213,10 +215,10 @@ export class FlagsService {
   }
 
   /** The protected environments of the app's flag keys, flag or not (decision 0063). */
-  async protections(manager: EntityManager, appId: string): Promise<Protection[]> {
+  private async protections(manager: EntityManager, organizationId: string, appId: string): Promise<Protection[]> {
     const rows = await manager.query<{ flag_key: string; environment: Environment }[]>(
-      `SELECT flag_key, environment FROM feature_flag_protections WHERE app_id = $1`,
-      [appId],
+      `SELECT flag_key, environment FROM feature_flag_protections WHERE organization_id = $1 AND app_id = $2`,
+      [organizationId, appId],
     );
     return rows.map((row) => ({ flagKey: row.flag_key, environment: row.environment }));
   }
@@ -225,8 +227,15 @@ export class FlagsService {
    * The environments in which what the key `key` of the app serves reaches a protected
    * environment (its own protection, or a protected dependent's), as the plan has it now.
    */
-  async protectedEnvironmentsOf(manager: EntityManager, appId: string, key: string): Promise<Environment[]> {
-    return protectedEnvironments(key, await this.appFlags(manager, appId), await this.protections(manager, appId));
+  async protectedEnvironmentsOf(
+    manager: EntityManager,
+    organizationId: string,
+    appId: string,
+    key: string,
+  ): Promise<Environment[]> {
+    const protections = await this.protections(manager, organizationId, appId);
+    if (!protections.length) return [];
+    return protectedEnvironments(key, await this.appFlags(manager, appId), protections);
   }
 
   /** The PATCH for `actor`, in `scope`. */
