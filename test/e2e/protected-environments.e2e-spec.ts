@@ -1,7 +1,7 @@
 // What a protected environment serves changes only through an approved change request: every
 // write (each side door found in issue 30, then every flag write route of the running application
 // as a Member) goes through the one gate, ChangeRequestsService.gate (decision 0063).
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, describe, expect, it } from '@jest/globals';
 import { FlagScheduleJob } from '../../src/flags/flag-schedule.job.js';
 import { createApiKey, createUser, signIn, type TestUser } from '../factories/identity.js';
 import { startTestApp, type HttpClient, type TestApp } from '../harness/test-app.js';
