@@ -47,6 +47,7 @@ export const TABLE_OWNERS = {
   feature_flag_versions: 'flags',
   feature_flag_schedules: 'flags',
   feature_flag_change_requests: 'flags',
+  feature_flag_protections: 'flags',
 
   webhook_endpoints: 'webhooks',
   webhook_events: 'webhooks',

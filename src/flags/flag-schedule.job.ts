@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { createLogger } from '../common/logging/logger.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { FlagSchedulesService } from './flag-schedules.service.js';
+import { ChangeRequestsService } from './change-requests.service.js';
 
 /** How often due schedules are looked for: a change runs at most this late. */
 export const SCHEDULE_SWEEP_MS = 5_000;
@@ -12,7 +12,7 @@ export const SCHEDULE_SWEEP_MS = 5_000;
 const BATCH = 200;
 
 /**
- * Applies due flag schedules. Every instance runs it; each schedule is claimed with
+ * Applies due flag schedules, each through the gate of protected environments. Every instance runs it; each schedule is claimed with
  * `FOR UPDATE SKIP LOCKED` and marked applied in the transaction that applies it, so each applies
  * exactly once across instances. One run at a time per instance.
  */
@@ -22,7 +22,7 @@ export class FlagScheduleJob {
   private running: Promise<number> | null = null;
 
   constructor(
-    private readonly schedules: FlagSchedulesService,
+    private readonly requests: ChangeRequestsService,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.logger = createLogger(config).child({ component: 'flag-schedule-job' });
@@ -48,7 +48,7 @@ export class FlagScheduleJob {
 
   private async sweep(now: Date): Promise<number> {
     let settled = 0;
-    while (settled < BATCH && (await this.schedules.applyDue(now))) settled++;
+    while (settled < BATCH && (await this.requests.applyDueSchedule(now))) settled++;
     if (settled) this.logger.info({ settled }, 'flag schedules settled');
     return settled;
   }

@@ -16,6 +16,9 @@ import { PlanService } from '../organizations/plan.service.js';
 export const SCHEDULE_STATUSES = ['pending', 'applied', 'failed', 'cancelled'] as const;
 export type ScheduleStatus = (typeof SCHEDULE_STATUSES)[number];
 
+/** What the gate made of a due schedule: applied as a flag version, or a change request awaiting approval. */
+export type ScheduleOutcome = { appliedVersion: number; after: () => void } | { changeRequestId: string };
+
 /** Pending schedules one flag may hold at a time. */
 export const MAX_PENDING_SCHEDULES = 50;
 
@@ -33,6 +36,8 @@ export interface ScheduleRow {
   created_by: string | null;
   created_at: Date;
   applied_at: Date | null;
+  /** The approved change request that made it: it stays valid in a protected environment. */
+  change_request_id: string | null;
 }
 
 export function toScheduleResponse(row: ScheduleRow) {
@@ -83,12 +88,13 @@ export class FlagSchedulesService {
     );
   }
 
-  /** With `within`, in that transaction (an approved change request applying). */
+  /** With `within`, in that transaction; `changeRequestId`: the approved change request applying. */
   async create(
     auth: OrgAuthContext,
     flagId: string,
     input: CreateScheduleDto,
     within?: EntityManager,
+    changeRequestId: string | null = null,
   ): Promise<ScheduleRow> {
     const change = changeOf(input.change);
     const run = async (manager: EntityManager) => {
@@ -112,8 +118,9 @@ export class FlagSchedulesService {
         throw scheduleLimitReached(MAX_PENDING_SCHEDULES);
       }
       const [row] = await manager.query<ScheduleRow[]>(
-        `INSERT INTO feature_flag_schedules (organization_id, app_id, flag_id, environment, run_at, change, created_by)
-         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
+        `INSERT INTO feature_flag_schedules
+           (organization_id, app_id, flag_id, environment, run_at, change, created_by, change_request_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
         [
           auth.organizationId,
           flag.appId,
@@ -122,6 +129,7 @@ export class FlagSchedulesService {
           input.runAt,
           JSON.stringify(change),
           auth.caller.email,
+          changeRequestId,
         ],
       );
       await this.audit.record(
@@ -169,13 +177,19 @@ export class FlagSchedulesService {
   }
 
   /**
-   * Applies the earliest due schedule no other instance holds, in one transaction: the flag's new
-   * version (audit entry, webhook event, stream notification) and the schedule's `applied` commit
+   * Settles the earliest due schedule no other instance holds, in one transaction, through
+   * `through` (the gate of protected environments, ChangeRequestsService): the flag's new version
+   * (audit entry, webhook event, stream notification) and the schedule's `applied` commit
    * together, so a schedule applies exactly once. A change that can no longer apply leaves the flag
-   * untouched and marks the schedule `failed` with the reason. False when nothing is due.
+   * untouched and marks the schedule `failed` with the reason; so does one the gate turned into a
+   * change request (its environment requires approval since the schedule was made). False when
+   * nothing is due.
    */
-  async applyDue(now: Date): Promise<boolean> {
-    let applied: ChangedFlag | null = null;
+  async applyDue(
+    now: Date,
+    through: (manager: EntityManager, schedule: ScheduleRow) => Promise<ScheduleOutcome>,
+  ): Promise<boolean> {
+    let after: (() => void) | null = null;
     const found = await this.dataSource.transaction(async (manager) => {
       // SKIP LOCKED: instances share the due schedules, never the same one. A schedule waits
       // while an earlier one of the same flag and environment is pending, so they apply in order.
@@ -193,41 +207,49 @@ export class FlagSchedulesService {
       const schedule = rows[0];
       if (!schedule) return false;
       await manager.query('SAVEPOINT scheduled_change');
+      let reason: string;
       try {
-        applied = await this.apply(manager, schedule);
+        const outcome = await through(manager, schedule);
         await manager.query('RELEASE SAVEPOINT scheduled_change');
-        await manager.query(
-          `UPDATE feature_flag_schedules SET status = 'applied', applied_at = now(), applied_version = $2 WHERE id = $1`,
-          [schedule.id, applied.version],
-        );
+        if ('appliedVersion' in outcome) {
+          await manager.query(
+            `UPDATE feature_flag_schedules SET status = 'applied', applied_at = now(), applied_version = $2 WHERE id = $1`,
+            [schedule.id, outcome.appliedVersion],
+          );
+          after = outcome.after;
+          return true;
+        }
+        reason =
+          `approval_required: ${schedule.environment} requires approval since this schedule was made; ` +
+          `change request ${outcome.changeRequestId} carries its change`;
       } catch (error) {
         if (!(error instanceof AppException)) throw error;
         await manager.query('ROLLBACK TO SAVEPOINT scheduled_change');
-        applied = null;
-        const reason = reasonOf(error);
-        await manager.query(`UPDATE feature_flag_schedules SET status = 'failed', failure_reason = $2 WHERE id = $1`, [
-          schedule.id,
-          reason,
-        ]);
-        await this.audit.record(
-          null,
-          {
-            organizationId: schedule.organization_id,
-            action: 'flag_schedule.failed',
-            resourceType: 'flag',
-            resourceId: schedule.flag_id,
-            metadata: { scheduleId: schedule.id, reason },
-          },
-          manager,
-        );
+        reason = reasonOf(error);
       }
+      await manager.query(`UPDATE feature_flag_schedules SET status = 'failed', failure_reason = $2 WHERE id = $1`, [
+        schedule.id,
+        reason,
+      ]);
+      await this.audit.record(
+        null,
+        {
+          organizationId: schedule.organization_id,
+          action: 'flag_schedule.failed',
+          resourceType: 'flag',
+          resourceId: schedule.flag_id,
+          metadata: { scheduleId: schedule.id, reason },
+        },
+        manager,
+      );
       return true;
     });
-    if (applied) this.flags.committed(applied);
+    (after as (() => void) | null)?.();
     return found;
   }
 
-  private apply(manager: EntityManager, schedule: ScheduleRow): Promise<ChangedFlag> {
+  /** A due schedule's change, applied in `manager` (only ever through the gate, ChangeRequestsService). */
+  applyScheduled(manager: EntityManager, schedule: ScheduleRow): Promise<ChangedFlag> {
     const actor = {
       organizationId: schedule.organization_id,
       email: schedule.created_by,

@@ -53,25 +53,29 @@ export class FlagsByKeyController {
   @Patch()
   @Access({ session: 'member', personalKey: ['flags:write'] })
   @ApiOperation({ summary: "Update a flag's name, description or default value, by key" })
+  @ApiResponse(PROPOSED)
   async update(
     @OrgAuth() auth: OrgAuthContext,
+    @Res({ passthrough: true }) response: Response,
     @UuidParam('appId') appId: string,
     @FlagKeyParam() flagKey: string,
     @Body() body: UpdateFlagDto,
   ) {
-    return this.byId.update(auth, await this.resolve(auth, appId, flagKey), body);
+    return this.byId.update(auth, response, await this.resolve(auth, appId, flagKey), body);
   }
 
   @Delete()
   @Access({ session: 'member', personalKey: ['flags:write'] })
   @HttpCode(204)
   @ApiOperation({ summary: 'Delete a flag by its key' })
+  @ApiResponse(PROPOSED)
   async remove(
     @OrgAuth() auth: OrgAuthContext,
+    @Res({ passthrough: true }) response: Response,
     @UuidParam('appId') appId: string,
     @FlagKeyParam() flagKey: string,
-  ): Promise<void> {
-    await this.byId.remove(auth, await this.resolve(auth, appId, flagKey));
+  ) {
+    return this.byId.remove(auth, response, await this.resolve(auth, appId, flagKey));
   }
 
   @Put('environments/:environment')
@@ -135,26 +139,30 @@ export class FlagsByKeyController {
   @Access({ session: 'member', personalKey: ['flags:write'] })
   @InvalidInputStatus(400)
   @ApiOperation({ summary: 'Force a value for one device, by flag key' })
+  @ApiResponse(PROPOSED)
   async createOverride(
     @OrgAuth() auth: OrgAuthContext,
+    @Res({ passthrough: true }) response: Response,
     @UuidParam('appId') appId: string,
     @FlagKeyParam() flagKey: string,
     @Body() body: CreateOverrideDto,
   ) {
-    return this.byId.createOverride(auth, await this.resolve(auth, appId, flagKey), body);
+    return this.byId.createOverride(auth, response, await this.resolve(auth, appId, flagKey), body);
   }
 
   @Delete('overrides/:overrideId')
   @Access({ session: 'member', personalKey: ['flags:write'] })
   @HttpCode(204)
   @ApiOperation({ summary: 'Remove a device override, by flag key' })
+  @ApiResponse(PROPOSED)
   async deleteOverride(
     @OrgAuth() auth: OrgAuthContext,
+    @Res({ passthrough: true }) response: Response,
     @UuidParam('appId') appId: string,
     @FlagKeyParam() flagKey: string,
     @UuidParam('overrideId') overrideId: string,
-  ): Promise<void> {
-    await this.byId.deleteOverride(auth, await this.resolve(auth, appId, flagKey), overrideId);
+  ) {
+    return this.byId.deleteOverride(auth, response, await this.resolve(auth, appId, flagKey), overrideId);
   }
 
   @Get('schedules')

@@ -20,7 +20,11 @@ import {
 import { PROPOSED, SCHEDULE_SCHEMA } from './flags.openapi.js';
 import { FlagsService } from './flags.service.js';
 
-/** Flag management for the dashboard: any member reads, Members and above change. */
+/**
+ * Flag management for the dashboard: any member reads, Members and above change. Every write that
+ * can change what a device is served goes through ChangeRequestsService.submit, the gate of
+ * protected environments (decision 0064); only the protection itself (Admins) is set directly.
+ */
 @Controller('api/v1/dashboard')
 export class FlagsController {
   constructor(
@@ -37,8 +41,18 @@ export class FlagsController {
 
   @Post('apps/:appId/flags')
   @Access({ session: 'member', personalKey: ['flags:write'] })
-  async create(@OrgAuth() auth: OrgAuthContext, @UuidParam('appId') appId: string, @Body() body: CreateFlagDto) {
-    return toFlagResponse(await this.flags.create(auth, appId, body));
+  @ApiResponse(PROPOSED)
+  async create(
+    @OrgAuth() auth: OrgAuthContext,
+    @Res({ passthrough: true }) response: Response,
+    @UuidParam('appId') appId: string,
+    @Body() body: CreateFlagDto,
+  ) {
+    return answer(
+      response,
+      await this.changeRequests.submit(auth, { kind: 'creation', appId, input: body }),
+      toFlagResponse,
+    );
   }
 
   @Get('flags/:flagId')
@@ -49,15 +63,30 @@ export class FlagsController {
 
   @Patch('flags/:flagId')
   @Access({ session: 'member', personalKey: ['flags:write'] })
-  async update(@OrgAuth() auth: OrgAuthContext, @UuidParam('flagId') flagId: string, @Body() body: UpdateFlagDto) {
-    return toFlagResponse(await this.flags.update(auth, flagId, body));
+  @ApiResponse(PROPOSED)
+  async update(
+    @OrgAuth() auth: OrgAuthContext,
+    @Res({ passthrough: true }) response: Response,
+    @UuidParam('flagId') flagId: string,
+    @Body() body: UpdateFlagDto,
+  ) {
+    return answer(
+      response,
+      await this.changeRequests.submit(auth, { kind: 'update', flagId, input: body }),
+      toFlagResponse,
+    );
   }
 
   @Delete('flags/:flagId')
   @Access({ session: 'member', personalKey: ['flags:write'] })
   @HttpCode(204)
-  async remove(@OrgAuth() auth: OrgAuthContext, @UuidParam('flagId') flagId: string): Promise<void> {
-    await this.flags.remove(auth, flagId);
+  @ApiResponse(PROPOSED)
+  async remove(
+    @OrgAuth() auth: OrgAuthContext,
+    @Res({ passthrough: true }) response: Response,
+    @UuidParam('flagId') flagId: string,
+  ) {
+    return answer(response, await this.changeRequests.submit(auth, { kind: 'deletion', flagId }), () => undefined);
   }
 
   @Put('flags/:flagId/environments/:environment')
@@ -101,7 +130,8 @@ export class FlagsController {
     @UuidParam('flagId') flagId: string,
     @Body() body: RollbackDto,
   ) {
-    return answer(response, await this.changeRequests.rollback(auth, flagId, body.version), toFlagResponse);
+    const write = { kind: 'rollback', flagId, version: body.version } as const;
+    return answer(response, await this.changeRequests.submit(auth, write), toFlagResponse);
   }
 
   @Get('flags/:flagId/overrides')
@@ -113,23 +143,29 @@ export class FlagsController {
   @Post('flags/:flagId/overrides')
   @Access({ session: 'member', personalKey: ['flags:write'] })
   @InvalidInputStatus(400)
+  @ApiResponse(PROPOSED)
   async createOverride(
     @OrgAuth() auth: OrgAuthContext,
+    @Res({ passthrough: true }) response: Response,
     @UuidParam('flagId') flagId: string,
     @Body() body: CreateOverrideDto,
   ) {
-    return toOverrideResponse(await this.flags.createOverride(auth, flagId, body));
+    const outcome = await this.changeRequests.submit(auth, { kind: 'override', flagId, input: body });
+    return answer(response, outcome, toOverrideResponse);
   }
 
   @Delete('flags/:flagId/overrides/:overrideId')
   @Access({ session: 'member', personalKey: ['flags:write'] })
   @HttpCode(204)
+  @ApiResponse(PROPOSED)
   async deleteOverride(
     @OrgAuth() auth: OrgAuthContext,
+    @Res({ passthrough: true }) response: Response,
     @UuidParam('flagId') flagId: string,
     @UuidParam('overrideId') overrideId: string,
-  ): Promise<void> {
-    await this.flags.deleteOverride(auth, flagId, overrideId);
+  ) {
+    const outcome = await this.changeRequests.submit(auth, { kind: 'override_removal', flagId, overrideId });
+    return answer(response, outcome, () => undefined);
   }
 
   @Get('flags/:flagId/schedules')
@@ -155,7 +191,8 @@ export class FlagsController {
     @UuidParam('flagId') flagId: string,
     @Body() body: CreateScheduleDto,
   ) {
-    return answer(response, await this.changeRequests.createSchedule(auth, flagId, body), toScheduleResponse);
+    const outcome = await this.changeRequests.submit(auth, { kind: 'schedule', flagId, input: body });
+    return answer(response, outcome, toScheduleResponse);
   }
 
   @Delete('flags/:flagId/schedules/:scheduleId')

@@ -1,4 +1,4 @@
-import { AppException, conflict } from '../common/errors/app-exception.js';
+import { AppException } from '../common/errors/app-exception.js';
 import type { TierDefinition } from '../common/tiers.js';
 import type { ChangeRequestState } from './change-request-state.js';
 
@@ -44,12 +44,21 @@ export const selfApproval = () =>
     hint: 'Another Admin decides',
   });
 
-/** A change request that is no longer pending (or approved, to apply), or whose flag changed since. */
-export function changeRequestNotApplicable(state: ChangeRequestState | 'stale'): AppException {
+/**
+ * A change request in a state the step does not take: stale (its flag changed since), or no longer
+ * pending (to decide) or approved (to apply). Always 409 `change_request_stale`, as the README
+ * promises, with the state in the message.
+ */
+export function changeRequestNotApplicable(state: ChangeRequestState): AppException {
   if (state === 'stale') {
     return new AppException(409, 'change_request_stale', 'The flag changed since this request was made', {
       hint: 'Make a new change request against the flag as it is now',
     });
   }
-  return conflict(`The change request is ${state}`);
+  return new AppException(409, 'change_request_stale', `The change request is ${state}`, {
+    hint:
+      state === 'pending'
+        ? 'An Admin other than the author approves it first'
+        : 'Make a new change request against the flag as it is now',
+  });
 }

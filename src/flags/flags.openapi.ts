@@ -77,9 +77,17 @@ export const CHANGE_REQUEST_SCHEMA: SchemaObject = {
     flagId: { type: 'string', format: 'uuid' },
     flagKey: { type: 'string' },
     appId: { type: 'string', format: 'uuid' },
-    kind: { type: 'string', enum: ['environment', 'rollback', 'schedule'] },
+    kind: {
+      type: 'string',
+      enum: ['environment', 'rollback', 'schedule', 'update', 'deletion', 'creation', 'override', 'override_removal'],
+      description: 'The write it carries: which route made it (decision 0064).',
+    },
     environment: nullable({ type: 'string', enum: ['production', 'staging', 'development'] }),
-    change: { type: 'object', description: 'The request as it was made (the PUT body, `{version}`, or the schedule).' },
+    change: {
+      type: 'object',
+      description:
+        'The request as it was made: the PUT or PATCH body, `{version}`, the schedule, the new flag, the override, `{overrideId}`, or `{}` for a deletion.',
+    },
     state: {
       type: 'string',
       enum: ['pending', 'approved', 'rejected', 'applied', 'stale'],
@@ -105,7 +113,7 @@ export const CHANGE_REQUEST_WITH_DIFF_SCHEMA: SchemaObject = {
       type: 'object',
       required: ['before', 'after'],
       description:
-        'The environment (all environments for a rollback) when the request was made, and as it would leave it.',
+        'What the request changes (the environment, all environments for a rollback, the flag for an update or a deletion, the override) when it was made, and as it would leave it (null: gone).',
       properties: { before: {}, after: {} },
     },
   },
@@ -113,6 +121,7 @@ export const CHANGE_REQUEST_WITH_DIFF_SCHEMA: SchemaObject = {
 
 export const PROPOSED = {
   status: 202,
-  description: 'The environment requires approval: a pending change request instead of the change.',
+  description:
+    'The write can change what a device is served in an environment that requires approval: a pending change request instead of the change.',
   schema: CHANGE_REQUEST_SCHEMA,
 } as const;

@@ -32,6 +32,7 @@ import {
 import { parseFlagValue } from './evaluation/flag-values.js';
 import { validateEnvironmentConfig } from './evaluation/validate-rule.js';
 import { dependentsOf, prerequisiteGraphProblem } from './evaluation/validate-prerequisites.js';
+import { protectedEnvironments, type Protection } from './evaluation/protection.js';
 import { FeatureFlag, FlagOverride } from './flag.entity.js';
 import { isUuid } from './flag-key-param.js';
 import { FLAG_CHANGES_CHANNEL, FlagStore } from './flag-store.js';
@@ -65,13 +66,11 @@ export function actorFromAuth(auth: OrgAuthContext): FlagActor {
 export type ChangedFlag = FeatureFlag & { change?: string; toggled?: { environment: Environment; enabled: boolean }[] };
 
 /**
- * Where a change runs when the service makes it for someone: `within` the caller's transaction
- * (the caller calls `committed()` once it commits), after `check` has seen the locked flag (a change
- * request's version).
+ * Where a change runs when the gate of protected environments makes it (ChangeRequestsService):
+ * `within` its transaction, which then calls `committed()` (or `invalidate`) once it commits.
  */
 export interface ChangeScope {
   readonly within?: EntityManager;
-  readonly check?: (flag: FeatureFlag) => void;
 }
 
 /** An environment's new state as the PUT route and scheduled changes give it. */
@@ -150,58 +149,116 @@ export class FlagsService {
     return rows[0].id;
   }
 
-  async create(auth: OrgAuthContext, appId: string, input: CreateFlagDto): Promise<FeatureFlag> {
+  /**
+   * The creation for `actor`, in `scope`; `id` gives the new flag its id (a change request of a
+   * creation names the flag it will make). The environments of the key that are protected
+   * (decision 0064: protection belongs to the key, and outlives a deleted flag) say so at once.
+   */
+  async createAs(
+    actor: FlagActor,
+    appId: string,
+    input: CreateFlagDto,
+    scope: ChangeScope = {},
+    id?: string,
+  ): Promise<ChangedFlag> {
     const parsed = parseFlagValue(input.valueType, input.defaultValue);
     if (!parsed.ok) throw new ValidationFailedException([{ field: 'defaultValue', message: parsed.message }]);
-    return this.change(actorFromAuth(auth), appId, 'flag.created', async (manager, tier) => {
-      await this.apps.assertExists(auth.organizationId, appId, { manager });
-      if (!tier.features.percentRollout && input.valueType !== 'boolean') {
-        throw flagTypeUnavailable(tier);
-      }
-      await this.assertFlagLimit(manager, auth, appId, tier);
-      const initial = (): FlagEnvironmentConfig => ({ enabled: false, value: input.defaultValue, rules: [] });
-      const environments = { production: initial(), staging: initial(), development: initial() };
-      const flag = manager.create(FeatureFlag, {
-        organizationId: auth.organizationId,
-        appId,
-        key: input.key,
-        name: input.name,
-        description: input.description ?? '',
-        valueType: input.valueType,
-        defaultValue: input.defaultValue,
-        environments,
-        version: 1,
-        createdBy: auth.caller.email,
-      });
-      try {
-        await manager.save(flag);
-      } catch (error) {
-        if (isUniqueViolation(error)) throw conflict(`A flag with the key "${input.key}" already exists in this app`);
-        throw error;
-      }
-      return flag;
-    });
+    return this.change(
+      actor,
+      appId,
+      'flag.created',
+      async (manager, tier) => {
+        await this.apps.assertExists(actor.organizationId, appId, { manager });
+        if (!tier.features.percentRollout && input.valueType !== 'boolean') {
+          throw flagTypeUnavailable(tier);
+        }
+        await this.assertFlagLimit(manager, actor.organizationId, appId, tier);
+        const guarded = new Set(
+          (await this.protections(manager, actor.organizationId, appId))
+            .filter((p) => p.flagKey === input.key)
+            .map((p) => p.environment),
+        );
+        const initial = (env: Environment): FlagEnvironmentConfig => ({
+          ...(guarded.has(env) ? { requireApproval: true } : {}),
+          enabled: false,
+          value: input.defaultValue,
+          rules: [],
+        });
+        const environments = {
+          production: initial('production'),
+          staging: initial('staging'),
+          development: initial('development'),
+        };
+        const flag = manager.create(FeatureFlag, {
+          ...(id ? { id } : {}),
+          organizationId: actor.organizationId,
+          appId,
+          key: input.key,
+          name: input.name,
+          description: input.description ?? '',
+          valueType: input.valueType,
+          defaultValue: input.defaultValue,
+          environments,
+          version: 1,
+          createdBy: actor.email,
+        });
+        try {
+          await manager.save(flag);
+        } catch (error) {
+          if (isUniqueViolation(error)) throw conflict(`A flag with the key "${input.key}" already exists in this app`);
+          throw error;
+        }
+        return flag;
+      },
+      scope.within,
+    );
   }
 
-  async update(auth: OrgAuthContext, flagId: string, input: UpdateFlagDto): Promise<FeatureFlag> {
-    return this.modify(actorFromAuth(auth), flagId, 'flag.updated', (flag) => {
-      if (input.defaultValue !== undefined) {
-        const parsed = parseFlagValue(flag.valueType, input.defaultValue);
-        if (!parsed.ok) throw new ValidationFailedException([{ field: 'defaultValue', message: parsed.message }]);
-        flag.defaultValue = input.defaultValue;
-      }
-      if (input.name !== undefined) flag.name = input.name;
-      if (input.description !== undefined) flag.description = input.description;
-      return 'updated';
-    });
+  /** The protected environments of the app's flag keys, flag or not (decision 0064). */
+  private async protections(manager: EntityManager, organizationId: string, appId: string): Promise<Protection[]> {
+    const rows = await manager.query<{ flag_key: string; environment: Environment }[]>(
+      `SELECT flag_key, environment FROM feature_flag_protections WHERE organization_id = $1 AND app_id = $2`,
+      [organizationId, appId],
+    );
+    return rows.map((row) => ({ flagKey: row.flag_key, environment: row.environment }));
   }
 
-  /** Replaces one environment's state, value and rules, within the plan's targeting features. */
-  async putEnvironment(auth: OrgAuthContext, flagId: string, environment: string, input: EnvironmentConfigDto) {
-    return this.putEnvironmentAs(actorFromAuth(auth), flagId, checkEnvironment(environment), input);
+  /**
+   * The environments in which what the key `key` of the app serves reaches a protected
+   * environment (its own protection, or a protected dependent's), as the plan has it now.
+   */
+  async protectedEnvironmentsOf(
+    manager: EntityManager,
+    organizationId: string,
+    appId: string,
+    key: string,
+  ): Promise<Environment[]> {
+    const protections = await this.protections(manager, organizationId, appId);
+    if (!protections.length) return [];
+    return protectedEnvironments(key, await this.appFlags(manager, appId), protections);
   }
 
-  /** The PUT for `actor`, in `scope`. */
+  /** The PATCH for `actor`, in `scope`. */
+  updateAs(actor: FlagActor, flagId: string, input: UpdateFlagDto, scope: ChangeScope = {}): Promise<ChangedFlag> {
+    return this.modify(
+      actor,
+      flagId,
+      'flag.updated',
+      (flag) => {
+        if (input.defaultValue !== undefined) {
+          const parsed = parseFlagValue(flag.valueType, input.defaultValue);
+          if (!parsed.ok) throw new ValidationFailedException([{ field: 'defaultValue', message: parsed.message }]);
+          flag.defaultValue = input.defaultValue;
+        }
+        if (input.name !== undefined) flag.name = input.name;
+        if (input.description !== undefined) flag.description = input.description;
+        return 'updated';
+      },
+      scope,
+    );
+  }
+
+  /** Replaces one environment's state, value and rules, within the plan's targeting features (through the gate). */
   putEnvironmentAs(
     actor: FlagActor,
     flagId: string,
@@ -217,10 +274,21 @@ export class FlagsService {
   /** Marks an environment as requiring approved change requests (Enterprise), or clears it. */
   async setApproval(auth: OrgAuthContext, flagId: string, environment: string, requireApproval: boolean) {
     const checked = checkEnvironment(environment);
-    return this.modify(actorFromAuth(auth), flagId, 'flag.updated', (flag, tier) => {
+    return this.modify(actorFromAuth(auth), flagId, 'flag.updated', async (flag, tier, manager) => {
       if (!tier.features.approvalWorkflows) {
         throw featureUnavailable('Change approvals are available on the Enterprise plan');
       }
+      // The key's protection (decision 0064) decides; the environment's JSON mirrors it for readers.
+      await manager.query(
+        requireApproval
+          ? `INSERT INTO feature_flag_protections (organization_id, app_id, flag_key, environment, created_by)
+             VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`
+          : `DELETE FROM feature_flag_protections
+              WHERE organization_id = $1 AND app_id = $2 AND flag_key = $3 AND environment = $4`,
+        requireApproval
+          ? [flag.organizationId, flag.appId, flag.key, checked, auth.caller.email]
+          : [flag.organizationId, flag.appId, flag.key, checked],
+      );
       const { requireApproval: _previous, ...rest } = flag.environments[checked];
       flag.environments = {
         ...flag.environments,
@@ -310,16 +378,29 @@ export class FlagsService {
     return manager.getRepository(FeatureFlag).find({ where: { appId } });
   }
 
-  async remove(auth: OrgAuthContext, flagId: string): Promise<void> {
-    const flag = await this.get(auth, flagId);
-    await this.change(actorFromAuth(auth), flag.appId, 'flag.deleted', async (manager) => {
-      const dependents = dependentsOf(await this.appFlags(manager, flag.appId), flag.key);
-      if (dependents.length) {
-        throw flagHasDependents(flag.key, dependents);
-      }
-      await manager.delete(FeatureFlag, { id: flagId, organizationId: auth.organizationId });
-      return flag;
-    });
+  /** The deletion for `actor`, in `scope`; the flag as it was. */
+  async removeAs(actor: FlagActor, flagId: string, scope: ChangeScope = {}): Promise<ChangedFlag> {
+    const manager = scope.within ?? this.dataSource.manager;
+    const flag = await manager
+      .getRepository(FeatureFlag)
+      .findOneBy({ id: flagId, organizationId: actor.organizationId });
+    if (!flag) throw notFound('Flag');
+    return this.change(
+      actor,
+      flag.appId,
+      'flag.deleted',
+      async (transaction) => {
+        const locked = await this.lockedFlag(transaction, actor.organizationId, flagId);
+        if (!locked) throw notFound('Flag');
+        const dependents = dependentsOf(await this.appFlags(transaction, flag.appId), flag.key);
+        if (dependents.length) {
+          throw flagHasDependents(flag.key, dependents);
+        }
+        await transaction.delete(FeatureFlag, { id: flagId, organizationId: actor.organizationId });
+        return locked;
+      },
+      scope.within,
+    );
   }
 
   async history(auth: OrgAuthContext, flagId: string) {
@@ -339,12 +420,7 @@ export class FlagsService {
     }));
   }
 
-  /** Restores an earlier version's settings as a new version (plans with `rollback`). */
-  async rollback(auth: OrgAuthContext, flagId: string, version: number): Promise<FeatureFlag> {
-    return this.rollbackAs(actorFromAuth(auth), flagId, version);
-  }
-
-  /** The rollback for `actor`, in `scope`. */
+  /** Restores an earlier version's settings as a new version (plans with `rollback`; through the gate). */
   rollbackAs(actor: FlagActor, flagId: string, version: number, scope: ChangeScope = {}): Promise<ChangedFlag> {
     return this.modify(
       actor,
@@ -400,65 +476,95 @@ export class FlagsService {
     });
   }
 
-  async createOverride(auth: OrgAuthContext, flagId: string, input: CreateOverrideDto): Promise<FlagOverride> {
-    const flag = await this.get(auth, flagId);
+  /** The override for `actor`, in `scope` (the caller invalidates the app's flags once it commits). */
+  async createOverrideAs(
+    actor: FlagActor,
+    flagId: string,
+    input: CreateOverrideDto,
+    scope: ChangeScope = {},
+  ): Promise<{ value: FlagOverride; appId: string }> {
+    const flag = await (scope.within ?? this.dataSource.manager)
+      .getRepository(FeatureFlag)
+      .findOneBy({ id: flagId, organizationId: actor.organizationId });
+    if (!flag) throw notFound('Flag');
     const parsed = parseFlagValue(flag.valueType, input.forcedValue);
     if (!parsed.ok) {
       throw badRequest(`forcedValue: ${parsed.message} (the flag's type is ${flag.valueType})`, {
         hint: 'Check the "forcedValue" field',
       });
     }
-    const override = await this.dataSource.transaction(async (manager) => {
+    const run = async (manager: EntityManager) => {
       const created = manager.create(FlagOverride, {
-        organizationId: auth.organizationId,
+        organizationId: actor.organizationId,
         flagId,
         deviceKeyId: input.deviceKeyId,
         forcedValue: input.forcedValue,
         expiresAt: input.expiresAt ?? null,
-        createdBy: auth.caller.email,
+        createdBy: actor.email,
       });
       await manager.save(created);
       await this.audit.record(
-        auth,
+        actor.auth,
         {
-          organizationId: auth.organizationId,
+          organizationId: actor.organizationId,
           action: 'flag_override.created',
           resourceType: 'flag',
           resourceId: flagId,
-          metadata: { deviceKeyId: input.deviceKeyId },
+          metadata: { deviceKeyId: input.deviceKeyId, ...actor.via },
         },
         manager,
       );
       await notify(manager, flag.appId);
       return created;
-    });
-    this.store.invalidate(flag.appId);
-    return override;
+    };
+    const value = scope.within ? await run(scope.within) : await this.dataSource.transaction(run);
+    return { value, appId: flag.appId };
   }
 
-  async deleteOverride(auth: OrgAuthContext, flagId: string, overrideId: string): Promise<void> {
-    const flag = await this.get(auth, flagId);
-    await this.dataSource.transaction(async (manager) => {
+  /** One override of the flag, or null. */
+  async findOverride(manager: EntityManager, organizationId: string, flagId: string, overrideId: string) {
+    return manager.getRepository(FlagOverride).findOneBy({ id: overrideId, flagId, organizationId });
+  }
+
+  /** The removal for `actor`, in `scope` (the caller invalidates the app's flags once it commits). */
+  async deleteOverrideAs(
+    actor: FlagActor,
+    flagId: string,
+    overrideId: string,
+    scope: ChangeScope = {},
+  ): Promise<{ appId: string }> {
+    const flag = await (scope.within ?? this.dataSource.manager)
+      .getRepository(FeatureFlag)
+      .findOneBy({ id: flagId, organizationId: actor.organizationId });
+    if (!flag) throw notFound('Flag');
+    const run = async (manager: EntityManager) => {
       const result = await manager.delete(FlagOverride, {
         id: overrideId,
         flagId,
-        organizationId: auth.organizationId,
+        organizationId: actor.organizationId,
       });
       if (!result.affected) throw notFound('Override');
       await this.audit.record(
-        auth,
+        actor.auth,
         {
-          organizationId: auth.organizationId,
+          organizationId: actor.organizationId,
           action: 'flag_override.deleted',
           resourceType: 'flag',
           resourceId: flagId,
-          metadata: { overrideId },
+          metadata: { overrideId, ...actor.via },
         },
         manager,
       );
       await notify(manager, flag.appId);
-    });
-    this.store.invalidate(flag.appId);
+    };
+    if (scope.within) await run(scope.within);
+    else await this.dataSource.transaction(run);
+    return { appId: flag.appId };
+  }
+
+  /** Forgets the app's flags on this instance at once (the notification does it everywhere). */
+  invalidate(appId: string): void {
+    this.store.invalidate(appId);
   }
 
   /**
@@ -470,7 +576,7 @@ export class FlagsService {
     flagId: string,
     event: FlagChange,
     edit: (flag: FeatureFlag, tier: TierDefinition, manager: EntityManager) => string | Promise<string>,
-    { within, check }: ChangeScope = {},
+    { within }: ChangeScope = {},
   ): Promise<ChangedFlag> {
     // Not locked here: the organization row is locked first, then the flag (in `change`), on every path.
     const rows: { app_id: string }[] = await (within ?? this.dataSource.manager).query(
@@ -487,7 +593,6 @@ export class FlagsService {
         const flag = await this.lockedFlag(manager, actor.organizationId, flagId);
         if (!flag) throw notFound('Flag');
         const before = Object.fromEntries(ENVIRONMENTS.map((env) => [env, flag.environments[env].enabled]));
-        check?.(flag);
         const change = await edit(flag, tier, manager);
         flag.version += 1;
         await manager.save(flag);
@@ -602,7 +707,7 @@ export class FlagsService {
   /** Free counts flags per organization; paid plans per app (DESIGN.md section 10). */
   private async assertFlagLimit(
     manager: EntityManager,
-    auth: OrgAuthContext,
+    organizationId: string,
     appId: string,
     tier: TierDefinition,
   ): Promise<void> {
@@ -611,7 +716,7 @@ export class FlagsService {
     const perOrganization = tier.flagLimitScope === 'organization';
     const rows: { count: string }[] = await manager.query(
       `SELECT count(*) FROM feature_flags WHERE ${perOrganization ? 'organization_id' : 'app_id'} = $1`,
-      [perOrganization ? auth.organizationId : appId],
+      [perOrganization ? organizationId : appId],
     );
     if (Number(rows[0].count) >= limit) {
       throw flagLimitReached(tier, limit);
