@@ -27,7 +27,8 @@ export interface ChangeQuery {
  * sees twice are applied twice (states, not events: idempotent). What a read costs is what
  * changed since the oldest transaction running at the previous read began, not the table's size.
  *
- * `parameters` are the query's own (`$1`…); the cursor is appended after them.
+ * `parameters` are the query's own (`$1`…); the cursor is appended after them. Should transaction
+ * ids go back (a restore into a new cluster), the read is made whole again.
  */
 export async function readChanges<Row>(
   db: Queryable,
@@ -43,10 +44,14 @@ export async function readChanges<Row>(
        LEFT JOIN ${query.table} ON ${condition}`,
     since === null ? parameters : [...parameters, since],
   )) as (Row & { __cursor: string; [column: string]: unknown })[];
+  const cursor = result[0].__cursor;
+  // Transaction ids went back (the database was restored into a new cluster): what changed since
+  // cannot be told by them, so the set is read whole again.
+  if (since !== null && BigInt(cursor) < BigInt(since)) return readChanges(db, query, null, parameters);
   const keyColumn = query.key;
   const rows: Row[] = [];
   for (const { __cursor: _cursor, ...row } of result) {
     if (row[keyColumn] !== null && row[keyColumn] !== undefined) rows.push(row as unknown as Row);
   }
-  return { cursor: result[0].__cursor, rows };
+  return { cursor, rows };
 }
