@@ -140,7 +140,7 @@ export class FlagStore implements OnModuleInit, OnModuleDestroy {
     const byDevice = new Map<string, Map<string, FlagOverrideRecord[]>>();
     for (const row of overrides) {
       let byFlag = byDevice.get(row.device_key_id);
-      if (!byFlag) byDevice.set(row.device_key_id, (byFlag = new Map()));
+      if (!byFlag) byDevice.set(row.device_key_id, (byFlag = new Map<string, FlagOverrideRecord[]>()));
       const list = byFlag.get(row.flag_id) ?? [];
       list.push({ deviceKeyId: row.device_key_id, forcedValue: row.forced_value, expiresAt: row.expires_at });
       byFlag.set(row.flag_id, list);
