@@ -167,6 +167,7 @@ try {
       context,
       load,
       rows: Number(option('deny-set-rows', smoke ? '5000' : '1000000')),
+      smoke,
     });
     for (const [label, measured] of [
       ['without', flood.without],
