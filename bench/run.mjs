@@ -1,4 +1,4 @@
-// npm run bench [-- --duration 10] [--connections 10] [--only name] [--json] [--write] [--smoke]
+// npm run bench [-- --duration 10] [--connections 10] [--only name] [--json] [--write] [--smoke] [--deny-set-rows N]
 // npm run bench -- soak [--duration 300] [--connections 16] [--sample 10] [--json]
 // npm run bench -- cluster [--duration 10] [--connections 10] [--redis URL] [--json]
 // Loads the built service on loopback with autocannon, one scenario at a time, and prints
@@ -6,7 +6,9 @@
 // the scenarios it measures its ceilings in the same run: a bare NestJS route on the same adapter
 // (bench/ceiling-nest.mjs) and the crypto-only rate of attestation (bench/ceiling-crypto.mjs);
 // then the server's idle resident memory, and at the end the flag store's memory for 10,000 apps
-// (bench/flag-store-memory.mjs). It closes with each ratio of issue 22 beside its target, PASS or
+// (bench/flag-store-memory.mjs). GET /api/v1/flags is measured again with a million revoked debug
+// tokens of another tenant in the table (bench/deny-set.mjs), as a ratio to the same route without
+// them in the same run. It closes with each ratio of issue 22 beside its target, PASS or
 // BELOW; BELOW is reported, never an exit status (a loaded machine must not fail CI).
 import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -19,6 +21,7 @@ import { createContext, loadFabricator, scenarios } from './scenarios.mjs';
 import { measureWebhookDelivery } from './webhook-delivery.mjs';
 import { HEALTH_P99_LIMIT_MS, measureAdversarialHealth } from './adversarial.mjs';
 import { measureCryptoCeiling } from './ceiling-crypto.mjs';
+import { measureDenySetLoad } from './deny-set.mjs';
 import { evaluateTargets, formatTarget } from './targets.mjs';
 
 // `npm run bench -- soak [...]`: the bounded soak run instead of the scenarios (bench/soak.mjs).
@@ -155,6 +158,35 @@ try {
     if (!asJson) {
       console.log(
         `${row.scenario.padEnd(44)} ${String(row.requestsPerSecond).padStart(7)} req/s  p50 ${row.p50Ms} ms  p99 ${row.p99Ms} ms  ratio ${row.ratio ?? '-'}${row.non2xx ? `  ${expected ? `not ${expected}` : 'non-2xx'} ${row.non2xx}` : ''}${row.errors ? `  errors ${row.errors}` : ''}`,
+      );
+    }
+  }
+  if (!only || 'deny-set'.includes(only)) {
+    const flood = await measureDenySetLoad({
+      server,
+      context,
+      load,
+      rows: Number(option('deny-set-rows', smoke ? '5000' : '1000000')),
+      smoke,
+    });
+    for (const [label, measured] of [
+      ['without', flood.without],
+      ['with', flood.with],
+    ]) {
+      results.push({
+        scenario: `GET /api/v1/flags ${label} ${flood.rows.toLocaleString('en')} revoked debug tokens${label === 'with' ? ` (p99 ×${flood.ratio} of without)` : ''}`,
+        requestsPerSecond: measured.requestsPerSecond,
+        p50Ms: measured.p50Ms,
+        p99Ms: measured.p99Ms,
+        non2xx: measured.non2xx,
+        errors: 0,
+        ratio: null,
+        name: `deny-set-${label}`,
+      });
+    }
+    if (!asJson) {
+      console.log(
+        `${`flags p99 with ${flood.rows.toLocaleString('en')} revoked debug tokens`.padEnd(44)} ${flood.without.p99Ms} ms without, ${flood.with.p99Ms} ms with  ratio ${flood.ratio}  (${flood.exchanged.toLocaleString('en')} of them exchanged; inserted in ${flood.insertSeconds} s; ${flood.with.requestsPerSecond} vs ${flood.without.requestsPerSecond} req/s; RSS ${flood.without.rssMb} → ${flood.with.rssMb} MB)${flood.with.non2xx ? `  non-2xx ${flood.with.non2xx}` : ''}`,
       );
     }
   }

@@ -17,6 +17,7 @@ import { FlagSchedules1795566615165 } from './1795566615165-flag-schedules.js';
 import { Push1795568010724 } from './1795568010724-push.js';
 import { SubjectBinding1795568839690 } from './1795568839690-subject-binding.js';
 import { FlagChangeRequests1795569346871 } from './1795569346871-flag-change-requests.js';
+import { DenySetChangeMarkers1795707670350 } from './1795707670350-deny-set-change-markers.js';
 import { FlagProtections1795707899176 } from './1795707899176-flag-protections.js';
 
 /** Every migration, in order. Migrations are never edited after they land. */
@@ -40,5 +41,6 @@ export const migrations = [
   Push1795568010724,
   SubjectBinding1795568839690,
   FlagChangeRequests1795569346871,
+  DenySetChangeMarkers1795707670350,
   FlagProtections1795707899176,
 ];

@@ -127,8 +127,10 @@ export class DebugTokensService {
       );
       const row = rows[0];
       if (!row) throw notFound('Debug token');
-      // Every instance refuses the device tokens it minted once this commits.
-      await announceRevocation(manager, { kind: 'debugToken', appId, tokenId: row.id });
+      // Every instance refuses the device tokens it minted once this commits. One never exchanged
+      // minted none, and cannot be any more (the exchange records its use only while unrevoked):
+      // nothing to announce, and no instance holds it (decision 0065).
+      if (row.last_used_at) await announceRevocation(manager, { kind: 'debugToken', appId, tokenId: row.id });
       if (row.newly) {
         await this.audit.record(
           auth,
@@ -144,7 +146,7 @@ export class DebugTokensService {
       }
       return row;
     });
-    this.blocked.noteRevokedDebugToken(appId, revoked.id);
+    if (revoked.last_used_at) this.blocked.noteRevokedDebugToken(appId, revoked.id);
   }
 
   /** POST /api/v1/attestation/debug: the secret must belong to the app the identity headers name. */
@@ -171,10 +173,18 @@ export class DebugTokensService {
     }
     const subject = debugSubject(row.id, input.deviceId);
     // Two statements on two connections at once: the token's use here, its event in the devices' log.
-    await Promise.all([
-      this.dataSource.query(`UPDATE debug_tokens SET last_used_at = now() WHERE id = $1`, [row.id]),
+    // The use is recorded only while the token is unrevoked (a revocation committed since the read
+    // above wins): a token minted here was recorded used before any revocation, which is what puts
+    // a revoked debug token in the deny set (decision 0065).
+    const [used] = await Promise.all([
+      queryRows<{ id: string }>(
+        this.dataSource,
+        `UPDATE debug_tokens SET last_used_at = now() WHERE id = $1 AND revoked_at IS NULL RETURNING id`,
+        [row.id],
+      ),
       this.devices.recordDebugExchange(tenant.organizationId, tenant.appId, subject),
     ]);
+    if (!used.length) throw debugTokenRevoked();
     return this.tokens.mint(
       {
         tenant,

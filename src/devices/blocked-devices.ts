@@ -4,6 +4,15 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { debugTokenIdOf } from './debug-subject.js';
 import { DenySetSourcesService } from './deny-set-sources.service.js';
+import {
+  DenySetState,
+  MAX_TOKEN_LIFETIME_MS,
+  type BlockChange,
+  type DenySetDelta,
+  type Revocation,
+  type TokenRefusal,
+} from './deny-set-state.js';
+import { readChanges } from '../database/change-cursor.js';
 import { serviceUnavailable } from '../common/errors/app-exception.js';
 import { createLogger } from '../common/logging/logger.js';
 import type { AppConfig } from '../config/app-config.js';
@@ -13,23 +22,10 @@ import { PgListener } from '../database/pg-listener.js';
 /** How stale another instance's block may be on this one if its notification was lost. */
 export const BLOCKED_DEVICES_REFRESH_MS = 5_000;
 
-/** The longest a device token lives (the largest `overrideExpirationTime`, 30 days). */
-export const MAX_TOKEN_LIFETIME_MS = 2_592_000 * 1000;
+export { MAX_TOKEN_LIFETIME_MS };
+export type { Revocation, TokenRefusal };
 
 export const TOKEN_REVOCATIONS_CHANNEL = 'token_revocations';
-
-/**
- * What makes existing device tokens stop (or start again) working, announced to every instance
- * with `pg_notify` in the transaction of the change: a device blocked or unblocked in some apps,
- * an app deactivated, reactivated or deleted (deleting an organization deletes each of its apps).
- */
-export type Revocation =
-  | { kind: 'device'; appIds: string[]; keyId: string; blocked: boolean }
-  | { kind: 'app'; appId: string; state: 'active' | 'inactive' | 'deleted' }
-  | { kind: 'debugToken'; appId: string; tokenId: string };
-
-/** Longer than any device token lives (`overrideExpirationTime` is at most 30 days): 31 days. */
-const REVOKED_DEBUG_TOKENS_KEPT_MS = MAX_TOKEN_LIFETIME_MS + 86_400_000;
 
 interface Queryable {
   query(sql: string, parameters?: unknown[]): Promise<unknown>;
@@ -50,11 +46,6 @@ export async function announceAppsDeleted(manager: Queryable, appIds: readonly s
   );
 }
 
-export interface TokenRefusal {
-  message: string;
-  hint: string;
-}
-
 /**
  * The deny set of device tokens. Device tokens live up to 30 days, so blocking a device,
  * deactivating or deleting its app, or deleting its organization must reach the tokens already
@@ -68,16 +59,19 @@ export interface TokenRefusal {
  *
  * Revoked debug tokens are in the set too, for as long as a device token minted from one could
  * live: a token whose `sub` is `debug:<tokenId>[:…]` is refused once its debug token is revoked.
+ * Only those that were exchanged: one never exchanged minted no device token.
+ *
+ * The reread is incremental (decision 0065): blocked devices and revoked debug tokens come as the
+ * rows changed since the previous read (a transaction-id cursor that never skips a transaction
+ * committed out of order), the first read of an instance whole. Inactive apps are reread whole
+ * (a few per organization). What a reread costs follows what changed, not what tenants keep.
  *
  * Blocked devices are read here; inactive apps and revoked debug tokens are read by their owners,
  * apps and attestation, through DenySetSourcesService (both import devices).
  */
 @Injectable()
 export class BlockedDevices implements OnModuleInit, OnModuleDestroy {
-  private blocked = new Set<string>();
-  private inactiveApps = new Set<string>();
-  /** Deleted app → when its last token has expired (ms). */
-  private readonly deletedApps = new Map<string, number>();
+  private readonly state = new DenySetState();
   /** When the last read ended (failed or not): the next one is due BLOCKED_DEVICES_REFRESH_MS later. */
   private loadedAt = 0;
   /** Whether a read has ever completed: until then the sets are not the deny set. */
@@ -127,31 +121,7 @@ export class BlockedDevices implements OnModuleInit, OnModuleDestroy {
         throw serviceUnavailable('Device tokens cannot be checked right now', { hint: 'Retry in a few seconds' });
       }
     } else if (Date.now() - this.loadedAt > BLOCKED_DEVICES_REFRESH_MS) void this.reload();
-    const deletedUntil = this.deletedApps.get(appId);
-    if (deletedUntil !== undefined) {
-      if (deletedUntil > Date.now()) {
-        return { message: 'The attestation token belongs to a deleted app', hint: 'The app is no longer registered' };
-      }
-      this.deletedApps.delete(appId);
-    }
-    if (this.inactiveApps.has(appId)) {
-      return { message: 'The attestation token belongs to a deactivated app', hint: 'Activate it in the dashboard' };
-    }
-    const debugTokenId = debugTokenIdOf(keyId);
-    if (debugTokenId) {
-      if (!this.blocked.has(debugEntry(appId, debugTokenId))) return null;
-      return {
-        message: 'The attestation token was minted from a revoked debug token',
-        hint: 'Create a new debug token for the build',
-      };
-    }
-    if (this.blocked.has(entry(appId, keyId))) {
-      return {
-        message: 'The attestation token belongs to a blocked device',
-        hint: 'An Admin of the app unblocks devices in the dashboard',
-      };
-    }
-    return null;
+    return this.state.refusal(appId, keyId, Date.now());
   }
 
   /**
@@ -170,14 +140,24 @@ export class BlockedDevices implements OnModuleInit, OnModuleDestroy {
     return rows.length ? 'device_blocked' : null;
   }
 
-  /** A debug token revoked on this instance (revocation is permanent), before its notification is back. */
+  /** Whether this instance holds the debug token as revoked (its device tokens refused). */
+  holdsRevokedDebugToken(appId: string, tokenId: string): boolean {
+    return this.state.holdsDebugToken(appId, tokenId, Date.now());
+  }
+
+  /** How many entries each part of the deny set holds. */
+  sizes() {
+    return this.state.sizes();
+  }
+
+  /** A debug token revoked on this instance after it was exchanged, before its notification is back. */
   noteRevokedDebugToken(appId: string, tokenId: string): void {
-    this.apply({ kind: 'debugToken', appId, tokenId });
+    this.state.apply({ kind: 'debugToken', appId, tokenId }, Date.now());
   }
 
   /** What a committed block or unblock on this instance changed, before its notification is back. */
   note(appId: string, keyId: string, blocked: boolean): void {
-    this.apply({ kind: 'device', appIds: [appId], keyId, blocked });
+    this.state.apply({ kind: 'device', appIds: [appId], keyId, blocked }, Date.now());
   }
 
   /** Calls `listener` with each revocation, from any instance, once committed. */
@@ -196,9 +176,10 @@ export class BlockedDevices implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
-   * Rereads blocks, deactivations and revoked debug tokens; a failure keeps the previous sets
-   * (retried after the interval). Until apps and attestation have provided their sources nothing
-   * is read and the deny set does not count as loaded: it would lack their parts.
+   * Reads what changed in blocks and revoked debug tokens since the last read, and inactive apps;
+   * a failure of any keeps the previous sets and cursors (retried after the interval). Until apps
+   * and attestation have provided their sources nothing is read and the deny set does not count
+   * as loaded: it would lack their parts.
    */
   reload(): Promise<void> {
     if (this.sources.missing().length) return Promise.resolve();
@@ -214,61 +195,44 @@ export class BlockedDevices implements OnModuleInit, OnModuleDestroy {
   private async read(): Promise<void> {
     this.arrivedDuringLoad = [];
     try {
+      const since = this.state.cursors();
       const [devices, debugTokens, inactiveApps] = await Promise.all([
-        this.dataSource.query<{ app_id: string; key_id: string }[]>(
-          `SELECT app_id, key_id FROM devices WHERE is_blocked`,
-        ),
-        this.sources.revokedDebugTokens(REVOKED_DEBUG_TOKENS_KEPT_MS),
+        this.blockChanges(since.devices),
+        this.sources.revokedDebugTokens(since.debugTokens),
         this.sources.inactiveApps(),
       ]);
-      this.blocked = new Set([
-        ...devices.map((row) => entry(row.app_id, row.key_id)),
-        ...debugTokens.map((token) => debugEntry(token.appId, token.tokenId)),
-      ]);
-      this.inactiveApps = new Set(inactiveApps);
-      for (const revocation of this.arrivedDuringLoad) this.apply(revocation);
+      const now = Date.now();
+      this.state.applyRead({ devices, debugTokens, inactiveApps }, now);
+      for (const revocation of this.arrivedDuringLoad) this.state.apply(revocation, now);
       this.loaded = true;
     } finally {
       this.arrivedDuringLoad = null;
     }
   }
 
+  /** Devices blocked now (first read), or whose block changed since `since` (`block_xid`, set by a trigger). */
+  private async blockChanges(since: string | null): Promise<DenySetDelta<BlockChange>> {
+    const { cursor, rows } = await readChanges<{ app_id: string; key_id: string; is_blocked: boolean }>(
+      this.dataSource,
+      {
+        columns: 't.app_id, t.key_id, t.is_blocked',
+        table: 'devices t',
+        whole: 't.is_blocked',
+        changedSince: (cursor) => `t.block_xid >= ${cursor}::xid8`,
+        key: 'key_id',
+      },
+      since,
+    );
+    return { cursor, rows: rows.map((row) => ({ appId: row.app_id, keyId: row.key_id, blocked: row.is_blocked })) };
+  }
+
   private receive(payload: string): void {
     const revocation = parseRevocation(payload);
     if (!revocation) return;
     this.arrivedDuringLoad?.push(revocation);
-    this.apply(revocation);
+    this.state.apply(revocation, Date.now());
     this.revocations.emit('revocation', revocation);
   }
-
-  private apply(revocation: Revocation): void {
-    switch (revocation.kind) {
-      case 'device':
-        for (const appId of revocation.appIds) {
-          if (revocation.blocked) this.blocked.add(entry(appId, revocation.keyId));
-          else this.blocked.delete(entry(appId, revocation.keyId));
-        }
-        return;
-      case 'app':
-        if (revocation.state === 'deleted') {
-          this.deletedApps.set(revocation.appId, Date.now() + MAX_TOKEN_LIFETIME_MS);
-          this.inactiveApps.delete(revocation.appId);
-        } else if (revocation.state === 'inactive') this.inactiveApps.add(revocation.appId);
-        else this.inactiveApps.delete(revocation.appId);
-        return;
-      case 'debugToken':
-        this.blocked.add(debugEntry(revocation.appId, revocation.tokenId));
-        return;
-    }
-  }
-}
-
-function entry(appId: string, keyId: string): string {
-  return `${appId}\u0000${keyId}`;
-}
-
-function debugEntry(appId: string, tokenId: string): string {
-  return `${appId}\u0000debug\u0000${tokenId}`;
 }
 
 /** Only what this service announces; anything else on the channel is ignored. */

@@ -1,10 +1,7 @@
 import { Injectable } from '@nestjs/common';
+import type { DenySetDelta, RevokedDebugToken } from './deny-set-state.js';
 
-/** A revoked debug token: the device tokens minted from it are refused. */
-export interface RevokedDebugToken {
-  appId: string;
-  tokenId: string;
-}
+export type { DenySetDelta, RevokedDebugToken } from './deny-set-state.js';
 
 /**
  * The parts of the device-token deny set kept in tables of features that import devices, each
@@ -13,8 +10,12 @@ export interface RevokedDebugToken {
 export interface DenySetSources {
   /** apps: the apps whose device tokens are refused while they stay so (deactivated, or their organization is). */
   inactiveApps(): Promise<string[]>;
-  /** attestation: the debug tokens revoked within the last `withinMs` milliseconds, by the database's clock. */
-  revokedDebugTokens(withinMs: number): Promise<RevokedDebugToken[]>;
+  /**
+   * attestation: the revoked debug tokens that were exchanged and whose device tokens may still
+   * live, changed since `since` (all of them when null), with the cursor of the next read
+   * (decision 0065). One never exchanged minted nothing and is never among them.
+   */
+  revokedDebugTokens(since: string | null): Promise<DenySetDelta<RevokedDebugToken>>;
   /** attestation: whether the debug token `tokenId` of `appId` is revoked, read now in one query. */
   debugTokenRevoked(appId: string, tokenId: string): Promise<boolean>;
 }
@@ -51,8 +52,8 @@ export class DenySetSourcesService implements DenySetSources {
     return this.source('inactiveApps')();
   }
 
-  async revokedDebugTokens(withinMs: number): Promise<RevokedDebugToken[]> {
-    return this.source('revokedDebugTokens')(withinMs);
+  async revokedDebugTokens(since: string | null): Promise<DenySetDelta<RevokedDebugToken>> {
+    return this.source('revokedDebugTokens')(since);
   }
 
   async debugTokenRevoked(appId: string, tokenId: string): Promise<boolean> {

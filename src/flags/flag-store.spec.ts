@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
-import { FlagStore } from './flag-store.js';
+import { FlagStore, overridesOf } from './flag-store.js';
 
 /** Answers the store's two statements (an app's flags, its overrides) and counts the flag loads per app. */
 function countingDatabase() {
@@ -74,5 +74,41 @@ describe('FlagStore memory bound', () => {
     await expect(store.get('a')).rejects.toThrow('database unavailable');
     fail = false;
     expect((await store.get('a')).flags).toHaveLength(1);
+  });
+});
+
+describe('FlagStore overrides', () => {
+  it('indexes overrides by device, so a request reads its own device’s only, newest first', async () => {
+    const { dataSource } = countingDatabase();
+    const flagsOf = (sql: string, params: unknown[]): Promise<unknown> => dataSource.query(sql, params as [string]);
+    const rows = [
+      { flag_id: 'a-flag', device_key_id: 'device-1', forced_value: 'true', expires_at: null },
+      { flag_id: 'a-flag', device_key_id: 'device-2', forced_value: 'false', expires_at: null },
+      { flag_id: 'a-flag', device_key_id: 'device-1', forced_value: 'false', expires_at: null },
+      // A flood of another device's overrides is not what device-1's requests look through.
+      ...Array.from({ length: 1000 }, (_, i) => ({
+        flag_id: 'a-flag',
+        device_key_id: `other-${i}`,
+        forced_value: 'true',
+        expires_at: null,
+      })),
+    ];
+    const store = new FlagStore(
+      {
+        options: { url: undefined },
+        query: (sql: string, params: unknown[]) =>
+          /feature_flag_overrides/.test(sql) ? Promise.resolve(rows) : flagsOf(sql, params),
+      } as unknown as DataSource,
+      { logLevel: 'silent', flagStoreMaxApps: 5 } as AppConfig,
+    );
+    const set = await store.get('a');
+    expect(
+      overridesOf(set, 'device-1')
+        .get('a-flag')
+        ?.map((override) => override.forcedValue),
+    ).toEqual(['true', 'false']);
+    expect(overridesOf(set, 'device-2').get('a-flag')).toHaveLength(1);
+    expect(overridesOf(set, 'device-3').size).toBe(0);
+    expect(overridesOf(set, null).size).toBe(0);
   });
 });

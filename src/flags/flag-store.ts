@@ -15,7 +15,21 @@ export const FLAG_CHANGES_CHANNEL = 'flag_changes';
 export interface AppFlagSet {
   /** Compiled once, for GET /flags and the evaluate endpoint's trace. */
   flags: CompiledFlag[];
-  overrides: Map<string, FlagOverrideRecord[]>;
+  /**
+   * Device key → flag id → that device's overrides of the flag, newest first. Indexed by device so
+   * a request reads only its own device's overrides, however many the app holds (issue 30).
+   */
+  overridesByDevice: Map<string, Map<string, FlagOverrideRecord[]>>;
+}
+
+const NO_OVERRIDES: ReadonlyMap<string, readonly FlagOverrideRecord[]> = new Map();
+
+/** One device's overrides in a set, by flag id (none without a device). */
+export function overridesOf(
+  set: AppFlagSet,
+  deviceKeyId: string | null,
+): ReadonlyMap<string, readonly FlagOverrideRecord[]> {
+  return (deviceKeyId !== null && set.overridesByDevice.get(deviceKeyId)) || NO_OVERRIDES;
 }
 
 /**
@@ -123,8 +137,10 @@ export class FlagStore implements OnModuleInit, OnModuleDestroy {
         [appId],
       ),
     ]);
-    const byFlag = new Map<string, FlagOverrideRecord[]>();
+    const byDevice = new Map<string, Map<string, FlagOverrideRecord[]>>();
     for (const row of overrides) {
+      let byFlag = byDevice.get(row.device_key_id);
+      if (!byFlag) byDevice.set(row.device_key_id, (byFlag = new Map<string, FlagOverrideRecord[]>()));
       const list = byFlag.get(row.flag_id) ?? [];
       list.push({ deviceKeyId: row.device_key_id, forcedValue: row.forced_value, expiresAt: row.expires_at });
       byFlag.set(row.flag_id, list);
@@ -136,6 +152,6 @@ export class FlagStore implements OnModuleInit, OnModuleDestroy {
       defaultValue: row.default_value,
       environments: row.environments,
     }));
-    return { flags: compileFlagSet(definitions), overrides: byFlag };
+    return { flags: compileFlagSet(definitions), overridesByDevice: byDevice };
   }
 }

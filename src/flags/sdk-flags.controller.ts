@@ -12,7 +12,7 @@ import { RateLimit } from '../rate-limit/rate-limit.guard.js';
 import { evaluateFlag, evaluateFlagSetJson } from './evaluation/evaluate-flag.js';
 import { ENVIRONMENTS, isEnvironment, type Environment, type EvaluationContext } from './evaluation/flag-types.js';
 import { ifNoneMatchHits, strongEtag } from './conditional-fetch.js';
-import { FlagStore } from './flag-store.js';
+import { FlagStore, overridesOf } from './flag-store.js';
 import { EvaluateFlagDto } from './flags.dto.js';
 import { assertFeature } from '../organizations/plan.service.js';
 
@@ -156,9 +156,10 @@ export class SdkFlagsController implements BeforeApplicationShutdown {
 
   /** The device's flag values as JSON text. */
   private async evaluate(tenant: Tenant, request: Request, environment: string): Promise<string> {
-    const { flags, overrides } = await this.store.get(tenant.appId);
+    const set = await this.store.get(tenant.appId);
     const context = deviceContext(request);
-    return evaluateFlagSetJson(flags, environment, context, overrides, { deviceKeyId: context.deviceId ?? null });
+    const deviceKeyId = context.deviceId ?? null;
+    return evaluateFlagSetJson(set.flags, environment, context, overridesOf(set, deviceKeyId), { deviceKeyId });
   }
 }
 

@@ -8,14 +8,25 @@ const HOUR = 60 * MINUTE;
 /**
  * What a limit counts by: the client address, the e-mail address in the body (sign-up, sign-in,
  * reset), the new address of an e-mail change, the SDK's app, the SDK's organization, or the
- * organization of the API key calling.
+ * organization of the API key calling, the organization a dashboard caller acts in, or that
+ * organization and the app the route names (`:appID`), so another organization naming the app
+ * spends its own budget, never the app's.
  */
-export type LimitSubject = 'ip' | 'email' | 'newEmail' | 'app' | 'organization' | 'apiKeyOrganization';
+export type LimitSubject =
+  | 'ip'
+  | 'email'
+  | 'newEmail'
+  | 'app'
+  | 'organization'
+  | 'apiKeyOrganization'
+  | 'callerOrganization'
+  | 'callerOrganizationApp';
 
 /** The parts of a request a limit reads; the access guard has resolved tenant and caller before. */
 export interface LimitedRequest {
   readonly ip?: string;
   readonly body?: unknown;
+  readonly params?: Readonly<Record<string, unknown>>;
   readonly tenant?: { readonly appId: string; readonly organizationId: string; readonly serviceTier: string };
   readonly auth?: {
     readonly organizationId: string | null;
@@ -105,6 +116,39 @@ export const LIMITS = {
   'ip-challenge': { limit: 120, windowMs: MINUTE, by: 'ip', refusal: 'rate_limited', headers: true },
   /** Validates and refreshes from one client address, before the organization's bucket. */
   'ip-validate': { limit: 60, windowMs: MINUTE, by: 'ip', refusal: 'rate_limited', headers: true },
+  /**
+   * Debug-token creations and revocations (decision 0065): each revoked token an organization
+   * exchanged is held by every instance's deny set for up to 31 days, so how many a tenant makes
+   * is bounded. Far above a CI that creates a token per pipeline run.
+   */
+  'debug-token-create-app': {
+    limit: 60,
+    windowMs: HOUR,
+    by: 'callerOrganizationApp',
+    refusal: 'rate_limited',
+    headers: false,
+  },
+  'debug-token-create-organization': {
+    limit: 300,
+    windowMs: HOUR,
+    by: 'callerOrganization',
+    refusal: 'rate_limited',
+    headers: false,
+  },
+  'debug-token-revoke-app': {
+    limit: 60,
+    windowMs: HOUR,
+    by: 'callerOrganizationApp',
+    refusal: 'rate_limited',
+    headers: false,
+  },
+  'debug-token-revoke-organization': {
+    limit: 300,
+    windowMs: HOUR,
+    by: 'callerOrganization',
+    refusal: 'rate_limited',
+    headers: false,
+  },
   /** The plan buckets of the interface document, per organization; declared last so their headers win. */
   challenge: {
     limit: { plan: 'challenge' },
@@ -147,6 +191,14 @@ export function limitSubject(limit: Limit, request: LimitedRequest): string | nu
       return request.tenant?.organizationId ?? null;
     case 'apiKeyOrganization':
       return request.auth?.caller.kind === 'apiKey' ? request.auth.organizationId : null;
+    case 'callerOrganization':
+      return request.auth?.organizationId ?? null;
+    case 'callerOrganizationApp': {
+      const appId = request.params?.appID;
+      return request.auth?.organizationId && typeof appId === 'string'
+        ? `${request.auth.organizationId}:${appId}`
+        : null;
+    }
   }
 }
 

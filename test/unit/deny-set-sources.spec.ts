@@ -1,14 +1,26 @@
 // The device-token deny set reads blocked devices itself and the rest from the features that own
 // it (apps, attestation) through DenySetSourcesService. A fake database and fake sources show how a
-// load treats them: never believed while a source is missing, read in parallel, a failure keeps
-// the previous sets, and revocations heard during a load survive it.
+// load treats them: never believed while a source is missing, read in parallel, incremental after
+// the first read (each part asked since the cursor of its previous read), a failure keeps the
+// previous sets and cursors, and revocations heard during a load survive it.
 import { describe, expect, it } from '@jest/globals';
 import type { DataSource } from 'typeorm';
 import type { AppConfig } from '../../src/config/app-config.js';
-import { BlockedDevices, MAX_TOKEN_LIFETIME_MS } from '../../src/devices/blocked-devices.js';
-import { DenySetSourcesService, type RevokedDebugToken } from '../../src/devices/deny-set-sources.service.js';
+import { BlockedDevices } from '../../src/devices/blocked-devices.js';
+import {
+  DenySetSourcesService,
+  type DenySetDelta,
+  type RevokedDebugToken,
+} from '../../src/devices/deny-set-sources.service.js';
 
 const DAY_MS = 86_400_000;
+const HELD = Date.now() + 30 * DAY_MS;
+
+interface BlockRow {
+  app_id: string;
+  key_id: string;
+  is_blocked?: boolean;
+}
 /** Debug token ids (a device token's `sub` names one as `debug:<uuid>`). */
 const TOKEN_1 = '00000000-0000-4000-8000-000000000001';
 const TOKEN_2 = '00000000-0000-4000-8000-000000000002';
@@ -29,20 +41,28 @@ interface World {
   sources: DenySetSourcesService;
   /** The statements BlockedDevices sent to its own table. */
   statements: string[];
-  /** What the next read of each part answers; a function is called at the read. */
-  blockedDevices: () => Promise<{ app_id: string; key_id: string }[]>;
-  debugTokens: (withinMs: number) => Promise<RevokedDebugToken[]>;
+  /** What the next read of each part answers; a function is called at the read with its cursor. */
+  blockedDevices: (since: string | null) => Promise<BlockRow[]>;
+  debugTokens: (since: string | null) => Promise<DenySetDelta<RevokedDebugToken>>;
   inactiveApps: () => Promise<string[]>;
   debugTokenRevoked: (appId: string, tokenId: string) => Promise<boolean>;
 }
 
 function world(options: { provide?: boolean } = {}): World {
   const statements: string[] = [];
+  let reads = 0;
   const dataSource = {
     options: {},
-    query: (sql: string) => {
+    // Answers the deny set's read of devices as PostgreSQL would: the cursor on every row, one row
+    // of nulls beside it when nothing changed.
+    query: async (sql: string, parameters: unknown[] = []) => {
       statements.push(sql);
-      return sql.includes('is_blocked') && !sql.includes('key_id = $2') ? state.blockedDevices() : Promise.resolve([]);
+      if (!sql.includes('pg_snapshot_xmin')) return [];
+      const since = (parameters[0] as string | undefined) ?? null;
+      const rows = await state.blockedDevices(since);
+      const cursor = `devices-${++reads}`;
+      if (!rows.length) return [{ __cursor: cursor, app_id: null, key_id: null, is_blocked: null }];
+      return rows.map((row) => ({ __cursor: cursor, is_blocked: true, ...row }));
     },
   } as unknown as DataSource;
   const sources = new DenySetSourcesService();
@@ -52,7 +72,7 @@ function world(options: { provide?: boolean } = {}): World {
     sources,
     statements,
     blockedDevices: () => Promise.resolve([]),
-    debugTokens: () => Promise.resolve([]),
+    debugTokens: (since) => Promise.resolve(delta(since, [])),
     inactiveApps: () => Promise.resolve([]),
     debugTokenRevoked: () => Promise.resolve(false),
   };
@@ -62,9 +82,16 @@ function world(options: { provide?: boolean } = {}): World {
 
 function provideAll(state: World): void {
   state.sources.provide('inactiveApps', () => state.inactiveApps());
-  state.sources.provide('revokedDebugTokens', (withinMs) => state.debugTokens(withinMs));
+  state.sources.provide('revokedDebugTokens', (since) => state.debugTokens(since));
   state.sources.provide('debugTokenRevoked', (appId, tokenId) => state.debugTokenRevoked(appId, tokenId));
 }
+
+/** A read of revoked debug tokens after `since`: the next cursor follows it. */
+function delta(since: string | null, rows: RevokedDebugToken[]): DenySetDelta<RevokedDebugToken> {
+  return { cursor: `tokens-${Number(since?.split('-')[1] ?? 0) + 1}`, rows };
+}
+
+const revokedToken = (appId: string, tokenId: string): RevokedDebugToken => ({ appId, tokenId, untilMs: HELD });
 
 const refusal = async (state: World, appId: string, keyId: string) =>
   (await state.blocked.refusalFor(appId, keyId))?.message ?? null;
@@ -76,7 +103,7 @@ describe('DenySetSourcesService', () => {
     sources.provide('inactiveApps', () => Promise.resolve(['app']));
     expect(sources.missing().sort()).toEqual(['debugTokenRevoked', 'revokedDebugTokens']);
     await expect(sources.inactiveApps()).resolves.toEqual(['app']);
-    await expect(sources.revokedDebugTokens(1000)).rejects.toThrow(
+    await expect(sources.revokedDebugTokens(null)).rejects.toThrow(
       'No feature provides the deny-set source revokedDebugTokens',
     );
   });
@@ -96,27 +123,29 @@ describe('the device-token deny set over its sources', () => {
     expect(await refusal(state, 'app', 'key')).toBe('The attestation token belongs to a deactivated app');
   });
 
-  it('reads its own table and every source in parallel, revoked debug tokens over 31 days', async () => {
+  it('reads its own table and every source in parallel, whole at first, then what changed since each cursor', async () => {
     const state = world();
-    const devices = deferred<{ app_id: string; key_id: string }[]>();
-    const tokens = deferred<RevokedDebugToken[]>();
+    const devices = deferred<BlockRow[]>();
+    const tokens = deferred<DenySetDelta<RevokedDebugToken>>();
     const apps = deferred<string[]>();
-    const windows: number[] = [];
-    state.blockedDevices = () => devices.promise;
-    state.debugTokens = (withinMs) => {
-      windows.push(withinMs);
+    const sinces: { devices: (string | null)[]; tokens: (string | null)[] } = { devices: [], tokens: [] };
+    state.blockedDevices = (since) => {
+      sinces.devices.push(since);
+      return devices.promise;
+    };
+    state.debugTokens = (since) => {
+      sinces.tokens.push(since);
       return tokens.promise;
     };
     state.inactiveApps = () => apps.promise;
 
     const answer = refusal(state, 'app-2', 'device-2');
     await new Promise((resolve) => setImmediate(resolve));
-    // All three reads are out before any has answered.
+    // All three reads are out before any has answered, the first of each whole.
     expect(state.statements).toHaveLength(1);
-    expect(windows).toEqual([31 * DAY_MS]);
-    expect(windows[0]).toBeGreaterThan(MAX_TOKEN_LIFETIME_MS);
+    expect(sinces).toEqual({ devices: [null], tokens: [null] });
     apps.resolve(['app-3']);
-    tokens.resolve([{ appId: 'app-1', tokenId: TOKEN_1 }]);
+    tokens.resolve(delta(null, [revokedToken('app-1', TOKEN_1)]));
     devices.resolve([{ app_id: 'app-2', key_id: 'device-2' }]);
 
     expect(await answer).toBe('The attestation token belongs to a blocked device');
@@ -129,6 +158,25 @@ describe('the device-token deny set over its sources', () => {
     expect(await refusal(state, 'app-2', `debug:${TOKEN_1}`)).toBeNull();
     expect(await refusal(state, 'app-3', 'device-9')).toBe('The attestation token belongs to a deactivated app');
     expect(await refusal(state, 'app-1', 'device-2')).toBeNull();
+
+    // The next reads ask from the cursors the previous answered, and apply only what they bring:
+    // the device unblocked since, a second token revoked; the first token stays held.
+    state.blockedDevices = (since) => {
+      sinces.devices.push(since);
+      return Promise.resolve([{ app_id: 'app-2', key_id: 'device-2', is_blocked: false }]);
+    };
+    state.debugTokens = (since) => {
+      sinces.tokens.push(since);
+      return Promise.resolve(delta(since, [revokedToken('app-1', TOKEN_2)]));
+    };
+    state.inactiveApps = () => Promise.resolve([]);
+    await state.blocked.reload();
+    expect(sinces).toEqual({ devices: [null, 'devices-1'], tokens: [null, 'tokens-1'] });
+    expect(state.statements[1]).toContain('t.block_xid >= $1::xid8');
+    expect(await refusal(state, 'app-2', 'device-2')).toBeNull();
+    expect(await refusal(state, 'app-1', `debug:${TOKEN_1}`)).not.toBeNull();
+    expect(await refusal(state, 'app-1', `debug:${TOKEN_2}`)).not.toBeNull();
+    expect(state.blocked.sizes()).toMatchObject({ blockedDevices: 0, revokedDebugTokens: 2, inactiveApps: 0 });
   });
 
   it('refuses every token with a 503 until a first read succeeds, then answers from it', async () => {
@@ -148,13 +196,18 @@ describe('the device-token deny set over its sources', () => {
   it('keeps the previous sets, all of them, when a source fails', async () => {
     const state = world();
     state.blockedDevices = () => Promise.resolve([{ app_id: 'app-2', key_id: 'device-2' }]);
-    state.debugTokens = () => Promise.resolve([{ appId: 'app-1', tokenId: TOKEN_1 }]);
+    state.debugTokens = (since) => Promise.resolve(delta(since, [revokedToken('app-1', TOKEN_1)]));
     state.inactiveApps = () => Promise.resolve(['app-3']);
     await state.blocked.reload();
 
-    // The next load would clear everything, but one of its parts fails: nothing is replaced.
-    state.blockedDevices = () => Promise.resolve([]);
-    state.debugTokens = () => Promise.resolve([]);
+    // The next load would unblock the device and clear the apps, but one of its parts fails:
+    // nothing is applied, and the cursors stay where they were.
+    const sinces: (string | null)[] = [];
+    state.blockedDevices = (since) => {
+      sinces.push(since);
+      return Promise.resolve([{ app_id: 'app-2', key_id: 'device-2', is_blocked: false }]);
+    };
+    state.debugTokens = (since) => Promise.resolve(delta(since, []));
     state.inactiveApps = () => Promise.reject(new Error('connection lost'));
     await state.blocked.reload();
     expect(await refusal(state, 'app-2', 'device-2')).toBe('The attestation token belongs to a blocked device');
@@ -165,6 +218,7 @@ describe('the device-token deny set over its sources', () => {
 
     state.inactiveApps = () => Promise.resolve([]);
     await state.blocked.reload();
+    expect(sinces).toEqual(['devices-1', 'devices-1']);
     expect(await refusal(state, 'app-2', 'device-2')).toBeNull();
     expect(await refusal(state, 'app-3', 'device-9')).toBeNull();
   });
