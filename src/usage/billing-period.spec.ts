@@ -28,7 +28,12 @@ describe('billing period', () => {
 
   describe('at month ends and in leap years', () => {
     const startOf = (end: string, anchorDay?: number) =>
-      billingPeriod(new Date(new Date(end).getTime() - 3_600_000), 'basic', new Date(end), anchorDay).start.toISOString();
+      billingPeriod(
+        new Date(new Date(end).getTime() - 3_600_000),
+        'basic',
+        new Date(end),
+        anchorDay,
+      ).start.toISOString();
 
     it.each([
       ['2027-03-31T00:00:00.000Z', '2027-02-28T00:00:00.000Z'],
