@@ -735,7 +735,7 @@ describe('apps', () => {
       expect(await primaryIds(org)).toEqual([inactive.id]);
     });
 
-    it('gives the flag to an app created while no app is primary, and refuses none of the other paths', async () => {
+    it('gives the flag to an app created while no app is primary, and keeps it when an inactive app is reactivated', async () => {
       const { org, agent } = await orgWithMember(t, { tier: 'professional' });
       const primary = await createApp(agent);
       const inactive = await createApp(agent);
