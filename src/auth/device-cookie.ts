@@ -64,11 +64,12 @@ export function deviceTokenFor(
   userId: string,
   now: Date,
 ): DeviceToken | null {
-  for (const text of tokensOf(cookieValue)) {
-    const token = readDeviceToken(key, text, now);
-    if (token && token.userId === userId) return token;
-  }
-  return null;
+  // Which account a verified token names is no secret: a plain comparison of ids.
+  return (
+    tokensOf(cookieValue)
+      .map((text) => readDeviceToken(key, text, now))
+      .find((read): read is DeviceToken => read?.userId === userId) ?? null
+  );
 }
 
 /**
@@ -82,8 +83,8 @@ export function deviceCookieAfterSignIn(
   now: Date,
 ): string {
   const others = tokensOf(cookieValue).filter((text) => {
-    const token = readDeviceToken(key, text, now);
-    return token !== null && token.userId !== userId;
+    const read = readDeviceToken(key, text, now);
+    return read !== null && read.userId !== userId;
   });
   return [issueDeviceToken(key, userId, now), ...others].slice(0, DEVICE_COOKIE_MAX_ACCOUNTS).join('~');
 }
