@@ -19,6 +19,7 @@ import { SubjectBinding1795568839690 } from './1795568839690-subject-binding.js'
 import { FlagChangeRequests1795569346871 } from './1795569346871-flag-change-requests.js';
 import { DenySetChangeMarkers1795707670350 } from './1795707670350-deny-set-change-markers.js';
 import { FlagProtections1795707899176 } from './1795707899176-flag-protections.js';
+import { BillingCycleAnchorDay1795709175753 } from './1795709175753-billing-cycle-anchor-day.js';
 
 /** Every migration, in order. Migrations are never edited after they land. */
 export const migrations = [
@@ -43,4 +44,5 @@ export const migrations = [
   FlagChangeRequests1795569346871,
   DenySetChangeMarkers1795707670350,
   FlagProtections1795707899176,
+  BillingCycleAnchorDay1795709175753,
 ];

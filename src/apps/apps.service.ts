@@ -58,8 +58,6 @@ export class AppsService {
       if (maxApps !== null && count >= maxApps) {
         throw appLimitReached(maxApps);
       }
-      const isPrimary = input.isPrimary ?? count === 0;
-      if (isPrimary) await this.clearPrimary(manager, auth.organizationId);
       const app = manager.create(App, {
         organizationId: auth.organizationId,
         appName: input.appName,
@@ -67,7 +65,7 @@ export class AppsService {
         teamId: input.teamId,
         description: input.description ?? '',
         isActive: true,
-        isPrimary,
+        isPrimary: false,
         jwtConfiguration: { ...DEFAULT_JWT_CONFIGURATION, ...input.jwtConfiguration },
         riskThresholds: { ...DEFAULT_RISK_THRESHOLDS, ...input.riskThresholds },
         analyticsEnabled: true,
@@ -84,6 +82,8 @@ export class AppsService {
         }
         throw error;
       }
+      // Asked for, or the organization has no primary yet (its first app, or none active was left).
+      await this.settlePrimary(manager, auth.organizationId, [app], input.isPrimary ? app : undefined);
       return { app, action: 'app.created', metadata: { bundleId: app.bundleId, teamId: app.teamId } };
     });
   }
@@ -110,25 +110,24 @@ export class AppsService {
         app.requireSignedSubject = input.requireSignedSubject;
       }
       await manager.save(app);
+      await this.settlePrimary(manager, auth.organizationId, [app]);
       return { app, action: 'app.updated', metadata: { fields: Object.keys(input) } };
     });
   }
 
-  /** Deleting the primary app promotes another one, active apps first. The last app stays. */
+  /**
+   * Deleting the primary app promotes the oldest active one; with none active left the organization
+   * has no primary until an app is activated or created. The last app stays.
+   */
   async remove(auth: OrgAuthContext, id: string): Promise<void> {
     await this.change(auth, async (manager) => {
       const app = await this.lock(manager, auth, id);
-      const others = await manager.find(App, {
-        where: { organizationId: auth.organizationId },
-        order: { isActive: 'DESC', createdAt: 'ASC' },
-      });
-      const successor = others.find((other) => other.id !== id);
-      if (!successor) {
+      if ((await manager.countBy(App, { organizationId: auth.organizationId })) <= 1) {
         throw lastApp();
       }
       await manager.delete(App, { id });
       await announceRevocation(manager, { kind: 'app', appId: id, state: 'deleted' });
-      if (app.isPrimary) await manager.update(App, { id: successor.id }, { isPrimary: true });
+      await this.settlePrimary(manager, auth.organizationId, []);
       return { app, action: 'app.deleted', metadata: { bundleId: app.bundleId, teamId: app.teamId } };
     });
   }
@@ -139,6 +138,7 @@ export class AppsService {
       if (!active && app.isPrimary) throw primaryCannotBeDeactivated();
       app.isActive = active;
       await manager.save(app);
+      await this.settlePrimary(manager, auth.organizationId, [app]);
       await announceRevocation(manager, { kind: 'app', appId: app.id, state: active ? 'active' : 'inactive' });
       return { app, action: active ? 'app.activated' : 'app.deactivated' };
     });
@@ -162,12 +162,7 @@ export class AppsService {
   async setPrimary(auth: OrgAuthContext, id: string): Promise<App> {
     return this.change(auth, async (manager) => {
       const app = await this.lock(manager, auth, id);
-      if (!app.isActive) {
-        throw inactiveAppCannotBePrimary();
-      }
-      await this.clearPrimary(manager, auth.organizationId);
-      app.isPrimary = true;
-      await manager.save(app);
+      await this.settlePrimary(manager, auth.organizationId, [app], app);
       return { app, action: 'app.primary_set' };
     });
   }
@@ -214,7 +209,33 @@ export class AppsService {
     return app;
   }
 
-  private async clearPrimary(manager: EntityManager, organizationId: string): Promise<void> {
-    await manager.update(App, { organizationId, isPrimary: true }, { isPrimary: false });
+  /**
+   * The one rule of the primary flag, run by every change that can move it or take an app out of
+   * service (create, update, activate, deactivate, set-primary, delete): only an active app is
+   * primary, and an organization with an active app has exactly one primary. `candidate` asks for
+   * that app (403 `app_inactive` when it is inactive); otherwise an active primary stays, and else
+   * the oldest active app takes the flag, or none does when no app is active. `loaded` are the
+   * entities the caller holds, whose `isPrimary` is brought in line. Runs under the organization
+   * lock (`lock`), after the change is saved.
+   */
+  private async settlePrimary(
+    manager: EntityManager,
+    organizationId: string,
+    loaded: App[],
+    candidate?: App,
+  ): Promise<void> {
+    if (candidate && !candidate.isActive) throw inactiveAppCannotBePrimary();
+    const apps = await manager.find(App, {
+      where: { organizationId },
+      select: { id: true, isActive: true, isPrimary: true, createdAt: true },
+      order: { createdAt: 'ASC', id: 'ASC' },
+    });
+    const current = apps.find((app) => app.isPrimary);
+    const chosen = candidate ?? (current?.isActive ? current : apps.find((app) => app.isActive));
+    if (chosen?.id !== current?.id) {
+      await manager.update(App, { organizationId, isPrimary: true }, { isPrimary: false });
+      if (chosen) await manager.update(App, { id: chosen.id }, { isPrimary: true });
+    }
+    for (const app of loaded) app.isPrimary = app.id === chosen?.id;
   }
 }

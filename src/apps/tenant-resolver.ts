@@ -14,6 +14,8 @@ export interface Tenant {
   organizationId: string;
   serviceTier: string;
   currentPeriodEnd: Date | null;
+  /** The day of month the organization's paid cycle renews on, when known. */
+  billingAnchorDay: number | null;
   appActive: boolean;
   organizationActive: boolean;
   jwtConfiguration: JwtConfiguration;
@@ -83,6 +85,7 @@ export class TenantResolver {
       organization_id: string;
       service_tier: string;
       current_period_end: Date | null;
+      billing_anchor_day: number | null;
       is_active: boolean;
       org_active: boolean;
       jwt_configuration: Partial<JwtConfiguration>;
@@ -90,7 +93,8 @@ export class TenantResolver {
       require_signed_subject: boolean;
       subject_signing_secret: string | null;
     }[] = await this.dataSource.query(
-      `SELECT a.id, a.app_name, a.organization_id, o.tier AS service_tier, o.period_end AS current_period_end, a.is_active,
+      `SELECT a.id, a.app_name, a.organization_id, o.tier AS service_tier, o.period_end AS current_period_end,
+              o.anchor_day AS billing_anchor_day, a.is_active,
               o.active AS org_active, a.jwt_configuration, a.risk_thresholds, a.require_signed_subject, a.subject_signing_secret
          FROM apps a ${organizationJoin('o', 'a.organization_id')}
         WHERE a.bundle_id = $1 AND a.team_id = $2`,
@@ -106,6 +110,7 @@ export class TenantResolver {
       organizationId: row.organization_id,
       serviceTier: row.service_tier,
       currentPeriodEnd: row.current_period_end,
+      billingAnchorDay: row.billing_anchor_day,
       appActive: row.is_active,
       organizationActive: row.org_active,
       jwtConfiguration: jwtConfigurationOf({ jwtConfiguration: row.jwt_configuration }),

@@ -17,6 +17,7 @@ import {
   TokenDto,
 } from './auth.dto.js';
 import { AuthService, FORGOT_PASSWORD_MESSAGE, REGISTER_MESSAGE } from './auth.service.js';
+import { PasswordGate } from './password-gate.js';
 import { SESSION_COOKIE, destroySession, regenerateSession, saveSession } from '../common/http/session-cookie.js';
 import { RateLimit } from '../rate-limit/rate-limit.guard.js';
 import { InviteAcceptanceService } from '../team/invite-acceptance.service.js';
@@ -27,6 +28,7 @@ export class AuthController {
   constructor(
     private readonly auth: AuthService,
     private readonly invites: InviteAcceptanceService,
+    private readonly passwords: PasswordGate,
     @InjectDataSource() private readonly dataSource: DataSource,
   ) {}
 
@@ -39,12 +41,13 @@ export class AuthController {
     return { message: REGISTER_MESSAGE };
   }
 
+  /** Failed sign-ins are limited inside the password gate (per account, browser and address). */
   @Post('login')
-  @RateLimit('login-failures-account', 'login-failures-ip')
   @Public()
   @HttpCode(200)
-  async login(@Req() request: Request, @Body() body: LoginDto) {
-    const user = await this.auth.login(body.email, body.password);
+  async login(@Req() request: Request, @Res({ passthrough: true }) response: Response, @Body() body: LoginDto) {
+    const { user, deviceCookie } = await this.auth.login(this.passwords.attemptOf(request, body.email, body.password));
+    this.passwords.setDeviceCookie(response, deviceCookie);
     const organizationId = await this.auth.defaultOrganization(user.id);
     await this.startSession(request, user.id, organizationId);
     await this.auth.recordLogin(user.id, organizationId, request.ip ?? null);

@@ -10,6 +10,7 @@ import { AuthToken } from './auth-token.entity.js';
 import { AuthTokensService } from './auth-tokens.service.js';
 import { AuthController } from './auth.controller.js';
 import { AuthService } from './auth.service.js';
+import { PasswordGate } from './password-gate.js';
 import { CliSessionsController } from './cli-login/cli-sessions.controller.js';
 import { CliSessionsService } from './cli-login/cli-sessions.service.js';
 import { DeviceLoginController } from './device-login/device-login.controller.js';
@@ -41,6 +42,7 @@ import { UsersModule } from '../users/users.module.js';
   controllers: [AuthController, CliSessionsController, DeviceLoginController],
   providers: [
     AuthService,
+    PasswordGate,
     AuthTokensService,
     CliSessionsService,
     DeviceLoginService,

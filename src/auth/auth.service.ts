@@ -4,14 +4,7 @@ import { DataSource, type EntityManager } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import type { SessionCaller } from '../common/access/auth-context.js';
-import {
-  badRequest,
-  conflict,
-  forbidden,
-  invalidCredentials,
-  notFound,
-  tooManyRequests,
-} from '../common/errors/app-exception.js';
+import { badRequest, conflict, forbidden, notFound, tooManyRequests } from '../common/errors/app-exception.js';
 import { accountDisabled, accountSuspended, emailUnverified, invalidLink } from './auth.exceptions.js';
 import { isUniqueViolation } from '../database/unique-violation.js';
 import { AuditService } from '../audit/audit.service.js';
@@ -20,7 +13,8 @@ import { mailTemplates } from '../mail/mail-templates.js';
 import { OrganizationsService } from '../organizations/organizations.service.js';
 import type { Organization } from '../organizations/organization.entity.js';
 import { AuthTokensService, MAX_ACTIVE_TOKENS } from './auth-tokens.service.js';
-import { MIN_PASSWORD_LENGTH, hashPassword, verifyPassword } from './passwords.js';
+import { MIN_PASSWORD_LENGTH, hashPassword } from './passwords.js';
+import { PasswordGate, type PasswordAttempt } from './password-gate.js';
 import type { User } from '../users/user.entity.js';
 import { UsersService } from '../users/users.service.js';
 import { BackgroundTasks } from '../common/scheduling/background-tasks.js';
@@ -42,6 +36,7 @@ export class AuthService {
     private readonly users: UsersService,
     private readonly audit: AuditService,
     private readonly background: BackgroundTasks,
+    private readonly passwords: PasswordGate,
   ) {}
 
   /**
@@ -72,13 +67,13 @@ export class AuthService {
     await this.mail.send({ to: input.email, ...mail });
   }
 
-  /** Checks credentials; reveals the account's state only to someone who knows its password. */
-  async login(email: string, password: string): Promise<User> {
-    const user = await this.users.findByEmail(email, { withPassword: true });
-    const valid = await verifyPassword(password, user?.passwordHash ?? null, this.config.bcryptRounds);
-    if (!user || !valid) {
-      throw invalidCredentials();
-    }
+  /**
+   * Checks credentials through the password gate (its failure budgets, the browser's device
+   * cookie); reveals the account's state only to someone who knows its password. Answers the
+   * account and the device cookie its browser is to keep.
+   */
+  async login(attempt: PasswordAttempt): Promise<{ user: User; deviceCookie: string }> {
+    const user = await this.passwords.check(attempt);
     if (!user.emailVerifiedAt) {
       throw emailUnverified();
     }
@@ -90,7 +85,7 @@ export class AuthService {
     }
     await assertPasswordSignInAllowed(this.dataSource.manager, user.id);
     await this.users.recordSignIn(user.id);
-    return user;
+    return { user, deviceCookie: await this.passwords.deviceCookieAfterSignIn(user.id, attempt.deviceCookie) };
   }
 
   async recordLogin(userId: string, organizationId: string | null, ipAddress: string | null): Promise<void> {

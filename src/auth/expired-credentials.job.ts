@@ -8,26 +8,28 @@ import { withAdvisoryLock } from '../common/scheduling/advisory-lock.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { queryRows } from '../database/sql.js';
+import { CLI_SESSION_RETENTION_DAYS } from './cli-login/cli-sessions.service.js';
 
 /** Advisory lock key of this job (arbitrary; unique among the service's locks). */
 const EXPIRED_CREDENTIALS_LOCK = 727_103;
 const BATCH = 1_000;
 
 /**
- * What the job deletes, and how long past expiry each row is kept. A CLI login or an e-mail link
- * tried shortly after it expired still answers "expired" (not "unknown") for a day.
+ * What the job deletes, and how long past expiry each row is kept. An e-mail link tried shortly
+ * after it expired still answers "expired" (not "unknown") for a day; a CLI session polls as
+ * `expired` for its whole retention (CLI_SESSION_RETENTION_DAYS), and is forgotten only then.
  */
 const TABLES = [
   { table: 'sessions', graceDays: 0 },
-  { table: 'cli_sessions', graceDays: 1 },
+  { table: 'cli_sessions', graceDays: CLI_SESSION_RETENTION_DAYS },
   { table: 'auth_tokens', graceDays: 1 },
 ] as const;
 
 export type ExpiredCredentialCounts = Record<(typeof TABLES)[number]['table'], number>;
 
 /**
- * Deletes expired dashboard sessions, CLI login sessions and e-mail tokens (verification,
- * password reset, e-mail change) in batches of 1,000, so one run never holds a long lock or a
+ * Deletes expired dashboard sessions, CLI login sessions past their retention and e-mail tokens
+ * (verification, password reset, e-mail change) in batches of 1,000, so one run never holds a long lock or a
  * large transaction. Every 30 minutes, on one instance at a time.
  */
 @Injectable()

@@ -22,9 +22,20 @@ describe('subscriptionChange', () => {
       organizationId: ORG,
       tier: 'professional',
       currentPeriodEnd: new Date(1_760_000_000_000),
+      anchorDay: null,
       status: 'active',
       effect: 'grant',
     });
+  });
+
+  it('reads the day of month the subscription renews on from billing_cycle_anchor', () => {
+    const anchor = Date.UTC(2027, 0, 31, 9, 30) / 1000;
+    expect(
+      subscriptionChange('customer.subscription.updated', subscription({ billing_cycle_anchor: anchor })),
+    ).toMatchObject({ anchorDay: 31 });
+    expect(
+      subscriptionChange('customer.subscription.updated', subscription({ billing_cycle_anchor: 'x' }))?.anchorDay,
+    ).toBeNull();
   });
 
   it('prefers the subscription metadata tier, and knows display names and an expanded product', () => {

@@ -6,6 +6,7 @@ export interface StripeSubscription {
   customer?: unknown;
   status?: unknown;
   current_period_end?: unknown;
+  billing_cycle_anchor?: unknown;
   metadata?: unknown;
   items?: { data?: unknown };
 }
@@ -37,6 +38,8 @@ export interface SubscriptionChange {
   organizationId: string | null;
   tier: RawTier | null;
   currentPeriodEnd: Date | null;
+  /** The UTC day of month of `billing_cycle_anchor`: the day the subscription renews on. */
+  anchorDay: number | null;
   status: string;
   effect: SubscriptionEffect;
 }
@@ -63,6 +66,7 @@ export function subscriptionChange(type: SubscriptionEventType, object: unknown)
     organizationId,
     tier: tierOf(subscription),
     currentPeriodEnd: periodEndOf(subscription),
+    anchorDay: anchorDayOf(subscription),
     status,
     effect: type === 'customer.subscription.deleted' ? 'end' : effectOf(status),
   };
@@ -108,6 +112,12 @@ function periodEndOf(subscription: StripeSubscription): Date | null {
     ...itemsOf(subscription).map((item) => item.current_period_end),
   ].filter((value): value is number => typeof value === 'number' && Number.isFinite(value) && value > 0);
   return ends.length ? new Date(Math.max(...ends) * 1000) : null;
+}
+
+function anchorDayOf(subscription: StripeSubscription): number | null {
+  const anchor = subscription.billing_cycle_anchor;
+  if (typeof anchor !== 'number' || !Number.isFinite(anchor) || anchor <= 0) return null;
+  return new Date(anchor * 1000).getUTCDate();
 }
 
 function itemsOf(subscription: StripeSubscription): Record<string, unknown>[] {

@@ -73,11 +73,12 @@ export class StripeWebhookService {
 
     const next =
       change.effect === 'end'
-        ? { tier: 'free', subscriptionId: null, periodEnd: null }
+        ? { tier: 'free', subscriptionId: null, periodEnd: null, anchorDay: null }
         : {
             tier: change.effect === 'grant' ? (change.tier ?? organization.serviceTier) : organization.serviceTier,
             subscriptionId: change.subscriptionId,
             periodEnd: change.currentPeriodEnd,
+            anchorDay: change.anchorDay,
           };
     await this.organizations.setSubscription(
       organization.id,
@@ -86,6 +87,7 @@ export class StripeWebhookService {
         customerId: change.customerId,
         subscriptionId: next.subscriptionId,
         periodEnd: next.periodEnd,
+        anchorDay: next.anchorDay,
       },
       manager,
     );

@@ -365,7 +365,9 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
   },
   'POST /api/v1/auth/login': {
     summary: 'Sign in with e-mail and password (cookie session)',
-    responses: { '403': responseRef('SsoRequired') },
+    description:
+      'Failed sign-ins are limited inside the password gate (decision 0066): per account (then the wrong-password 401), per browser that signed in before (its device cookie, `attestly.device`, set on success) and per client address (429).',
+    responses: { '403': responseRef('SsoRequired'), '429': responseRef('RateLimited') },
   },
   'DELETE /api/v1/dashboard/flags/{flagId}': {
     summary: 'Delete a flag',

@@ -53,7 +53,7 @@ export class AccountDeletionService {
         if (organization.providerSubscriptionId) {
           await manager.query(
             `UPDATE organizations
-                SET service_tier = 'free', provider_subscription_id = NULL, current_period_end = NULL, updated_at = now()
+                SET service_tier = 'free', provider_subscription_id = NULL, current_period_end = NULL, billing_anchor_day = NULL, updated_at = now()
               WHERE id = $1`,
             [organization.id],
           );

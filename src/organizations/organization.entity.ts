@@ -30,6 +30,10 @@ export class Organization {
   @Column('timestamptz', { name: 'current_period_end', nullable: true })
   currentPeriodEnd!: Date | null;
 
+  /** The day of month the paid subscription renews on (the provider's cycle anchor), when known. */
+  @Column('smallint', { name: 'billing_anchor_day', nullable: true })
+  billingAnchorDay!: number | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt!: Date;
 

@@ -22,6 +22,8 @@ export interface OrganizationSubscription {
   customerId: string | null;
   subscriptionId: string | null;
   periodEnd: Date | null;
+  /** The day of month the subscription renews on (1-31), when the provider says. */
+  anchorDay: number | null;
 }
 
 /** An organization the user may switch to, as `GET /auth/orgs` lists it. */
@@ -37,11 +39,12 @@ export interface OrganizationSummary {
  * round trip (the SDK tenant lookup, credential checks on every request, set-wide sweeps): a
  * lateral join on the organization whose id is `organizationId` (a column of the caller's query),
  * exposing under `alias` only `id`, `name`, `slug`, `tier` (the raw service tier), `active` and
- * `period_end`. The owner keeps its column names to itself; `left` keeps rows without one.
+ * `period_end` and `anchor_day` (the billing cycle's). The owner keeps its column names to itself; `left` keeps rows without one.
  */
 export function organizationJoin(alias: string, organizationId: string, options: { left?: boolean } = {}): string {
   return `${options.left ? 'LEFT ' : ''}JOIN LATERAL (
-      SELECT id, name, slug, service_tier AS tier, is_active AS active, current_period_end AS period_end
+      SELECT id, name, slug, service_tier AS tier, is_active AS active, current_period_end AS period_end,
+             billing_anchor_day AS anchor_day
         FROM organizations WHERE id = ${sqlReference(organizationId)}) ${sqlIdentifier(alias)} ON true`;
 }
 
@@ -109,9 +112,16 @@ export class OrganizationsService {
     await manager.query(
       `UPDATE organizations
           SET service_tier = $2, provider_customer_id = COALESCE($3, provider_customer_id),
-              provider_subscription_id = $4, current_period_end = $5, updated_at = now()
+              provider_subscription_id = $4, current_period_end = $5, billing_anchor_day = $6, updated_at = now()
         WHERE id = $1`,
-      [organizationId, subscription.tier, subscription.customerId, subscription.subscriptionId, subscription.periodEnd],
+      [
+        organizationId,
+        subscription.tier,
+        subscription.customerId,
+        subscription.subscriptionId,
+        subscription.periodEnd,
+        subscription.anchorDay,
+      ],
     );
   }
 

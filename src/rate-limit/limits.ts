@@ -85,24 +85,6 @@ export const LIMITS = {
     refusal: 'rate_limited',
     headers: false,
   },
-  /** Wrong passwords for one account; successful sign-ins spend nothing. */
-  'login-failures-account': {
-    limit: 10,
-    windowMs: 15 * MINUTE,
-    by: 'email',
-    spentBy: 401,
-    refusal: 'invalid_credentials',
-    headers: false,
-  },
-  /** Wrong passwords from one client address, across accounts (credential stuffing). */
-  'login-failures-ip': {
-    limit: 30,
-    windowMs: 15 * MINUTE,
-    by: 'ip',
-    spentBy: 401,
-    refusal: 'rate_limited',
-    headers: false,
-  },
   /** SSO discovery and starts (each start stores an attempt) from one client address. */
   'sso-ip': { limit: 30, windowMs: MINUTE, by: 'ip', refusal: 'rate_limited', headers: false },
   /**
@@ -226,7 +208,7 @@ export function ipSubject(ip: string | undefined): string {
 }
 
 /** An address counts by the SHA-256 of its trimmed lower-case form: the same mailbox, however typed. */
-function emailSubject(value: unknown): string | null {
+export function emailSubject(value: unknown): string | null {
   if (typeof value !== 'string' || value.trim() === '') return null;
   return createHash('sha256').update(value.trim().toLowerCase()).digest('hex');
 }

@@ -19,6 +19,8 @@ export interface CountingTenant {
   readonly organizationId: string;
   readonly serviceTier: string;
   readonly currentPeriodEnd: Date | null;
+  /** The day of month the paid cycle renews on, when known. */
+  readonly billingAnchorDay?: number | null;
 }
 
 export interface MadOutcome {
@@ -48,7 +50,9 @@ export class MadService {
    * billing period. For Free and most paid plans they are the same row.
    */
   periodStarts(tenant: CountingTenant, now: Date): string[] {
-    const billing = periodKey(billingPeriod(now, tenant.serviceTier, tenant.currentPeriodEnd).start);
+    const billing = periodKey(
+      billingPeriod(now, tenant.serviceTier, tenant.currentPeriodEnd, tenant.billingAnchorDay).start,
+    );
     const calendar = periodKey(calendarMonth(now).start);
     return calendar === billing ? [billing] : [billing, calendar];
   }

@@ -52,9 +52,13 @@ export class UsageService {
   }
 
   private async compute(organizationId: string): Promise<CanonicalUsage> {
-    const { serviceTier: tier, currentPeriodEnd: periodEnd } = await this.organizations.get(organizationId);
+    const {
+      serviceTier: tier,
+      currentPeriodEnd: periodEnd,
+      billingAnchorDay,
+    } = await this.organizations.get(organizationId);
     const now = new Date(this.cache.now());
-    const period = billingPeriod(now, tier, periodEnd);
+    const period = billingPeriod(now, tier, periodEnd, billingAnchorDay);
     const counter: { active_devices: number }[] = await this.dataSource.query(
       `SELECT active_devices FROM mad_counters WHERE organization_id = $1 AND period_start = $2`,
       [organizationId, periodKey(period.start)],

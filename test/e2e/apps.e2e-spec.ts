@@ -712,6 +712,45 @@ describe('apps', () => {
       const last = await agent.delete(`${APPS}/${other.id}`).expect(403);
       expect(last.body.code).toBe('last_app');
     });
+
+    it('never makes an inactive app primary: deleting the active primary beside an inactive app leaves none until one is activated', async () => {
+      const { org, agent } = await orgWithMember(t, { tier: 'professional' });
+      const primary = await createApp(agent);
+      const inactive = await createApp(agent);
+      await agent.post(`${APPS}/${inactive.id}/deactivate`).expect(200);
+
+      await agent.delete(`${APPS}/${primary.id}`).expect(204);
+      expect(await primaryIds(org)).toEqual([]);
+      expect((await agent.get(`${APPS}/${inactive.id}`).expect(200)).body).toMatchObject({
+        isActive: false,
+        isPrimary: false,
+      });
+      // Explicitly, too: still 403 while inactive.
+      await agent.post(`${APPS}/${inactive.id}/set-primary`).expect(403);
+      expect(await primaryIds(org)).toEqual([]);
+
+      // Activated, it is the organization's only active app and takes the flag.
+      const activated = await agent.post(`${APPS}/${inactive.id}/activate`).expect(200);
+      expect(activated.body).toMatchObject({ isActive: true, isPrimary: true });
+      expect(await primaryIds(org)).toEqual([inactive.id]);
+    });
+
+    it('gives the flag to an app created while no app is primary, and keeps it when an inactive app is reactivated', async () => {
+      const { org, agent } = await orgWithMember(t, { tier: 'professional' });
+      const primary = await createApp(agent);
+      const inactive = await createApp(agent);
+      await agent.put(`${APPS}/${inactive.id}`).send({ isActive: false }).expect(200);
+      await agent.delete(`${APPS}/${primary.id}`).expect(204);
+      expect(await primaryIds(org)).toEqual([]);
+
+      const created = await createApp(agent, { isPrimary: false });
+      expect(created.isPrimary).toBe(true);
+      expect(await primaryIds(org)).toEqual([created.id]);
+      // The inactive app, reactivated through PUT, does not take the flag from an active primary.
+      const reactivated = await agent.put(`${APPS}/${inactive.id}`).send({ isActive: true }).expect(200);
+      expect(reactivated.body.isPrimary).toBe(false);
+      expect(await primaryIds(org)).toEqual([created.id]);
+    });
   });
 
   describe('audit log', () => {

@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import { createOrg, orgWithMember, type TestOrg } from '../factories/identity.js';
 import { stripeSignature, subscriptionEvent, type SubscriptionEventOptions } from '../factories/organization.js';
 import { startTestApp, type TestApp } from '../harness/test-app.js';
+import { shiftByMonths } from '../../src/usage/billing-period.js';
 import { startFakeStripe, stripeError, type FakeStripe } from '../support/fake-stripe.js';
 
 const WEBHOOK = '/api/v1/billing/webhook';
@@ -70,6 +71,24 @@ describe('Stripe billing webhook', () => {
         tier: { from: 'free', to: 'professional' },
       },
     });
+  });
+
+  it("starts the usage period on the subscription's renewal day, clamped to the month's end", async () => {
+    const { org, agent } = await orgWithMember(t);
+    const now = new Date();
+    // This month's last day, 23:59 UTC: the end of a cycle that renews on the 31st.
+    const end = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 0, 23, 59));
+    const anchor = Date.UTC(2025, 0, 31, 23, 59) / 1000;
+    await deliver(
+      event(org, { priceTier: 'basic', currentPeriodEnd: end.getTime() / 1000, billingCycleAnchor: anchor }),
+    ).expect(200);
+    const usage = (await agent.get('/api/v1/tenants/me/usage').expect(200)).body;
+    expect(usage).toMatchObject({
+      billingPeriodStart: shiftByMonths(end, -1, 31).toISOString(),
+      billingPeriodEnd: end.toISOString(),
+    });
+    // The period starts on the previous month's last day at most, never spilling into this month.
+    expect(new Date(usage.billingPeriodStart).getUTCMonth()).toBe((end.getUTCMonth() + 11) % 12);
   });
 
   it('finds the organization by its provider customer when the metadata does not name it', async () => {

@@ -1,5 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { ExpiredCredentialsJob } from '../../src/auth/expired-credentials.job.js';
+import { CLI_SESSION_RETENTION_DAYS } from '../../src/auth/cli-login/cli-sessions.service.js';
 import { startTestApp, type HttpClient, type TestApp } from '../harness/test-app.js';
 import { createApiKey, createUser, orgWithMember, signIn, type TestOrg, type TestUser } from '../factories/identity.js';
 
@@ -221,6 +223,36 @@ describe('command-line sign-in sessions (/api/v1/auth/cli/sessions)', () => {
     expect(await poll(sessionId)).toEqual({ status: 'expired', api_key: null, email: null });
     await browser.post(`${SESSIONS}/${sessionId}/approve`).expect(409);
     expect(await poll(sessionId)).toEqual({ status: 'expired', api_key: null, email: null });
+  });
+
+  it('still polls an expired session as expired after the cleanup job ran, until its retention ends', async () => {
+    const job = t.app.get(ExpiredCredentialsJob);
+    const pending = await newSession();
+    const denied = await newSession();
+    await browser.post(`${SESSIONS}/${denied}/deny`).expect(200);
+    // Both expired two days ago: past the day an e-mail link is kept, well within the retention.
+    await t.sql(`UPDATE cli_sessions SET expires_at = now() - interval '2 days' WHERE id_hash = ANY($1)`, [
+      [sha256(pending), sha256(denied)],
+    ]);
+    await job.run();
+    expect(await poll(pending)).toEqual({ status: 'expired', api_key: null, email: null });
+    expect(await poll(denied)).toEqual({ status: 'expired', api_key: null, email: null });
+    await browser.post(`${SESSIONS}/${pending}/approve`).expect(410);
+
+    // The retention over, the job forgets them, and only then is the id unknown. (Their expiry
+    // moves back rather than the job's clock forward, which would end this file's browser session.)
+    const expiredDaysAgo = async (days: number) => {
+      await t.sql(`UPDATE cli_sessions SET expires_at = now() - make_interval(days => $2) WHERE id_hash = ANY($1)`, [
+        [sha256(pending), sha256(denied)],
+        days,
+      ]);
+      await job.run();
+    };
+    await expiredDaysAgo(CLI_SESSION_RETENTION_DAYS - 1);
+    expect(await poll(pending)).toEqual({ status: 'expired', api_key: null, email: null });
+    await expiredDaysAgo(CLI_SESSION_RETENTION_DAYS + 1);
+    await t.http().get(`${SESSIONS}/${pending}`).expect(404);
+    await t.http().get(`${SESSIONS}/${denied}`).expect(404);
   });
 
   it('answers 400 naming the parameter for a non-UUID session id', async () => {

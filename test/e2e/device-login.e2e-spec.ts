@@ -309,6 +309,28 @@ describe('device-login page (/device)', () => {
     expect(refused.text).toMatch(/Rate limit exceeded/);
   });
 
+  it('lets the browser that signed in before through to a throttled account, through the same gate as the login API', async () => {
+    const user = await createUser(t, { org: await createOrg(t) });
+    const browser = t.agent();
+    // Known from a dashboard sign-in: the device cookie holds for the CLI's page too.
+    await browser.post('/api/v1/auth/login').send({ email: user.email, password: PASSWORD }).expect(200);
+    const sessionId = await newCliSession();
+    const signIn = (client: HttpClient, password: string) =>
+      client
+        .post('/device/login')
+        .set('X-Forwarded-For', randomClientIp())
+        .type('form')
+        .send({ session_id: sessionId, email: user.email, password });
+    for (let i = 0; i < 11; i++) expect((await signIn(t.http(), 'wrong-password')).status).toBe(401);
+    const stranger = await signIn(t.http(), PASSWORD);
+    expect(stranger.status).toBe(401);
+    expect(stranger.text).toMatch(/Invalid e-mail or password/);
+    expect((await signIn(browser, PASSWORD)).status).toBe(303);
+    // The API answers the same: locked for strangers, open to the known browser.
+    await t.http().post('/api/v1/auth/login').send({ email: user.email, password: PASSWORD }).expect(401);
+    await browser.post('/api/v1/auth/login').send({ email: user.email, password: PASSWORD }).expect(200);
+  });
+
   it('throttles an account after ten wrong passwords with the wrong-password page, and spends nothing on success', async () => {
     const sessionId = await newCliSession();
     const user = await createUser(t, { org: await createOrg(t) });

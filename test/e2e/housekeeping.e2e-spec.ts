@@ -42,15 +42,19 @@ describe('housekeeping: expired credentials', () => {
     expect([await sessions(), await cliSessions(), await tokens()]).toEqual([1, 1, 1]);
     await agent.get('/api/v1/auth/me').expect(200);
 
-    // Two days on: the CLI login (10 minutes) and the reset token (1 hour) are a day past expiry;
-    // the dashboard session (7 days) lives on.
+    // Two days on: the reset token (1 hour) is a day past expiry; the dashboard session (7 days)
+    // lives on, and so does the expired CLI login, which polls as expired for 30 days.
     await job.run(new Date(Date.now() + 2 * DAY));
-    expect([await sessions(), await cliSessions(), await tokens()]).toEqual([1, 0, 0]);
+    expect([await sessions(), await cliSessions(), await tokens()]).toEqual([1, 1, 0]);
 
     // Eight days on the session is gone, and its cookie no longer signs anyone in.
     await job.run(new Date(Date.now() + 8 * DAY));
     expect(await sessions()).toBe(0);
     await agent.get('/api/v1/auth/me').expect(401);
+
+    // Past its retention the CLI login goes too.
+    await job.run(new Date(Date.now() + 31 * DAY));
+    expect(await cliSessions()).toBe(0);
   });
 
   it('deletes in batches until nothing expired is left, and reports the counts', async () => {

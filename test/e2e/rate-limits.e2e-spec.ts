@@ -127,6 +127,87 @@ describe('route limits', () => {
       expect((await login(colleague.email, PASSWORD, randomClientIp())).status).toBe(200);
     });
 
+    it("keeps a locked account's owner in from the browser that signed in before, and the attacker out with the wrong-password answer", async () => {
+      const org = await createOrg(t);
+      const owner = await createUser(t, { org });
+      const ownersBrowser = t.agent();
+      const first = await ownersBrowser
+        .post('/api/v1/auth/login')
+        .set('X-Forwarded-For', randomClientIp())
+        .send({ email: owner.email, password: PASSWORD });
+      expect(first.status).toBe(200);
+      const setCookies = ([] as string[]).concat(first.headers['set-cookie'] ?? []);
+      expect(setCookies.find((cookie) => cookie.startsWith('attestly.device='))).toMatch(/HttpOnly/i);
+
+      // Someone who knows the address spends its budget from everywhere, and goes on trying.
+      const nobody = uniqueEmail('nobody');
+      for (let i = 0; i < 12; i++) {
+        expect((await login(owner.email, 'wrong-password', randomClientIp())).status).toBe(401);
+        expect((await login(nobody, 'wrong-password', randomClientIp())).status).toBe(401);
+      }
+      // Throttled, the right password, the wrong one and an address without an account read alike.
+      const answers = [
+        await login(owner.email, PASSWORD, randomClientIp()),
+        await login(owner.email, 'wrong-password', randomClientIp()),
+        await login(nobody, PASSWORD, randomClientIp()),
+        await login(nobody, 'wrong-password', randomClientIp()),
+      ];
+      expect(answers.map((answer) => answer.status)).toEqual([401, 401, 401, 401]);
+      expect(new Set(answers.map((answer) => JSON.stringify({ ...answer.body, requestId: 'x' }))).size).toBe(1);
+      expect(answers.map((answer) => answer.headers['retry-after'])).toEqual([
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+      ]);
+      expect(answers[0].body).toMatchObject({ code: 'invalid_credentials' });
+
+      // The owner's browser signs in, from a new address too, and again.
+      for (let i = 0; i < 2; i++) {
+        const again = await ownersBrowser
+          .post('/api/v1/auth/login')
+          .set('X-Forwarded-For', randomClientIp())
+          .send({ email: owner.email, password: PASSWORD });
+        expect(again.status).toBe(200);
+      }
+      // A fresh browser is still refused, and so is one showing a forged or another account's cookie.
+      expect((await login(owner.email, PASSWORD, randomClientIp())).status).toBe(401);
+      const ownerCookie = setCookies.find((cookie) => cookie.startsWith('attestly.device='))!.split(';')[0];
+      const forged = `${ownerCookie.slice(0, -4)}AAAA`;
+      const attacker = await createUser(t, { org: await createOrg(t) });
+      const attackersBrowser = t.agent();
+      await attackersBrowser.post('/api/v1/auth/login').send({ email: attacker.email, password: PASSWORD }).expect(200);
+      for (const browser of [
+        t.http().post('/api/v1/auth/login').set('Cookie', forged),
+        attackersBrowser.post('/api/v1/auth/login'),
+      ]) {
+        const refused = await browser
+          .set('X-Forwarded-For', randomClientIp())
+          .send({ email: owner.email, password: PASSWORD });
+        expect(refused.status).toBe(401);
+      }
+    });
+
+    it("counts a known browser's wrong passwords against its own budget, not the account's", async () => {
+      const owner = await createUser(t, { org: await createOrg(t) });
+      const [laptop, phone] = [t.agent(), t.agent()];
+      for (const browser of [laptop, phone]) {
+        await browser.post('/api/v1/auth/login').send({ email: owner.email, password: PASSWORD }).expect(200);
+      }
+      const fromLaptop = (password: string) =>
+        laptop
+          .post('/api/v1/auth/login')
+          .set('X-Forwarded-For', randomClientIp())
+          .send({ email: owner.email, password });
+      for (let i = 0; i < 10; i++) expect((await fromLaptop('wrong-password')).status).toBe(401);
+      // The laptop's budget is spent: even the right password now reads as a wrong one there.
+      const refused = await fromLaptop(PASSWORD);
+      expect([refused.status, refused.body.code]).toEqual([401, 'invalid_credentials']);
+      // Its failures spent neither the account's budget nor the address's: others sign in.
+      await phone.post('/api/v1/auth/login').send({ email: owner.email, password: PASSWORD }).expect(200);
+      expect((await login(owner.email, PASSWORD, randomClientIp())).status).toBe(200);
+    });
+
     it('does not spend the budget on successful sign-ins', async () => {
       const org = await createOrg(t);
       const user = await createUser(t, { org });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { RateLimitService } from '../../src/rate-limit/rate-limit.service.js';
 import { UsageCache } from '../../src/usage/usage-cache.js';
+import { shiftByMonths } from '../../src/usage/billing-period.js';
 import { createApiKey, orgWithMember, randomClientIp } from '../factories/identity.js';
 import { sentMails, startTestApp, type TestApp } from '../harness/test-app.js';
 import { attestDevice, fabricatedRootEnv, registerApp, sdk } from '../support/sdk-client.js';
@@ -87,8 +88,7 @@ describe('usage and quotas', () => {
     const end = new Date(Date.now() + 10 * 86_400_000);
     await t.sql(`UPDATE organizations SET current_period_end = $2 WHERE id = $1`, [org.id, end]);
     const response = await agent.get('/api/v1/tenants/me/usage').expect(200);
-    const start = new Date(end);
-    start.setUTCMonth(start.getUTCMonth() - 1);
+    const start = shiftByMonths(end, -1);
     expect(response.body).toMatchObject({
       tierName: 'pro',
       tierLimit: 25000,

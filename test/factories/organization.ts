@@ -75,6 +75,8 @@ export interface SubscriptionEventOptions {
   /** On the subscription's own metadata. */
   subscriptionTier?: string;
   currentPeriodEnd?: number;
+  /** Unix seconds of the cycle's anchor (the renewal day of month is its UTC day). */
+  billingCycleAnchor?: number;
 }
 
 /** A Stripe `customer.subscription.*` event, shaped like the real payload. */
@@ -95,6 +97,7 @@ export function subscriptionEvent(options: SubscriptionEventOptions = {}) {
         customer: options.customerId ?? `cus_${randomUUID().replace(/-/g, '').slice(0, 14)}`,
         status: options.status ?? 'active',
         current_period_end: options.currentPeriodEnd ?? created + 30 * 86_400,
+        ...(options.billingCycleAnchor ? { billing_cycle_anchor: options.billingCycleAnchor } : {}),
         metadata: {
           ...(options.organizationId ? { organization_id: options.organizationId } : {}),
           ...(options.subscriptionTier ? { tier: options.subscriptionTier } : {}),

@@ -17,6 +17,14 @@ import { usersFrom } from '../../users/users.service.js';
 
 export const CLI_SESSION_TTL_SECONDS = 600;
 
+/**
+ * Days an expired (or denied) CLI session is kept after its expiry, so a client polling late, or
+ * a client restarted with a stale session id, is told `expired` rather than 404. The row goes
+ * earlier only with the rest of its history: its user or organization deleted (the foreign keys
+ * cascade). Kept as long as an account waits for its hard deletion.
+ */
+export const CLI_SESSION_RETENTION_DAYS = 30;
+
 export type CliSessionStatus = 'pending' | 'active' | 'expired';
 
 interface CliSessionRow {

@@ -1,16 +1,4 @@
-import {
-  Catch,
-  Controller,
-  Get,
-  Inject,
-  Post,
-  Query,
-  Req,
-  Res,
-  UseFilters,
-  type ArgumentsHost,
-  type ExceptionFilter,
-} from '@nestjs/common';
+import { Controller, Get, Inject, Post, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { Public } from '../../common/access/access.decorator.js';
 import type { OrgAuthContext } from '../../common/access/auth-context.js';
@@ -18,8 +6,8 @@ import { randomSecret } from '../../common/crypto.js';
 import { AppException } from '../../common/errors/app-exception.js';
 import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
-import { RateLimit } from '../../rate-limit/rate-limit.guard.js';
 import { AuthService } from '../auth.service.js';
+import { PasswordGate } from '../password-gate.js';
 import { CliSessionsService } from '../cli-login/cli-sessions.service.js';
 import { SessionResolver, type ResolvedSession } from '../session-resolver.js';
 import { SESSION_COOKIE, destroySession, regenerateSession, saveSession } from '../../common/http/session-cookie.js';
@@ -27,25 +15,6 @@ import { DeviceLoginService, cliSessionIdOf } from './device-login.service.js';
 import { sendPage, type DevicePage } from './device-pages.js';
 
 const RUN_LOGIN_AGAIN = 'Run the login command again to get a new link.';
-
-/**
- * A sign-in the rate limits refuse (before the handler runs) is answered as the sign-in page
- * answers a refusal: the page with the message, the refusal's status and its headers.
- */
-@Catch(AppException)
-class SignInRefusalPage implements ExceptionFilter {
-  catch(error: AppException, host: ArgumentsHost): void {
-    const request = host.switchToHttp().getRequest<Request>();
-    const response = host.switchToHttp().getResponse<Response>();
-    for (const [name, value] of Object.entries(error.details.headers ?? {})) response.setHeader(name, value);
-    sendPage(response, error.getStatus(), {
-      kind: 'signIn',
-      sessionId: cliSessionIdOf(field(request, 'session_id')) ?? '',
-      email: field(request, 'email')?.trim() ?? '',
-      error: error.message,
-    });
-  }
-}
 
 /**
  * The page a CLI session's `verification_url` opens: sign in if needed, review the request,
@@ -64,6 +33,7 @@ export class DeviceLoginController {
     private readonly cliSessions: CliSessionsService,
     private readonly sessions: SessionResolver,
     private readonly deviceLogin: DeviceLoginService,
+    private readonly passwords: PasswordGate,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.serviceOrigin = new URL(config.baseUrl).origin;
@@ -76,10 +46,11 @@ export class DeviceLoginController {
     await this.review(request, response, sessionId, await this.sessions.resolve(request));
   }
 
-  /** Under the same limits as POST /api/v1/auth/login: failed sign-ins per account and per address. */
+  /**
+   * Signs in through the same password gate as POST /api/v1/auth/login (failed sign-ins per
+   * account, known browser and address); a refusal answers with the page.
+   */
   @Post('login')
-  @RateLimit('login-failures-account', 'login-failures-ip')
-  @UseFilters(SignInRefusalPage)
   async login(@Req() request: Request, @Res() response: Response) {
     const sessionId = cliSessionIdOf(field(request, 'session_id'));
     if (!sessionId) return this.invalidLink(response);
@@ -95,7 +66,8 @@ export class DeviceLoginController {
       });
     }
     try {
-      const user = await this.auth.login(email, password);
+      const { user, deviceCookie } = await this.auth.login(this.passwords.attemptOf(request, email, password));
+      this.passwords.setDeviceCookie(response, deviceCookie);
       const organizationId = await this.auth.defaultOrganization(user.id);
       // As POST /api/v1/auth/login: a new session id at sign-in defeats session fixation.
       await regenerateSession(request);

@@ -39,7 +39,7 @@ export async function setUpSessions(
   const secure = config.baseUrl.startsWith('https:');
   const middleware = session({
     name: SESSION_COOKIE,
-    secret: config.sessionSecret ?? (await storedSessionSecret(dataSource)),
+    secret: await sessionSecret(config, dataSource),
     store: new PgSessionStore(dataSource),
     resave: false,
     saveUninitialized: false,
@@ -87,9 +87,10 @@ function originCheck(allowed: ReadonlySet<string>) {
 }
 
 /**
- * Without SESSION_SECRET, one is generated once and kept in the database, so every instance
- * signs cookies alike and sessions survive restarts.
+ * The secret session cookies (and, derived from it, device cookies) are signed with: SESSION_SECRET,
+ * or without it one generated once and kept in the database, so every instance signs cookies alike
+ * and sessions survive restarts.
  */
-async function storedSessionSecret(dataSource: DataSource): Promise<string> {
-  return storedServiceSecret(dataSource, 'session_secret', () => randomSecret(48));
+export async function sessionSecret(config: AppConfig, dataSource: DataSource): Promise<string> {
+  return config.sessionSecret ?? storedServiceSecret(dataSource, 'session_secret', () => randomSecret(48));
 }
