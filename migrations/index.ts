@@ -17,6 +17,7 @@ import { FlagSchedules1795566615165 } from './1795566615165-flag-schedules.js';
 import { Push1795568010724 } from './1795568010724-push.js';
 import { SubjectBinding1795568839690 } from './1795568839690-subject-binding.js';
 import { FlagChangeRequests1795569346871 } from './1795569346871-flag-change-requests.js';
+import { SsoVerifiedDomains1795707767135 } from './1795707767135-sso-verified-domains.js';
 
 /** Every migration, in order. Migrations are never edited after they land. */
 export const migrations = [
@@ -39,4 +40,5 @@ export const migrations = [
   Push1795568010724,
   SubjectBinding1795568839690,
   FlagChangeRequests1795569346871,
+  SsoVerifiedDomains1795707767135,
 ];

@@ -7,6 +7,10 @@ import { SsoConnectionsController } from './sso-connections.controller.js';
 import { SsoConnectionsService } from './sso-connections.service.js';
 import { SsoDeviceLoginController } from './sso-device-login.controller.js';
 import { SsoSecrets } from './sso-secrets.js';
+import { DnsTxtLookup } from './dns-txt-lookup.js';
+import { SsoDomainRecheckJob } from './sso-domain-recheck.job.js';
+import { SsoDomainsController } from './sso-domains.controller.js';
+import { SsoDomainsService } from './sso-domains.service.js';
 import { SsoSignInController } from './sso-sign-in.controller.js';
 import { SsoSignInService } from './sso-sign-in.service.js';
 import { TeamModule } from '../../team/team.module.js';
@@ -19,7 +23,7 @@ import { UsersModule } from '../../users/users.module.js';
  */
 @Module({
   imports: [RateLimitModule, AuditModule, MetricsModule, OrganizationsModule, TeamModule, UsersModule],
-  controllers: [SsoConnectionsController, SsoSignInController, SsoDeviceLoginController],
-  providers: [SsoConnectionsService, SsoSignInService, SsoSecrets],
+  controllers: [SsoConnectionsController, SsoDomainsController, SsoSignInController, SsoDeviceLoginController],
+  providers: [SsoConnectionsService, SsoDomainsService, DnsTxtLookup, SsoDomainRecheckJob, SsoSignInService, SsoSecrets],
 })
 export class SsoModule {}
