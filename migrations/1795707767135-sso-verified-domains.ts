@@ -71,7 +71,9 @@ export class SsoVerifiedDomains1795707767135 implements MigrationInterface {
       `ALTER TABLE sso_domains DROP COLUMN verified_at, DROP COLUMN checked_at, DROP COLUMN check_error, DROP COLUMN created_at`,
     );
     await queryRunner.query(`ALTER TABLE sso_domains DROP CONSTRAINT sso_domains_pkey`);
-    await queryRunner.query(`DELETE FROM sso_domains a USING sso_domains b WHERE a.domain = b.domain AND a.ctid > b.ctid`);
+    await queryRunner.query(
+      `DELETE FROM sso_domains a USING sso_domains b WHERE a.domain = b.domain AND a.ctid > b.ctid`,
+    );
     await queryRunner.query(`ALTER TABLE sso_domains ADD PRIMARY KEY (domain)`);
     await queryRunner.query(`ALTER TABLE sso_connections DROP COLUMN domain_token`);
   }

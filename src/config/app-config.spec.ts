@@ -49,8 +49,14 @@ describe('configuration', () => {
     [{ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'maybe' }, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS must be true or false'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent'],
     [{ LOG_FORMAT: 'xml' }, 'LOG_FORMAT must be json or pretty'],
-    [{ DNS_SERVERS: 'dns.example.com' }, 'DNS_SERVERS must be comma-separated IP addresses, each optionally with :port'],
-    [{ DNS_SERVERS: '127.0.0.1:99999' }, 'DNS_SERVERS must be comma-separated IP addresses, each optionally with :port'],
+    [
+      { DNS_SERVERS: 'dns.example.com' },
+      'DNS_SERVERS must be comma-separated IP addresses, each optionally with :port',
+    ],
+    [
+      { DNS_SERVERS: '127.0.0.1:99999' },
+      'DNS_SERVERS must be comma-separated IP addresses, each optionally with :port',
+    ],
     [{ APNS_URL: 'h2://x' }, 'APNS_URL must use http:// or https://'],
     [
       { PUSH_ENCRYPTION_KEY: 'c2hvcnQ=' },

@@ -544,10 +544,9 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
   },
   'POST /sso/start': {
     summary: 'Continue to single sign-on (the confirmation page’s form; same-origin posts only)',
-    requestBody: deviceForm(
-      { org: 'Organization slug.', login_hint: 'E-mail address.', cli_session_id: SESSION_ID },
-      ['org'],
-    ),
+    requestBody: deviceForm({ org: 'Organization slug.', login_hint: 'E-mail address.', cli_session_id: SESSION_ID }, [
+      'org',
+    ]),
     responses: {
       '200': html("Continues (by navigation) to the provider's authorization endpoint; sets `attestly.sso_state`."),
       '4XX': SSO_PAGE,

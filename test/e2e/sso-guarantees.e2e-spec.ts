@@ -10,7 +10,6 @@ import {
   startIdentityProvider,
   type TestIdentityProvider,
 } from '../support/oidc-provider.js';
-import { SsoDomainRecheckJob } from '../../src/auth/sso/sso-domain-recheck.job.js';
 
 /**
  * Issue 30's SSO findings, tried as an attacker's Enterprise organization X against a victim's
@@ -181,10 +180,26 @@ describe('SSO guarantees (issue 30)', () => {
       origin: baseUrl,
     });
     expect(minted.status).toBe(201);
-    const keys = await t.sql<{ organization_id: string }>(`SELECT organization_id FROM api_keys WHERE created_by = $1`, [
-      bob.id,
-    ]);
+    const keys = await t.sql<{ organization_id: string }>(
+      `SELECT organization_id FROM api_keys WHERE created_by = $1`,
+      [bob.id],
+    );
     expect(keys.map((key) => key.organization_id)).toEqual([x.org.id]);
+
+    // The CLI's device login: the page offers Y, but switching there is refused as switch-org is.
+    const cli = (await (await fetch(`${baseUrl}/api/v1/auth/cli/sessions`, { method: 'POST' })).json()) as {
+      session_id: string;
+      verification_url: string;
+    };
+    const card = await (await ssoOnly.request(cli.verification_url)).text();
+    expect(card).toContain(`id="organization">${x.org.name}`);
+    const csrf = /name="csrf_token" value="([^"]+)"/.exec(card)![1];
+    const deviceSwitch = await ssoOnly.request(`${baseUrl}/device/organization`, {
+      form: { session_id: cli.session_id, csrf_token: csrf, slug: y.slug },
+      origin: baseUrl,
+    });
+    expect(deviceSwitch.status).toBe(403);
+    expect(await deviceSwitch.text()).toContain('Organization not available');
 
     // Y's own sign-in (Bob's password, in the same browser) admits Y too.
     const password = await ssoOnly.request(`${baseUrl}/api/v1/auth/login`, {
@@ -192,7 +207,10 @@ describe('SSO guarantees (issue 30)', () => {
       origin: baseUrl,
     });
     expect(password.status).toBe(200);
-    const again = await ssoOnly.request(`${baseUrl}/api/v1/auth/switch-org`, { json: { slug: y.slug }, origin: baseUrl });
+    const again = await ssoOnly.request(`${baseUrl}/api/v1/auth/switch-org`, {
+      json: { slug: y.slug },
+      origin: baseUrl,
+    });
     expect(again.status).toBe(200);
     const back = await ssoOnly.request(`${baseUrl}/api/v1/auth/switch-org`, {
       json: { slug: x.org.slug },
@@ -230,6 +248,7 @@ describe('SSO guarantees (issue 30)', () => {
 
     // The owner's record goes: the next re-check makes the domain inert again.
     dns.deleteTxt(txtRecord.name);
+    const { SsoDomainRecheckJob } = await import('../../src/auth/sso/sso-domain-recheck.job.js');
     const job = t.app.get(SsoDomainRecheckJob);
     const result = await job.run(new Date(Date.now() + 25 * 3_600_000));
     expect(result?.lost).toBeGreaterThanOrEqual(1);
@@ -265,9 +284,9 @@ describe('SSO guarantees (issue 30)', () => {
       origin: baseUrl,
     });
     expect(left.status).toBe(204);
-    expect(await t.sql(`SELECT 1 FROM memberships WHERE organization_id = $1 AND user_id = $2`, [x.org.id, alice.id])).toEqual(
-      [],
-    );
+    expect(
+      await t.sql(`SELECT 1 FROM memberships WHERE organization_id = $1 AND user_id = $2`, [x.org.id, alice.id]),
+    ).toEqual([]);
     const [entry] = await t.sql<{ actor_user_id: string }>(
       `SELECT actor_user_id FROM audit_logs WHERE organization_id = $1 AND action = 'member.left'`,
       [x.org.id],
@@ -303,9 +322,10 @@ describe('SSO guarantees (issue 30)', () => {
     expect(callback.status).toBe(303);
     expect((await me(browser)).body).toMatchObject({ user: { id: squatted.id }, organization: { id: x.org.id } });
     expect(await t.sql(`SELECT 1 FROM organizations WHERE id = $1`, [squatted.organization_id])).toEqual([]);
-    const orgs = await t.sql<{ organization_id: string }>(`SELECT organization_id FROM memberships WHERE user_id = $1`, [
-      squatted.id,
-    ]);
+    const orgs = await t.sql<{ organization_id: string }>(
+      `SELECT organization_id FROM memberships WHERE user_id = $1`,
+      [squatted.id],
+    );
     expect(orgs.map((row) => row.organization_id)).toEqual([x.org.id]);
     expect((await signedIn(email, 'squatter-password')).response.status).toBe(401);
   });

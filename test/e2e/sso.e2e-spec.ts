@@ -272,12 +272,14 @@ describe('single sign-on with OpenID Connect', () => {
         items: { txtRecord: { name: string; value: string } }[];
       };
       // Even with its own record published beside the holder's, the second organization is refused.
-      const holder = (await t.sql<{ value: string }>(
-        `SELECT 'attestly-domain-verification=' || c.domain_token AS value
+      const holder = (
+        await t.sql<{ value: string }>(
+          `SELECT 'attestly-domain-verification=' || c.domain_token AS value
            FROM sso_domains d JOIN sso_connections c USING (organization_id)
           WHERE d.domain = $1 AND d.verified_at IS NOT NULL`,
-        [domain],
-      ))[0].value;
+          [domain],
+        )
+      )[0].value;
       dns.setTxt(list.items[0].txtRecord.name, [holder, list.items[0].txtRecord.value]);
       const refused = await browser.request(`${baseUrl}/api/v1/org/sso/domains/${domain}/verify`, {
         method: 'POST',

@@ -3,7 +3,10 @@ import { PASSWORD_SIGN_IN, admission, mergeSignIn, signInOf, ssoSignIn } from '.
 
 const X = 'org-x';
 const Y = 'org-y';
-const entry = (organizationId: string, overrides: { member?: boolean; isSuperAdmin?: boolean; ssoEnforced?: boolean } = {}) => ({
+const entry = (
+  organizationId: string,
+  overrides: { member?: boolean; isSuperAdmin?: boolean; ssoEnforced?: boolean } = {},
+) => ({
   organizationId,
   member: true,
   isSuperAdmin: false,

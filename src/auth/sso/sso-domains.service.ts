@@ -83,14 +83,9 @@ export class SsoDomainsService {
     });
     if (!row) throw notFound('SSO domain');
     if (verdict.kind !== 'proven') {
-      throw new AppException(
-        422,
-        'domain_not_verified',
-        `${domain} is not verified: ${verdict.reason}`,
-        {
-          hint: `Publish a TXT record ${challengeName(domain)} with the value ${challengeValue(listed.domain_token)}, then verify again (DNS changes can take a while to appear)`,
-        },
-      );
+      throw new AppException(422, 'domain_not_verified', `${domain} is not verified: ${verdict.reason}`, {
+        hint: `Publish a TXT record ${challengeName(domain)} with the value ${challengeValue(listed.domain_token)}, then verify again (DNS changes can take a while to appear)`,
+      });
     }
     return toDomain(row);
   }

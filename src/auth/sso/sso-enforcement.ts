@@ -14,10 +14,7 @@ export function ssoEnforcedOn(enforce: boolean | null, serviceTier: string, role
 }
 
 /** The user's organizations that enforce SSO on them, by id, with their slugs (join order). */
-export async function ssoEnforcingOrganizations(
-  manager: EntityManager,
-  userId: string,
-): Promise<Map<string, string>> {
+export async function ssoEnforcingOrganizations(manager: EntityManager, userId: string): Promise<Map<string, string>> {
   const rows: { organization_id: string; slug: string; service_tier: string; role: Role }[] = await manager.query(
     `SELECT c.organization_id, o.slug, o.tier AS service_tier, m.role
        FROM sso_connections c

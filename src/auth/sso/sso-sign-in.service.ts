@@ -83,7 +83,8 @@ interface ProviderIdentity {
   readonly subject: string;
 }
 
-type Admitted = { readonly kind: 'signedIn'; readonly userId: string } | { readonly kind: 'linkRequired'; readonly userId: string };
+type Admitted =
+  { readonly kind: 'signedIn'; readonly userId: string } | { readonly kind: 'linkRequired'; readonly userId: string };
 
 interface Attempt {
   organization_id: string;

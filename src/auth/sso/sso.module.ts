@@ -24,6 +24,13 @@ import { UsersModule } from '../../users/users.module.js';
 @Module({
   imports: [RateLimitModule, AuditModule, MetricsModule, OrganizationsModule, TeamModule, UsersModule],
   controllers: [SsoConnectionsController, SsoDomainsController, SsoSignInController, SsoDeviceLoginController],
-  providers: [SsoConnectionsService, SsoDomainsService, DnsTxtLookup, SsoDomainRecheckJob, SsoSignInService, SsoSecrets],
+  providers: [
+    SsoConnectionsService,
+    SsoDomainsService,
+    DnsTxtLookup,
+    SsoDomainRecheckJob,
+    SsoSignInService,
+    SsoSecrets,
+  ],
 })
 export class SsoModule {}
