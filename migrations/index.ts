@@ -18,6 +18,7 @@ import { Push1795568010724 } from './1795568010724-push.js';
 import { SubjectBinding1795568839690 } from './1795568839690-subject-binding.js';
 import { FlagChangeRequests1795569346871 } from './1795569346871-flag-change-requests.js';
 import { DenySetChangeMarkers1795707670350 } from './1795707670350-deny-set-change-markers.js';
+import { SsoVerifiedDomains1795707767135 } from './1795707767135-sso-verified-domains.js';
 import { FlagProtections1795707899176 } from './1795707899176-flag-protections.js';
 import { BillingCycleAnchorDay1795709175753 } from './1795709175753-billing-cycle-anchor-day.js';
 
@@ -43,6 +44,7 @@ export const migrations = [
   SubjectBinding1795568839690,
   FlagChangeRequests1795569346871,
   DenySetChangeMarkers1795707670350,
+  SsoVerifiedDomains1795707767135,
   FlagProtections1795707899176,
   BillingCycleAnchorDay1795709175753,
 ];

@@ -17,6 +17,8 @@ export const TABLE_OWNERS = {
   sso_connections: 'auth',
   sso_domains: 'auth',
   sso_login_attempts: 'auth',
+  sso_account_links: 'auth',
+  sso_pending_links: 'auth',
   api_keys: 'api-keys',
 
   // Organizations, their members, and what an organization chooses to be told.

@@ -46,8 +46,9 @@ export async function createApp(config: AppConfig & { databaseUrl: string }, log
       // Express's own parsers: Nest's useBodyParser withholds `verify`, which keeps the bytes as
       // request.rawBody (Stripe signatures) and refuses deep nesting before JSON.parse.
       json({ limit: BODY_LIMIT, verify: verifyJsonBody }),
-      // Form bodies for the device-login page only; the API answers other types 415 (jsonOnlyApi).
+      // Form bodies for the device-login and SSO pages only; the API answers other types 415 (jsonOnlyApi).
       underPath('/device', urlencoded({ limit: BODY_LIMIT, extended: false })),
+      underPath('/sso', urlencoded({ limit: BODY_LIMIT, extended: false })),
     ]),
   );
   await setUpSessions(app, config, app.get(DataSource));

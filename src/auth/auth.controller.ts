@@ -18,7 +18,9 @@ import {
 } from './auth.dto.js';
 import { AuthService, FORGOT_PASSWORD_MESSAGE, REGISTER_MESSAGE } from './auth.service.js';
 import { PasswordGate } from './password-gate.js';
-import { SESSION_COOKIE, destroySession, regenerateSession, saveSession } from '../common/http/session-cookie.js';
+import { SESSION_COOKIE, destroySession, saveSession } from '../common/http/session-cookie.js';
+import { PASSWORD_SIGN_IN, signInOf } from './session/session-admission.js';
+import { startSignedInSession } from './session/signed-in-session.js';
 import { RateLimit } from '../rate-limit/rate-limit.guard.js';
 import { InviteAcceptanceService } from '../team/invite-acceptance.service.js';
 
@@ -49,7 +51,7 @@ export class AuthController {
     const { user, deviceCookie } = await this.auth.login(this.passwords.attemptOf(request, body.email, body.password));
     this.passwords.setDeviceCookie(response, deviceCookie);
     const organizationId = await this.auth.defaultOrganization(user.id);
-    await this.startSession(request, user.id, organizationId);
+    await startSignedInSession(request, user.id, organizationId, PASSWORD_SIGN_IN);
     await this.auth.recordLogin(user.id, organizationId, request.ip ?? null);
     return buildAuthResponse(this.dataSource, user.id, organizationId);
   }
@@ -116,7 +118,8 @@ export class AuthController {
       throw badRequest('token: is required', { hint: 'Use the link from the confirmation mail' });
     const userId = await this.auth.verifyEmail(token);
     const organizationId = await this.auth.defaultOrganization(userId);
-    await this.startSession(request, userId, organizationId);
+    // The confirmation link is the account's own credential, as its password is.
+    await startSignedInSession(request, userId, organizationId, PASSWORD_SIGN_IN);
     return buildAuthResponse(this.dataSource, userId, organizationId);
   }
 
@@ -138,10 +141,23 @@ export class AuthController {
   @Access({ session: 'user' })
   @HttpCode(200)
   async switchOrg(@Req() request: Request, @Auth() auth: AuthContext, @Body() body: SwitchOrgDto) {
-    const organization = await this.auth.organizationToSwitchTo(auth.caller as SessionCaller, body.slug);
+    const organization = await this.auth.organizationToSwitchTo(
+      auth.caller as SessionCaller,
+      body.slug,
+      signInOf(request.session),
+    );
     request.session.organizationId = organization.id;
     await saveSession(request);
     return buildAuthResponse(this.dataSource, auth.caller.userId!, organization.id);
+  }
+
+  /** The caller leaves an organization; it needs no session in it (see AuthService.leaveOrganization). */
+  @Post('leave-org')
+  @Access({ session: 'user' })
+  @HttpCode(204)
+  async leaveOrg(@Req() request: Request, @Auth() auth: AuthContext, @Body() body: SwitchOrgDto): Promise<void> {
+    // A session that was in it finds itself without an organization at its next request.
+    await this.auth.leaveOrganization(auth.caller as SessionCaller, body.slug, request.ip ?? null);
   }
 
   @Post('clear-org')
@@ -151,13 +167,5 @@ export class AuthController {
     request.session.organizationId = null;
     await saveSession(request);
     return buildAuthResponse(this.dataSource, auth.caller.userId!, null);
-  }
-
-  /** A new session id at every sign-in, so a session fixed before login is worthless. */
-  private async startSession(request: Request, userId: string, organizationId: string | null): Promise<void> {
-    await regenerateSession(request);
-    request.session.userId = userId;
-    request.session.organizationId = organizationId;
-    await saveSession(request);
   }
 }

@@ -30,6 +30,23 @@ export const ssoRequired = (slug: string) =>
     },
   );
 
+/**
+ * Switching to an organization the session's sign-in does not admit: the session was made by
+ * another organization's identity provider (session-admission.ts).
+ */
+export const signInRequired = (slug: string, hasSso: boolean) =>
+  new AppException(
+    HttpStatus.FORBIDDEN,
+    'sign_in_required',
+    "This session was signed in by another organization's identity provider: sign in to this organization first",
+    {
+      hint: hasSso
+        ? `Sign in with POST /api/v1/auth/login (your password) or through /api/v1/auth/sso/start?org=${slug}`
+        : 'Sign in with your password (POST /api/v1/auth/login), then switch again',
+      body: hasSso ? { ssoStartUrl: `/api/v1/auth/sso/start?org=${encodeURIComponent(slug)}` } : {},
+    },
+  );
+
 /** The SDK routes' refusals of the app named by X-Bundle-ID and X-Team-ID. */
 export const sdkAppNotFound = () =>
   new AppException(404, 'app_not_found', 'No app is registered with this Bundle ID and Team ID', {

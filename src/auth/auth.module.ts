@@ -10,7 +10,7 @@ import { AuthToken } from './auth-token.entity.js';
 import { AuthTokensService } from './auth-tokens.service.js';
 import { AuthController } from './auth.controller.js';
 import { AuthService } from './auth.service.js';
-import { PasswordGate } from './password-gate.js';
+import { PasswordGateModule } from './password-gate.module.js';
 import { CliSessionsController } from './cli-login/cli-sessions.controller.js';
 import { CliSessionsService } from './cli-login/cli-sessions.service.js';
 import { DeviceLoginController } from './device-login/device-login.controller.js';
@@ -32,6 +32,7 @@ import { UsersModule } from '../users/users.module.js';
   imports: [
     TypeOrmModule.forFeature([AuthToken]),
     UsersModule,
+    PasswordGateModule,
     RateLimitModule,
     AuditModule,
     MailModule,
@@ -42,7 +43,6 @@ import { UsersModule } from '../users/users.module.js';
   controllers: [AuthController, CliSessionsController, DeviceLoginController],
   providers: [
     AuthService,
-    PasswordGate,
     AuthTokensService,
     CliSessionsService,
     DeviceLoginService,

@@ -5,7 +5,14 @@ import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import type { SessionCaller } from '../common/access/auth-context.js';
 import { badRequest, conflict, forbidden, notFound, tooManyRequests } from '../common/errors/app-exception.js';
-import { accountDisabled, accountSuspended, emailUnverified, invalidLink } from './auth.exceptions.js';
+import {
+  accountDisabled,
+  accountSuspended,
+  emailUnverified,
+  invalidLink,
+  signInRequired,
+  ssoRequired,
+} from './auth.exceptions.js';
 import { isUniqueViolation } from '../database/unique-violation.js';
 import { AuditService } from '../audit/audit.service.js';
 import { MailService } from '../mail/mail.service.js';
@@ -18,7 +25,14 @@ import { PasswordGate, type PasswordAttempt } from './password-gate.js';
 import type { User } from '../users/user.entity.js';
 import { UsersService } from '../users/users.service.js';
 import { BackgroundTasks } from '../common/scheduling/background-tasks.js';
-import { assertPasswordSignInAllowed } from './sso/sso-enforcement.js';
+import {
+  assertPasswordSignInAllowed,
+  ssoConnectionState,
+  ssoEnforcedOn,
+  ssoEnforcingOrganizations,
+} from './sso/sso-enforcement.js';
+import { PASSWORD_SIGN_IN, admission, type SessionSignIn } from './session/session-admission.js';
+import { MembersService } from '../team/members.service.js';
 
 export const REGISTER_MESSAGE =
   'Check your inbox: if the address can be registered, a confirmation link is on its way.';
@@ -37,6 +51,7 @@ export class AuthService {
     private readonly audit: AuditService,
     private readonly background: BackgroundTasks,
     private readonly passwords: PasswordGate,
+    private readonly members: MembersService,
   ) {}
 
   /**
@@ -83,7 +98,11 @@ export class AuthService {
     if (user.status !== 'active') {
       throw accountDisabled();
     }
-    await assertPasswordSignInAllowed(this.dataSource.manager, user.id);
+    await assertPasswordSignInAllowed(
+      this.dataSource.manager,
+      user.id,
+      (await this.organizations.listFor(user.id)).map((organization) => organization.id),
+    );
     await this.users.recordSignIn(user.id);
     return { user, deviceCookie: await this.passwords.deviceCookieAfterSignIn(user.id, attempt.deviceCookie) };
   }
@@ -98,9 +117,19 @@ export class AuthService {
     );
   }
 
-  /** The organization a fresh session starts in: the one joined first. */
-  async defaultOrganization(userId: string): Promise<string | null> {
-    return this.organizations.firstJoinedBy(userId);
+  /**
+   * The organization a fresh session starts in: the first joined of those its sign-in admits (a
+   * password session skips the organizations that enforce SSO on the user).
+   */
+  async defaultOrganization(userId: string, signIn: SessionSignIn = PASSWORD_SIGN_IN): Promise<string | null> {
+    const memberOf = await this.organizations.listFor(userId);
+    const enforcing = await ssoEnforcingOrganizations(this.dataSource.manager, userId);
+    const first = memberOf.find(
+      ({ id }) =>
+        admission(signIn, { organizationId: id, member: true, isSuperAdmin: false, ssoEnforced: enforcing.has(id) })
+          .admitted,
+    );
+    return first?.id ?? null;
   }
 
   async verifyEmail(token: string): Promise<string> {
@@ -195,13 +224,44 @@ export class AuthService {
     }));
   }
 
-  async organizationToSwitchTo(caller: SessionCaller, slug: string): Promise<Organization> {
+  /**
+   * The organization a session may switch to: the caller must be a member (super admins aside) and
+   * the session's sign-in must admit it (session-admission.ts): a session made by one
+   * organization's provider needs the other organization's own sign-in, and a password session
+   * does not enter an organization that enforces SSO on the user.
+   */
+  async organizationToSwitchTo(caller: SessionCaller, slug: string, signIn: SessionSignIn): Promise<Organization> {
     const organization = await this.organizations.findBySlug(slug);
     if (!organization) throw notFound('Organization');
-    if (!caller.isSuperAdmin && !(await this.organizations.roleOf(organization.id, caller.userId))) {
-      throw forbidden('You are not a member of this organization');
+    const role = await this.organizations.roleOf(organization.id, caller.userId);
+    const connection = await ssoConnectionState(this.dataSource.manager, organization.id);
+    const verdict = admission(signIn, {
+      organizationId: organization.id,
+      member: role !== null,
+      isSuperAdmin: caller.isSuperAdmin,
+      ssoEnforced: ssoEnforcedOn(connection?.enforce ?? null, organization.serviceTier, role),
+    });
+    if (verdict.admitted) return organization;
+    switch (verdict.reason) {
+      case 'not_member':
+        throw forbidden('You are not a member of this organization');
+      case 'sso_required':
+        throw ssoRequired(organization.slug);
+      case 'sign_in_required':
+        throw signInRequired(organization.slug, connection !== null);
     }
-    return organization;
+  }
+
+  /**
+   * The caller leaves an organization they are a member of (not as its Owner). Needs no session in
+   * that organization: whoever cannot enter an organization that enforces SSO can still leave it.
+   */
+  async leaveOrganization(caller: SessionCaller, slug: string, ipAddress: string | null): Promise<void> {
+    const organization = await this.organizations.findBySlug(slug);
+    if (!organization || !(await this.organizations.roleOf(organization.id, caller.userId))) {
+      throw notFound('Organization');
+    }
+    await this.members.leave(caller, organization.id, ipAddress);
   }
 
   private async assertEmailFree(manager: EntityManager, email: string, userId: string): Promise<void> {

@@ -6,6 +6,8 @@ import type { Role } from '../common/access/access.decorator.js';
 import type { SessionCaller } from '../common/access/auth-context.js';
 import { membershipJoin, organizationJoin } from '../organizations/organizations.service.js';
 import { usersFrom } from '../users/users.service.js';
+import { admission, signInOf } from './session/session-admission.js';
+import { ssoEnforcedOn } from './sso/sso-enforcement.js';
 
 export interface ResolvedSession {
   caller: SessionCaller;
@@ -25,20 +27,39 @@ export class SessionResolver {
     const userId = session?.userId;
     if (!session || !userId) return null;
     const organizationId = session.organizationId ?? null;
-    const rows: { email: string; is_super_admin: boolean; role: Role | null; org_exists: boolean }[] =
-      await this.dataSource.query(
-        `SELECT u.email, u.is_super_admin, m.role, (o.id IS NOT NULL) AS org_exists
-           FROM ${usersFrom('u')}
-           ${organizationJoin('o', '$2', { left: true })}
-           ${membershipJoin('m', 'u.id', 'o.id', { left: true })}
-          WHERE u.id = $1 AND u.status = 'active' AND u.email_verified_at IS NOT NULL`,
-        [userId, organizationId],
-      );
+    const rows: {
+      email: string;
+      is_super_admin: boolean;
+      role: Role | null;
+      org_exists: boolean;
+      service_tier: string | null;
+      sso_enforce: boolean | null;
+    }[] = await this.dataSource.query(
+      `SELECT u.email, u.is_super_admin, m.role, (o.id IS NOT NULL) AS org_exists, o.tier AS service_tier,
+              c.enforce AS sso_enforce
+         FROM ${usersFrom('u')}
+         ${organizationJoin('o', '$2', { left: true })}
+         ${membershipJoin('m', 'u.id', 'o.id', { left: true })}
+         LEFT JOIN sso_connections c ON c.organization_id = o.id
+        WHERE u.id = $1 AND u.status = 'active' AND u.email_verified_at IS NOT NULL`,
+      [userId, organizationId],
+    );
     const row = rows[0];
     if (!row) return null;
-    const member = row.org_exists && (row.role !== null || row.is_super_admin);
+    // The one gate of what a session may act in (session-admission.ts): every route a session
+    // reaches, key minting and CLI approval included, sees only an organization it admits.
+    const member =
+      row.org_exists &&
+      organizationId !== null &&
+      admission(signInOf(session), {
+        organizationId,
+        member: row.role !== null,
+        isSuperAdmin: row.is_super_admin,
+        ssoEnforced: ssoEnforcedOn(row.sso_enforce, row.service_tier ?? 'free', row.role),
+      }).admitted;
     if (organizationId && !member) {
-      // The organization is gone or the membership was removed: keep the session, drop the context.
+      // The organization is gone, the membership was removed or the sign-in does not admit it
+      // (any more): keep the session, drop the context.
       session.organizationId = null;
     }
     return {

@@ -29,6 +29,13 @@ describe('configuration', () => {
     );
     expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8, loopback' }).trustProxy).toBe('10.0.0.0/8,loopback');
     expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(loadConfig({}).dnsServers).toEqual([]);
+    expect(loadConfig({ DNS_SERVERS: '127.0.0.1:5353, 1.1.1.1, [::1]:53, 2606:4700::1111' }).dnsServers).toEqual([
+      '127.0.0.1:5353',
+      '1.1.1.1',
+      '[::1]:53',
+      '2606:4700::1111',
+    ]);
   });
 
   it.each([
@@ -42,6 +49,14 @@ describe('configuration', () => {
     [{ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'maybe' }, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS must be true or false'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent'],
     [{ LOG_FORMAT: 'xml' }, 'LOG_FORMAT must be json or pretty'],
+    [
+      { DNS_SERVERS: 'dns.example.com' },
+      'DNS_SERVERS must be comma-separated IP addresses, each optionally with :port',
+    ],
+    [
+      { DNS_SERVERS: '127.0.0.1:99999' },
+      'DNS_SERVERS must be comma-separated IP addresses, each optionally with :port',
+    ],
     [{ APNS_URL: 'h2://x' }, 'APNS_URL must use http:// or https://'],
     [
       { PUSH_ENCRYPTION_KEY: 'c2hvcnQ=' },

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -21,6 +22,11 @@ export interface AppConfig {
   readonly dashboardOrigins: readonly string[];
   readonly sessionCookieSameSite: 'lax' | 'strict' | 'none';
   readonly webhookAllowPrivateNetworks: boolean;
+  /**
+   * DNS servers that check SSO domain ownership (DNS_SERVERS, comma-separated `address` or
+   * `address:port`); empty: the system's resolvers.
+   */
+  readonly dnsServers: readonly string[];
   readonly stripeSecretKey: string | null;
   readonly stripeWebhookSecret: string | null;
   /** Where the Stripe SDK sends API calls (STRIPE_API_URL, default https://api.stripe.com). */
@@ -120,6 +126,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     dashboardOrigins: readOrigins(env),
     sessionCookieSameSite: sameSite,
     webhookAllowPrivateNetworks: readBoolean(env, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),
+    dnsServers: readDnsServers(env),
     stripeSecretKey: optional(env, 'STRIPE_SECRET_KEY') ?? null,
     stripeWebhookSecret: optional(env, 'STRIPE_WEBHOOK_SECRET') ?? null,
     stripeApiUrl: readUrl(env, 'STRIPE_API_URL', ['http:', 'https:']) ?? 'https://api.stripe.com',
@@ -131,6 +138,22 @@ export function loadConfig(env: Env = process.env): AppConfig {
     flagStoreMaxApps: readInteger(env, 'FLAG_STORE_MAX_APPS', 5_000, 10, 1_000_000),
     trustProxy: readTrustProxy(env),
   };
+}
+
+/** `1.1.1.1`, `127.0.0.1:5353`, `2606:4700::1111` or `[::1]:5353`, as node:dns `setServers` takes them. */
+function readDnsServers(env: Env): string[] {
+  const raw = optional(env, 'DNS_SERVERS');
+  if (raw === undefined) return [];
+  const servers = raw.split(',').map((entry) => entry.trim());
+  for (const server of servers) {
+    const match = /^(?:\[([0-9a-fA-F:.]+)\]|([0-9.]+)|([0-9a-fA-F:]+))(?::(\d{1,5}))?$/.exec(server);
+    const address = match?.[1] ?? match?.[2] ?? match?.[3];
+    const port = match?.[4] === undefined ? 53 : Number(match[4]);
+    if (!address || isIP(address) === 0 || port < 1 || port > 65535 || (match?.[3] && match[4] !== undefined)) {
+      throw new ConfigError('DNS_SERVERS', 'must be comma-separated IP addresses, each optionally with :port');
+    }
+  }
+  return servers;
 }
 
 function readTrustProxy(env: Env): boolean | number | string {

@@ -104,13 +104,15 @@ const LIMIT_REACHED: SchemaObject = {
 
 const SSO_REQUIRED: SchemaObject = {
   type: 'object',
-  description: 'The error envelope of a refused sign-in; with `sso_required`, where to sign in instead.',
+  description:
+    'The error envelope of a refused sign-in or switch; with `sso_required` or `sign_in_required`, where to sign in instead.',
   required: ERROR.required,
   properties: {
     ...ERROR.properties,
     ssoStartUrl: {
       type: 'string',
-      description: "With `sso_required`: the organization's SSO start, relative to the service.",
+      description:
+        "With `sso_required` (or `sign_in_required` for an organization with SSO): the organization's SSO start, relative to the service.",
     },
   },
 };
@@ -169,7 +171,7 @@ export const ERROR_RESPONSES: Record<string, ResponseObject> = {
     'LimitReached',
   ),
   SsoRequired: errorResponse(
-    'Refused: a cross-site request, or (`sso_required`) an organization that requires single sign-on.',
+    'Refused: a cross-site request, (`sso_required`) an organization that requires single sign-on, or (`sign_in_required`) an organization the session was not signed in to.',
     'SsoRequired',
   ),
   FlagHasDependents: errorResponse(

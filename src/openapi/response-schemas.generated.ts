@@ -336,6 +336,7 @@ export const GENERATED_RESPONSES: {
       properties: { message: { type: 'string' } },
       required: ['message'],
     },
+    AuthController_leaveOrg: null,
     AuthController_login: { $ref: '#/components/schemas/AuthResponse' },
     AuthController_logout: null,
     AuthController_me: {
@@ -1924,12 +1925,55 @@ export const GENERATED_RESPONSES: {
     },
     SsoConnectionsController_remove: null,
     SsoDeviceLoginController_sso: null,
+    SsoDomainsController_list: {
+      type: 'object',
+      properties: {
+        items: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: {
+              domain: { type: 'string' },
+              status: { type: 'string', enum: ['pending', 'verified'] },
+              verifiedAt: { type: ['string', 'null'] },
+              lastCheckedAt: { type: ['string', 'null'] },
+              lastCheckError: { type: ['string', 'null'] },
+              txtRecord: {
+                type: 'object',
+                properties: { name: { type: 'string' }, value: { type: 'string' } },
+                required: ['name', 'value'],
+              },
+            },
+            required: ['domain', 'status', 'verifiedAt', 'lastCheckedAt', 'lastCheckError', 'txtRecord'],
+          },
+        },
+      },
+      required: ['items'],
+    },
+    SsoDomainsController_verify: {
+      type: 'object',
+      properties: {
+        domain: { type: 'string' },
+        status: { type: 'string', enum: ['pending', 'verified'] },
+        verifiedAt: { type: ['string', 'null'] },
+        lastCheckedAt: { type: ['string', 'null'] },
+        lastCheckError: { type: ['string', 'null'] },
+        txtRecord: {
+          type: 'object',
+          properties: { name: { type: 'string' }, value: { type: 'string' } },
+          required: ['name', 'value'],
+        },
+      },
+      required: ['domain', 'status', 'verifiedAt', 'lastCheckedAt', 'lastCheckError', 'txtRecord'],
+    },
     SsoSignInController_callback: null,
+    SsoSignInController_confirmStart: null,
     SsoSignInController_discover: {
       type: 'object',
       properties: { sso: { type: 'boolean' }, startUrl: { type: ['string', 'null'] } },
       required: ['sso', 'startUrl'],
     },
+    SsoSignInController_link: null,
     SsoSignInController_start: null,
     SupportController_get: {
       type: 'object',

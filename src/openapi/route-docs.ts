@@ -366,8 +366,17 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
   'POST /api/v1/auth/login': {
     summary: 'Sign in with e-mail and password (cookie session)',
     description:
-      'Failed sign-ins are limited inside the password gate (decision 0066): per account (then the wrong-password 401), per browser that signed in before (its device cookie, `attestly.device`, set on success) and per client address (429).',
+      'The session acts in every organization of the user except those that enforce single sign-on on them; `sso_required` only when every one does. Failed sign-ins are limited inside the password gate (decision 0066): per account (then the wrong-password 401), per browser that signed in before (its device cookie, `attestly.device`, set on success) and per client address (429).',
     responses: { '403': responseRef('SsoRequired'), '429': responseRef('RateLimited') },
+  },
+  'POST /api/v1/auth/switch-org': {
+    summary: 'Switch the session to another organization',
+    description:
+      "Only to an organization the session's sign-in admits: a session made by an organization's identity provider acts only there (`sign_in_required` elsewhere), a password session not where SSO is enforced (`sso_required`).",
+    responses: { '403': responseRef('SsoRequired') },
+  },
+  'POST /api/v1/auth/leave-org': {
+    summary: 'Leave an organization (not as its Owner); needs no session in it',
   },
   'DELETE /api/v1/dashboard/flags/{flagId}': {
     summary: 'Delete a flag',
@@ -491,6 +500,15 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     summary: 'Create or replace the OpenID Connect connection after checking discovery',
     responses: { '200': json(ref('SsoConnection'), 'Saved.') },
   },
+  'GET /api/v1/org/sso/domains': {
+    summary: "The connection's e-mail domains, their verification and the TXT record that proves each",
+  },
+  'POST /api/v1/org/sso/domains/{domain}/verify': {
+    summary: "Look the domain's TXT record up now and verify the domain",
+    parameters: [{ name: 'domain', in: 'path', required: true, schema: { type: 'string', maxLength: 253 } }],
+    description:
+      'A verified domain routes discovery and lets the provider sign in its addresses; it belongs to one organization (409 when another holds it). 422 `domain_not_verified` names the record to publish.',
+  },
   'POST /api/v1/auth/sso/discover': {
     summary: 'Where an e-mail address signs in with SSO',
     responses: { '200': json(ref('SsoDiscovery'), 'The same shape whether or not the domain has SSO.') },
@@ -498,6 +516,9 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
   'GET /api/v1/auth/sso/start': {
     summary: "Start single sign-on at the organization's identity provider",
     responses: {
+      '200': html(
+        'A navigation from another site (or a browser that does not send `Sec-Fetch-Site`): a page asking to continue, which posts to `/sso/start`.',
+      ),
       '303': { description: "To the provider's authorization endpoint; sets the `attestly.sso_state` cookie." },
       '422': responseRef('ValidationFailed'),
       '4XX': SSO_PAGE,
@@ -513,7 +534,33 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
       query('error', 'An error the provider answered instead of a code.'),
     ],
     responses: {
+      '200': html(
+        'The address has an account the provider may not sign in yet: a page to link it with the account’s password (posts to `/sso/link`).',
+      ),
       '303': { description: 'Signed in (new session): to the dashboard, or back to the device-login page.' },
+      '4XX': SSO_PAGE,
+      '5XX': SSO_PAGE,
+    },
+  },
+  'POST /sso/start': {
+    summary: 'Continue to single sign-on (the confirmation page’s form; same-origin posts only)',
+    requestBody: deviceForm({ org: 'Organization slug.', login_hint: 'E-mail address.', cli_session_id: SESSION_ID }, [
+      'org',
+    ]),
+    responses: {
+      '200': html("Continues (by navigation) to the provider's authorization endpoint; sets `attestly.sso_state`."),
+      '4XX': SSO_PAGE,
+      '5XX': SSO_PAGE,
+    },
+  },
+  'POST /sso/link': {
+    summary: "Link the account to the organization's provider with its password, and sign in",
+    requestBody: deviceForm({ link_token: 'From the link page.', password: "The account's password." }, [
+      'link_token',
+      'password',
+    ]),
+    responses: {
+      '303': { description: 'Linked and signed in: to the dashboard, or back to the device-login page.' },
       '4XX': SSO_PAGE,
       '5XX': SSO_PAGE,
     },

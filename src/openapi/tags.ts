@@ -87,6 +87,7 @@ export const CONTROLLER_TAGS: Readonly<Record<string, OpenApiTag>> = {
   SdkSupportController: SDK,
   SsoConnectionsController: SSO,
   SsoDeviceLoginController: SSO,
+  SsoDomainsController: SSO,
   SsoSignInController: SSO,
   SupportController: SUPPORT,
   TokensController: TOKENS,

@@ -180,6 +180,23 @@ export class OrganizationsService {
     return rows.length > 0;
   }
 
+  /**
+   * Deletes the organizations the user alone belongs to, as their Owner: those a sign-up made for
+   * an address that was never confirmed, when its identity provider takes the address over. Such
+   * an organization never had a signed-in member, so nothing but its row and membership exist.
+   * Returns their ids.
+   */
+  async dropSoleOwnedBy(userId: string, manager: EntityManager): Promise<string[]> {
+    const rows: { id: string }[] = await manager.query(
+      `DELETE FROM organizations o
+        WHERE o.id IN (SELECT m.organization_id FROM memberships m WHERE m.user_id = $1 AND m.role = 'owner')
+          AND NOT EXISTS (SELECT 1 FROM memberships x WHERE x.organization_id = o.id AND x.user_id <> $1)
+        RETURNING o.id`,
+      [userId],
+    );
+    return rows.map((row) => row.id);
+  }
+
   /** The members who belong to no other organization: their accounts go with this one. */
   async soleMembers(organizationId: string, manager: EntityManager): Promise<string[]> {
     const rows: { user_id: string }[] = await manager.query(

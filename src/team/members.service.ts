@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import type { Role } from '../common/access/access.decorator.js';
-import type { OrgAuthContext } from '../common/access/auth-context.js';
+import type { OrgAuthContext, SessionCaller } from '../common/access/auth-context.js';
 import { conflict, forbidden, notFound } from '../common/errors/app-exception.js';
 import { AuditService } from '../audit/audit.service.js';
 import { ApiKeysService } from '../api-keys/api-keys.service.js';
@@ -101,6 +101,37 @@ export class MembersService {
         manager,
       );
     });
+  }
+
+  /**
+   * The caller leaves the organization. An Owner cannot (as an Owner cannot be removed); like a
+   * removal, their personal keys of the organization are revoked with the membership.
+   */
+  async leave(caller: SessionCaller, organizationId: string, ipAddress: string | null): Promise<void> {
+    const auth: OrgAuthContext = { caller, organizationId, ipAddress };
+    await this.dataSource.transaction(async (manager) => {
+      await this.organizations.lock(organizationId, manager);
+      const member = await this.findMember(manager, organizationId, caller.userId);
+      if (member.role === 'owner') {
+        throw forbidden('An Owner cannot leave the organization', {
+          hint: 'Make another member Owner, have them change your role, then leave',
+        });
+      }
+      await this.organizations.removeMember(organizationId, caller.userId, manager);
+      await this.apiKeys.revokePersonalKeys(organizationId, caller.userId, manager);
+      await this.audit.record(
+        auth,
+        {
+          organizationId,
+          action: 'member.left',
+          resourceType: 'member',
+          resourceId: caller.userId,
+          metadata: { email: member.email, role: member.role },
+        },
+        manager,
+      );
+    });
+    this.apiKeys.forgetWhere((key) => key.organizationId === organizationId && key.createdBy === caller.userId);
   }
 
   /** The member with their address, the membership row locked until the transaction ends. */

@@ -37,6 +37,6 @@ import { TeamOrganizationRemoval } from './team-organization-removal.js';
     InviteExpiryJob,
     TeamOrganizationRemoval,
   ],
-  exports: [InviteAcceptanceService],
+  exports: [InviteAcceptanceService, MembersService],
 })
 export class TeamModule {}

@@ -10,6 +10,7 @@ import {
   type TestIdentityProvider,
 } from '../support/oidc-provider.js';
 import { sampleValue } from '../support/prometheus-text.js';
+import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
 
 /**
  * Enterprise single sign-on against a real OpenID provider (oidc-provider) on 127.0.0.1: the
@@ -21,15 +22,18 @@ describe('single sign-on with OpenID Connect', () => {
   let baseUrl: string;
   let idp: TestIdentityProvider;
   let redirectUri: string;
+  let dns: TestDnsServer;
 
   beforeAll(async () => {
-    ({ t, baseUrl } = await startListeningApp());
+    dns = await startDnsServer();
+    ({ t, baseUrl } = await startListeningApp({ DNS_SERVERS: dns.server }));
     redirectUri = `${baseUrl}/api/v1/auth/sso/callback`;
     idp = await startIdentityProvider({ redirectUri });
   });
   afterAll(async () => {
     await idp?.close();
     await t?.close();
+    await dns?.close();
   });
 
   /** A signed-in browser of the app (password sign-in through the API). */
@@ -58,19 +62,46 @@ describe('single sign-on with OpenID Connect', () => {
     };
   }
 
-  /** An Enterprise organization with a connection to the test provider, for a fresh domain. */
+  /** Publishes the organization's TXT record for the domain and verifies it. */
+  async function verifyDomain(browser: TestBrowser, domain: string) {
+    const list = (await (await browser.request(`${baseUrl}/api/v1/org/sso/domains`)).json()) as {
+      items: { domain: string; txtRecord: { name: string; value: string } }[];
+    };
+    const record = list.items.find((item) => item.domain === domain)!.txtRecord;
+    dns.setTxt(record.name, [record.value]);
+    const verified = await browser.request(`${baseUrl}/api/v1/org/sso/domains/${domain}/verify`, {
+      method: 'POST',
+      origin: baseUrl,
+    });
+    expect(verified.status).toBe(200);
+    return record;
+  }
+
+  /** An Enterprise organization with a connection to the test provider, for a fresh domain it verified. */
   async function ssoOrg(overrides: Record<string, unknown> = {}) {
     const org = await createOrg(t, { tier: 'enterprise' });
     const { user: owner, browser } = await adminBrowser(org);
     const body = connectionBody(overrides);
     const put = await browser.request(`${baseUrl}/api/v1/org/sso`, { method: 'PUT', json: body, origin: baseUrl });
     expect(put.status).toBe(200);
+    await verifyDomain(browser, body.allowedDomains[0]);
     return { org, owner, ownerBrowser: browser, domain: body.allowedDomains[0] };
+  }
+
+  /** The link page's password post, after a callback that asked for it. */
+  async function confirmLink(browser: TestBrowser, linkPage: Response, password = 'correct-horse-battery') {
+    expect(linkPage.status).toBe(200);
+    const html = await linkPage.text();
+    expect(html).toContain('Link your account');
+    const linkToken = /name="link_token" value="([^"]+)"/.exec(html)![1];
+    return browser.request(`${baseUrl}/sso/link`, { form: { link_token: linkToken, password }, origin: baseUrl });
   }
 
   /** Start → provider login and consent → the callback URL the provider sends the browser to. */
   async function throughProvider(browser: TestBrowser, org: TestOrg, login: string, query = '') {
-    const start = await browser.request(`${baseUrl}/api/v1/auth/sso/start?org=${org.slug}${query}`);
+    const start = await browser.request(`${baseUrl}/api/v1/auth/sso/start?org=${org.slug}${query}`, {
+      site: 'none',
+    });
     expect(start.status).toBe(303);
     const authorizationUrl = TestBrowser.location(start, baseUrl);
     expect(authorizationUrl.startsWith(`${idp.url}/auth?`)).toBe(true);
@@ -155,10 +186,13 @@ describe('single sign-on with OpenID Connect', () => {
       });
       expect(update.status).toBe(200);
       expect(((await update.json()) as { enforce: boolean }).enforce).toBe(true);
+      // Enforcement applies at once: the Admin's password session is out of the organization now.
+      expect((await browser.request(`${baseUrl}/api/v1/org/sso`)).status).toBe(403);
 
-      const removed = await browser.request(`${baseUrl}/api/v1/org/sso`, { method: 'DELETE', origin: baseUrl });
+      const { browser: owner } = await adminBrowser(org, 'owner');
+      const removed = await owner.request(`${baseUrl}/api/v1/org/sso`, { method: 'DELETE', origin: baseUrl });
       expect(removed.status).toBe(204);
-      expect((await browser.request(`${baseUrl}/api/v1/org/sso`)).status).toBe(404);
+      expect((await owner.request(`${baseUrl}/api/v1/org/sso`)).status).toBe(404);
       const actions = await t.sql<{ action: string }>(
         `SELECT action FROM audit_logs WHERE organization_id = $1 AND action LIKE 'sso.%' ORDER BY created_at`,
         [org.id],
@@ -218,7 +252,7 @@ describe('single sign-on with OpenID Connect', () => {
       }
     });
 
-    it('gives each e-mail domain to one organization only', async () => {
+    it('gives each verified e-mail domain to one organization only', async () => {
       const { domain } = await ssoOrg();
       const other = await createOrg(t, { tier: 'enterprise' });
       const { browser } = await adminBrowser(other);
@@ -227,8 +261,32 @@ describe('single sign-on with OpenID Connect', () => {
         json: connectionBody({ allowedDomains: [domain] }),
         origin: baseUrl,
       });
-      expect(response.status).toBe(409);
-      expect(((await response.json()) as { error: string }).error).toContain(domain);
+      // Listing is free (and inert); verifying a domain another organization holds is not.
+      expect(response.status).toBe(200);
+      const verify = await browser.request(`${baseUrl}/api/v1/org/sso/domains/${domain}/verify`, {
+        method: 'POST',
+        origin: baseUrl,
+      });
+      expect([409, 422]).toContain(verify.status);
+      const list = (await (await browser.request(`${baseUrl}/api/v1/org/sso/domains`)).json()) as {
+        items: { txtRecord: { name: string; value: string } }[];
+      };
+      // Even with its own record published beside the holder's, the second organization is refused.
+      const holder = (
+        await t.sql<{ value: string }>(
+          `SELECT 'attestly-domain-verification=' || c.domain_token AS value
+           FROM sso_domains d JOIN sso_connections c USING (organization_id)
+          WHERE d.domain = $1 AND d.verified_at IS NOT NULL`,
+          [domain],
+        )
+      )[0].value;
+      dns.setTxt(list.items[0].txtRecord.name, [holder, list.items[0].txtRecord.value]);
+      const refused = await browser.request(`${baseUrl}/api/v1/org/sso/domains/${domain}/verify`, {
+        method: 'POST',
+        origin: baseUrl,
+      });
+      expect(refused.status).toBe(409);
+      expect(((await refused.json()) as { error: string }).error).toContain(domain);
     });
   });
 
@@ -270,7 +328,7 @@ describe('single sign-on with OpenID Connect', () => {
   });
 
   describe('sign-in', () => {
-    it('signs an existing member in: a new session, the dashboard, user.login with method sso', async () => {
+    it('signs an existing member in once they linked the provider with their password: a new session, the dashboard, user.login with method sso', async () => {
       const { org, domain } = await ssoOrg();
       const member = await createUser(t, { org, role: 'viewer', email: `ada@${domain}` });
       idp.setAccount('ada', { email: member.email, email_verified: true, name: 'Ada' });
@@ -280,7 +338,10 @@ describe('single sign-on with OpenID Connect', () => {
       browser.setCookie(baseUrl, 'attestly.sid', 's%3Aplanted.fake');
       const { callbackUrl } = await throughProvider(browser, org, 'ada');
       expect(callbackUrl.startsWith(`${redirectUri}?`)).toBe(true);
-      const callback = await browser.request(callbackUrl);
+      const linkPage = await browser.request(callbackUrl);
+      // The account has a password and never accepted this provider: nothing happens without it.
+      expect((await me(browser)).status).toBe(401);
+      const callback = await confirmLink(browser, linkPage);
       expect(callback.status).toBe(303);
       expect(callback.headers.get('location')).toBe(`${baseUrl}/`);
       expect(browser.cookie(baseUrl, 'attestly.sid')).not.toBe('s%3Aplanted.fake');
@@ -295,15 +356,22 @@ describe('single sign-on with OpenID Connect', () => {
         [org.id, member.id],
       );
       expect(audit).toEqual([
+        { action: 'sso.account_linked', actor_user_id: member.id, metadata: { issuer: idp.issuer } },
         { action: 'user.login', actor_user_id: member.id, metadata: { method: 'sso', issuer: idp.issuer } },
       ]);
       expect(await ssoMetric('success')).toBe(before + 1);
 
+      // Linked, the next sign-in through the provider needs no password.
+      const next = new TestBrowser();
+      const again = await throughProvider(next, org, 'ada');
+      expect((await next.request(again.callbackUrl)).status).toBe(303);
+      expect((await me(next)).body.user).toMatchObject({ id: member.id });
+
       // The callback URL is single-use: opened again it signs nobody in.
-      const again = new TestBrowser();
-      const replay = await again.request(callbackUrl);
+      const other = new TestBrowser();
+      const replay = await other.request(callbackUrl);
       expect(replay.status).toBe(400);
-      expect((await me(again)).status).toBe(401);
+      expect((await me(other)).status).toBe(401);
     });
 
     it('creates a new user from an allowed domain with a verified address, with the default role and a seat', async () => {
@@ -322,7 +390,7 @@ describe('single sign-on with OpenID Connect', () => {
       );
       expect(membership.role).toBe('admin');
       const actions = await t.sql<{ action: string; metadata: Record<string, unknown> }>(
-        `SELECT a.action, a.metadata FROM audit_logs a JOIN users u ON u.id = a.resource_id::uuid
+        `SELECT a.action, a.metadata FROM audit_logs a JOIN users u ON u.id::text = a.resource_id
           WHERE a.organization_id = $1 AND u.email = $2 ORDER BY a.action`,
         [org.id, email],
       );
@@ -330,7 +398,7 @@ describe('single sign-on with OpenID Connect', () => {
       expect(actions[0].metadata).toMatchObject({ email, role: 'admin', method: 'sso' });
     });
 
-    it('does not hand an account of another organization to this provider: it joins by invite instead', async () => {
+    it('does not hand an account of another organization to this provider: only its password links it', async () => {
       const { org, domain } = await ssoOrg();
       const elsewhere = await createOrg(t, { tier: 'free' });
       const existing = await createUser(t, { org: elsewhere, role: 'owner', email: `taken@${domain}` });
@@ -338,8 +406,16 @@ describe('single sign-on with OpenID Connect', () => {
       const browser = new TestBrowser();
       const { callbackUrl } = await throughProvider(browser, org, 'taken');
       const response = await browser.request(callbackUrl);
-      expect(response.status).toBe(403);
-      expect(await response.text()).toContain('already belongs to another organization');
+      expect(response.status).toBe(200);
+      const page = await response.text();
+      expect(page).toContain('already has an Attestly account');
+      const linkToken = /name="link_token" value="([^"]+)"/.exec(page)![1];
+      const wrong = await browser.request(`${baseUrl}/sso/link`, {
+        form: { link_token: linkToken, password: 'not-the-password' },
+        origin: baseUrl,
+      });
+      expect(wrong.status).toBe(401);
+      expect(await wrong.text()).toContain('The password is not the one of this account');
       expect((await me(browser)).status).toBe(401);
       expect(
         await t.sql(`SELECT 1 FROM memberships WHERE organization_id = $1 AND user_id = $2`, [org.id, existing.id]),
@@ -390,7 +466,7 @@ describe('single sign-on with OpenID Connect', () => {
       const usedNonce = new URL(earlier.authorizationUrl).searchParams.get('nonce')!;
 
       const second = new TestBrowser();
-      const start = await second.request(`${baseUrl}/api/v1/auth/sso/start?org=${org.slug}`);
+      const start = await second.request(`${baseUrl}/api/v1/auth/sso/start?org=${org.slug}`, { site: 'none' });
       const authorization = new URL(TestBrowser.location(start, baseUrl));
       authorization.searchParams.set('nonce', usedNonce);
       const callbackUrl = await authorizeAtProvider(second, authorization.href, 'nonce-user');
@@ -411,7 +487,7 @@ describe('single sign-on with OpenID Connect', () => {
 
       // A fresh, valid attempt in another browser, completed with the used code.
       const second = new TestBrowser();
-      const start = await second.request(`${baseUrl}/api/v1/auth/sso/start?org=${org.slug}`);
+      const start = await second.request(`${baseUrl}/api/v1/auth/sso/start?org=${org.slug}`, { site: 'none' });
       const state = new URL(TestBrowser.location(start, baseUrl)).searchParams.get('state')!;
       const replayed = new URL(used.callbackUrl);
       replayed.searchParams.set('state', state);
@@ -527,11 +603,11 @@ describe('single sign-on with OpenID Connect', () => {
       expect(response.status).toBe(200);
     });
 
-    it('lets the member in through SSO', async () => {
+    it('lets the member in through SSO (linking the account with its password the first time)', async () => {
       idp.setAccount('enforced', { email: member.email, email_verified: true });
       const browser = new TestBrowser();
       const { callbackUrl } = await throughProvider(browser, org, 'enforced');
-      expect((await browser.request(callbackUrl)).status).toBe(303);
+      expect((await confirmLink(browser, await browser.request(callbackUrl))).status).toBe(303);
       expect((await me(browser)).body.user).toMatchObject({ id: member.id, role: 'admin' });
     });
 
@@ -573,7 +649,8 @@ describe('single sign-on with OpenID Connect', () => {
       const continuePage = await posted.text();
       const startPath = /<a id="continue" href="([^"]+)">/.exec(continuePage)![1].replaceAll('&amp;', '&');
       expect(continuePage).toContain(`<meta http-equiv="refresh" content="0;url=`);
-      const start = await browser.request(`${baseUrl}${startPath}`);
+      // The continue page's own navigation: same-origin.
+      const start = await browser.request(`${baseUrl}${startPath}`, { site: 'same-origin' });
       const callbackUrl = await authorizeAtProvider(browser, TestBrowser.location(start, baseUrl), 'cli-user');
       const callback = await browser.request(callbackUrl);
       expect(callback.status).toBe(303);

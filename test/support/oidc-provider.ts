@@ -95,10 +95,18 @@ export class TestBrowser {
 
   async request(
     url: string,
-    init: { method?: string; form?: Record<string, string>; json?: unknown; origin?: string } = {},
+    init: {
+      method?: string;
+      form?: Record<string, string>;
+      json?: unknown;
+      origin?: string;
+      /** What a browser says of where a navigation came from (`Sec-Fetch-Site`). */
+      site?: 'same-origin' | 'same-site' | 'cross-site' | 'none';
+    } = {},
   ): Promise<Response> {
     const target = new URL(url);
     const headers: Record<string, string> = { 'X-Forwarded-For': this.clientIp };
+    if (init.site) headers['sec-fetch-site'] = init.site;
     const jar = this.jars.get(target.origin);
     if (jar?.size) headers.cookie = [...jar].map(([key, value]) => `${key}=${value}`).join('; ');
     let body: string | undefined;

@@ -10,7 +10,9 @@ import { AuthService } from '../auth.service.js';
 import { PasswordGate } from '../password-gate.js';
 import { CliSessionsService } from '../cli-login/cli-sessions.service.js';
 import { SessionResolver, type ResolvedSession } from '../session-resolver.js';
-import { SESSION_COOKIE, destroySession, regenerateSession, saveSession } from '../../common/http/session-cookie.js';
+import { SESSION_COOKIE, destroySession, saveSession } from '../../common/http/session-cookie.js';
+import { PASSWORD_SIGN_IN, signInOf } from '../session/session-admission.js';
+import { startSignedInSession } from '../session/signed-in-session.js';
 import { DeviceLoginService, cliSessionIdOf } from './device-login.service.js';
 import { sendPage, type DevicePage } from './device-pages.js';
 
@@ -70,11 +72,9 @@ export class DeviceLoginController {
       this.passwords.setDeviceCookie(response, deviceCookie);
       const organizationId = await this.auth.defaultOrganization(user.id);
       // As POST /api/v1/auth/login: a new session id at sign-in defeats session fixation.
-      await regenerateSession(request);
-      request.session.userId = user.id;
-      request.session.organizationId = organizationId;
-      request.session.deviceCsrfToken = randomSecret(32);
-      await saveSession(request);
+      await startSignedInSession(request, user.id, organizationId, PASSWORD_SIGN_IN, {
+        deviceCsrfToken: randomSecret(32),
+      });
       await this.auth.recordLogin(user.id, organizationId, request.ip ?? null);
     } catch (error) {
       if (!isClientError(error)) throw error;
@@ -103,6 +103,7 @@ export class DeviceLoginController {
       const organization = await this.auth.organizationToSwitchTo(
         checked.resolved.caller,
         field(request, 'slug') ?? '',
+        signInOf(request.session),
       );
       request.session.organizationId = organization.id;
       await saveSession(request);

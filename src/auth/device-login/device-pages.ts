@@ -55,8 +55,25 @@ export type DevicePage =
       readonly kind: 'continue';
       readonly title: string;
       readonly message: string;
-      /** A path of this service. */
+      /** A path of this service, or the identity provider's authorization URL (SSO start). */
       readonly path: string;
+    }
+  | {
+      /**
+       * SSO start reached from another site: nothing starts until the person asks for it here (a
+       * same-origin post), so a foreign page cannot sign a browser in through a provider.
+       */
+      readonly kind: 'ssoConfirm';
+      readonly organizationName: string;
+      readonly fields: Readonly<Record<string, string>>;
+    }
+  | {
+      /** The provider vouched for an address whose account has not accepted it: the owner links it with the password. */
+      readonly kind: 'ssoLink';
+      readonly organizationName: string;
+      readonly email: string;
+      readonly linkToken: string;
+      readonly error?: string;
     };
 
 const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
@@ -93,6 +110,31 @@ export function renderDevicePage(page: DevicePage, nonce: string): string {
         `<p role="status">${escapeHtml(page.message)}</p>
 <p><a id="continue" href="${escapeHtml(page.path)}">Continue</a></p>`,
         `<meta http-equiv="refresh" content="0;url=${escapeHtml(page.path)}">`,
+      );
+    case 'ssoConfirm':
+      return layout(
+        'Continue to single sign-on?',
+        nonce,
+        `<p>Sign in to <strong id="organization">${escapeHtml(page.organizationName)}</strong> with its identity provider? Continue only if you started this sign-in yourself.</p>
+<form method="post" action="/sso/start">
+  ${Object.entries(page.fields)
+    .map(([name, value]) => hidden(name, value))
+    .join('')}
+  <button type="submit" class="primary">Continue</button>
+</form>`,
+      );
+    case 'ssoLink':
+      return layout(
+        'Link your account',
+        nonce,
+        `<p>The identity provider of <strong id="organization">${escapeHtml(page.organizationName)}</strong> signed you in as <strong id="email">${escapeHtml(page.email)}</strong>, which already has an Attestly account. To let this provider sign the account in from now on, confirm with the account's password.</p>
+${page.error ? `<p class="error" role="alert">${escapeHtml(page.error)}</p>` : ''}
+<form method="post" action="/sso/link">
+  ${hidden('link_token', page.linkToken)}
+  <label>Password <input type="password" name="password" autocomplete="current-password" required></label>
+  <button type="submit" class="primary">Link and sign in</button>
+</form>
+<p class="muted">Not your account, or no password? Close this window: nothing was changed.</p>`,
       );
   }
 }

@@ -8,6 +8,7 @@ import { randomSecret } from '../../common/crypto.js';
 import { composeMiddleware } from '../../common/http/compose-middleware.js';
 import { SESSION_COOKIE } from '../../common/http/session-cookie.js';
 import { PgSessionStore } from './pg-session-store.js';
+import type { SessionSignIn } from './session-admission.js';
 import { storedServiceSecret } from '../../database/service-settings.js';
 
 export const SESSION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
@@ -16,6 +17,8 @@ declare module 'express-session' {
   interface SessionData {
     userId: string;
     organizationId: string | null;
+    /** How the session was made: which organizations it may act in (session-admission.ts). */
+    signIn: SessionSignIn;
   }
 }
 
@@ -25,6 +28,7 @@ const SESSION_CREATING_PATHS = new Set([
   '/api/v1/auth/verify-email',
   '/device/login',
   '/api/v1/auth/sso/callback',
+  '/sso/link',
 ]);
 
 /**

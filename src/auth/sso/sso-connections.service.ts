@@ -2,14 +2,15 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import type { OrgAuthContext } from '../../common/access/auth-context.js';
-import { badRequest, conflict, notFound } from '../../common/errors/app-exception.js';
+import { badRequest, notFound } from '../../common/errors/app-exception.js';
 import { tierDefinition } from '../../common/tiers.js';
 import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
 import { AuditService } from '../../audit/audit.service.js';
 import { queryRows } from '../../database/sql.js';
-import { isUniqueViolation } from '../../database/unique-violation.js';
+import { randomSecret } from '../../common/crypto.js';
 import { ProviderProblem, discoverProvider } from './oidc-client.js';
+import { SsoDomainsService } from './sso-domains.service.js';
 import { SsoSecrets } from './sso-secrets.js';
 import type { PutSsoConnectionDto, SsoRole } from './sso.dto.js';
 import { PlanService } from '../../organizations/plan.service.js';
@@ -56,6 +57,7 @@ export class SsoConnectionsService {
     private readonly secrets: SsoSecrets,
     private readonly audit: AuditService,
     private readonly plans: PlanService,
+    private readonly domains: SsoDomainsService,
   ) {}
 
   /** Where providers send users back; registered at the provider as the client's redirect URI. */
@@ -115,8 +117,9 @@ export class SsoConnectionsService {
       await this.assertPlan(manager, auth.organizationId, true);
       const [row]: ConnectionRow[] = await manager.query(
         `INSERT INTO sso_connections AS c
-                (organization_id, issuer, client_id, client_secret_sealed, allowed_domains, default_role, enforce)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)
+                (organization_id, issuer, client_id, client_secret_sealed, allowed_domains, default_role, enforce,
+                 domain_token)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
          ON CONFLICT (organization_id) DO UPDATE
             SET issuer = EXCLUDED.issuer, client_id = EXCLUDED.client_id,
                 client_secret_sealed = EXCLUDED.client_secret_sealed, allowed_domains = EXCLUDED.allowed_domains,
@@ -130,24 +133,11 @@ export class SsoConnectionsService {
           input.allowedDomains,
           input.defaultRole,
           input.enforce,
+          randomSecret(24),
         ],
       );
-      await manager.query(`DELETE FROM sso_domains WHERE organization_id = $1`, [auth.organizationId]);
-      for (const domain of input.allowedDomains) {
-        try {
-          await manager.query(`INSERT INTO sso_domains (domain, organization_id) VALUES ($1, $2)`, [
-            domain,
-            auth.organizationId,
-          ]);
-        } catch (error) {
-          if (isUniqueViolation(error)) {
-            throw conflict(`allowedDomains: ${domain} is already used by another organization's SSO connection`, {
-              hint: 'Each e-mail domain signs in to one organization; contact support if the domain is yours',
-            });
-          }
-          throw error;
-        }
-      }
+      // Listed domains stay inert until proven (SsoDomainsService.verify); any organization may list one.
+      await this.domains.replaceListed(manager, auth.organizationId, input.allowedDomains);
       await this.audit.record(
         auth,
         {
@@ -192,18 +182,6 @@ export class SsoConnectionsService {
         manager,
       );
     });
-  }
-
-  /** The slug of the organization whose connection answers for the e-mail address's domain. */
-  async organizationSlugForEmail(email: string): Promise<string | null> {
-    const domain = email.slice(email.lastIndexOf('@') + 1).toLowerCase();
-    const rows: { slug: string; service_tier: string }[] = await this.dataSource.query(
-      `SELECT o.slug, o.tier AS service_tier FROM sso_domains d ${organizationJoin('o', 'd.organization_id')}
-        WHERE d.domain = $1`,
-      [domain],
-    );
-    const row = rows[0];
-    return row && tierDefinition(row.service_tier).features.sso ? row.slug : null;
   }
 
   /** The connection of an organization by slug or id, when it can sign users in right now. */

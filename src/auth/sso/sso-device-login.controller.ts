@@ -4,7 +4,7 @@ import { Public } from '../../common/access/access.decorator.js';
 import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
 import { cliSessionIdOf } from '../device-login/device-login.service.js';
-import { SsoConnectionsService } from './sso-connections.service.js';
+import { SsoDomainsService } from './sso-domains.service.js';
 import { sendPage } from '../device-login/device-pages.js';
 
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,253}$/;
@@ -20,7 +20,7 @@ export class SsoDeviceLoginController {
   private readonly serviceOrigin: string;
 
   constructor(
-    private readonly connections: SsoConnectionsService,
+    private readonly domains: SsoDomainsService,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.serviceOrigin = new URL(config.baseUrl).origin;
@@ -56,7 +56,7 @@ export class SsoDeviceLoginController {
         error: 'Enter your work e-mail address to sign in with SSO.',
       });
     }
-    const slug = await this.connections.organizationSlugForEmail(email);
+    const slug = await this.domains.organizationSlugForEmail(email);
     if (!slug) {
       return sendPage(response, 404, {
         kind: 'signIn',

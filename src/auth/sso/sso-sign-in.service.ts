@@ -11,14 +11,19 @@ import { AuditService } from '../../audit/audit.service.js';
 import { queryRows } from '../../database/sql.js';
 import { Metrics } from '../../metrics/metrics.js';
 import { OrganizationsService } from '../../organizations/organizations.service.js';
+import { AppException } from '../../common/errors/app-exception.js';
+import { PasswordGate, type PasswordAttempt } from '../password-gate.js';
 import { hashPassword } from '../passwords.js';
 import { ProviderProblem, discoverProvider } from './oidc-client.js';
 import { SsoConnectionsService, type UsableSsoConnection } from './sso-connections.service.js';
+import { SsoDomainsService } from './sso-domains.service.js';
 import { InviteAcceptanceService } from '../../team/invite-acceptance.service.js';
 import { UsersService } from '../../users/users.service.js';
 
 /** Start to callback: long enough for a password and a second factor at the provider. */
 export const SSO_ATTEMPT_TTL_SECONDS = 10 * 60;
+/** Callback to the password that links the account. */
+const LINK_TTL_SECONDS = 10 * 60;
 /** Provider metadata is re-fetched this often, and whenever the connection changes. */
 const PROVIDER_CACHE_MS = 10 * 60 * 1000;
 const PROVIDER_CACHE_SIZE = 500;
@@ -35,7 +40,9 @@ export type SsoOutcome =
   | 'email_unverified'
   | 'domain_not_allowed'
   | 'no_seat'
-  | 'account_unavailable';
+  | 'account_unavailable'
+  | 'link_required'
+  | 'link_refused';
 
 /** Why a sign-in ended without a session: the page shows `title` and `message`, metrics count `outcome`. */
 export class SsoSignInFailure extends Error {
@@ -52,11 +59,34 @@ export class SsoSignInFailure extends Error {
 }
 
 export interface SsoSignedIn {
+  readonly kind: 'signedIn';
   readonly userId: string;
   readonly organizationId: string;
   /** The CLI sign-in request to return to, when the sign-in started on the device-login page. */
   readonly cliSessionId: string | null;
+  /** The account's password was given too (linking): the session is also a password sign-in. */
+  readonly withPassword: boolean;
 }
+
+/**
+ * The provider vouched for an address whose account exists and has not accepted this provider: the
+ * account's owner links it by confirming with the account's password (`confirmLink`).
+ */
+export interface SsoLinkRequired {
+  readonly kind: 'linkRequired';
+  readonly linkToken: string;
+  readonly email: string;
+  readonly organizationName: string;
+}
+
+/** Who the provider says signed in: a verified address and the provider's subject for it. */
+interface ProviderIdentity {
+  readonly email: string;
+  readonly subject: string;
+}
+
+type Admitted =
+  { readonly kind: 'signedIn'; readonly userId: string } | { readonly kind: 'linkRequired'; readonly userId: string };
 
 interface Attempt {
   organization_id: string;
@@ -83,11 +113,13 @@ export class SsoSignInService {
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly connections: SsoConnectionsService,
+    private readonly domains: SsoDomainsService,
     private readonly organizations: OrganizationsService,
     private readonly invites: InviteAcceptanceService,
     private readonly users: UsersService,
     private readonly audit: AuditService,
     private readonly metrics: Metrics,
+    private readonly passwords: PasswordGate,
   ) {}
 
   /** The provider's authorization URL for a new attempt, and the `state` the browser must bring back. */
@@ -143,11 +175,15 @@ export class SsoSignInService {
    * the state cookie set at start. The attempt is used up before anything else is checked, so a
    * callback can be tried once only.
    */
-  async complete(query: string, browserState: string | undefined, ipAddress: string | null): Promise<SsoSignedIn> {
+  async complete(
+    query: string,
+    browserState: string | undefined,
+    ipAddress: string | null,
+  ): Promise<SsoSignedIn | SsoLinkRequired> {
     try {
-      const signedIn = await this.completeOrThrow(query, browserState, ipAddress);
-      this.metrics.ssoSignIn('success');
-      return signedIn;
+      const completed = await this.completeOrThrow(query, browserState, ipAddress);
+      this.metrics.ssoSignIn(completed.kind === 'signedIn' ? 'success' : 'link_required');
+      return completed;
     } catch (error) {
       throw this.counted(error);
     }
@@ -157,7 +193,7 @@ export class SsoSignInService {
     query: string,
     browserState: string | undefined,
     ipAddress: string | null,
-  ): Promise<SsoSignedIn> {
+  ): Promise<SsoSignedIn | SsoLinkRequired> {
     const params = new URLSearchParams(query);
     const state = params.get('state');
     if (!state || !browserState || !safeEqual(state, browserState)) {
@@ -202,17 +238,138 @@ export class SsoSignInService {
         `Your identity provider has not verified ${email}. Verify the address with your provider, then sign in again.`,
       );
     }
-    const domain = email.slice(email.lastIndexOf('@') + 1).toLowerCase();
-    if (!connection.allowedDomains.includes(domain)) {
+    const identity = { email, subject: typeof claims.sub === 'string' ? claims.sub : '' };
+    const admitted = await this.admit(connection, identity, ipAddress, null);
+    if (admitted.kind === 'signedIn') {
+      return {
+        kind: 'signedIn',
+        userId: admitted.userId,
+        organizationId: connection.organizationId,
+        cliSessionId: attempt.cli_session_id,
+        withPassword: false,
+      };
+    }
+    const linkToken = randomSecret(32);
+    await this.dataSource.query(`DELETE FROM sso_pending_links WHERE expires_at <= now()`);
+    await this.dataSource.query(
+      `INSERT INTO sso_pending_links (token_hash, user_id, organization_id, email, issuer, subject, cli_session_id, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, now() + make_interval(secs => $8))`,
+      [
+        sha256Hex(linkToken),
+        admitted.userId,
+        connection.organizationId,
+        email,
+        connection.issuer,
+        identity.subject,
+        attempt.cli_session_id,
+        LINK_TTL_SECONDS,
+      ],
+    );
+    const organization = await this.organizations.get(connection.organizationId);
+    return { kind: 'linkRequired', linkToken, email, organizationName: organization.name };
+  }
+
+  /**
+   * The account's owner accepts the organization's provider for their account by giving its
+   * password on the page the callback showed. A wrong password keeps the link pending (until it
+   * expires) and answers 401, which the sign-in failure limits count.
+   */
+  async confirmLink(
+    linkToken: string,
+    attempt: Omit<PasswordAttempt, 'email'>,
+    ipAddress: string | null,
+  ): Promise<SsoSignedIn> {
+    try {
+      const signedIn = await this.confirmLinkOrThrow(linkToken, attempt, ipAddress);
+      this.metrics.ssoSignIn('success');
+      return signedIn;
+    } catch (error) {
+      throw this.counted(error);
+    }
+  }
+
+  /** What the link page shows for a pending link, while it is pending. */
+  async pendingLink(linkToken: string): Promise<{ email: string; organizationName: string } | null> {
+    const rows = await queryRows<{ email: string; organization_id: string }>(
+      this.dataSource,
+      `SELECT email, organization_id FROM sso_pending_links WHERE token_hash = $1 AND expires_at > now()`,
+      [sha256Hex(linkToken)],
+    );
+    const row = rows[0];
+    if (!row) return null;
+    const organization = await this.organizations.get(row.organization_id);
+    return { email: row.email, organizationName: organization.name };
+  }
+
+  private async confirmLinkOrThrow(
+    linkToken: string,
+    attempt: Omit<PasswordAttempt, 'email'>,
+    ipAddress: string | null,
+  ) {
+    const rows = await queryRows<{
+      user_id: string;
+      organization_id: string;
+      email: string;
+      subject: string;
+      cli_session_id: string | null;
+    }>(
+      this.dataSource,
+      `SELECT user_id, organization_id, email, subject, cli_session_id FROM sso_pending_links
+        WHERE token_hash = $1 AND expires_at > now()`,
+      [sha256Hex(linkToken)],
+    );
+    const pending = rows[0];
+    if (!pending) throw invalidState('the link request is unknown, used or expired');
+    // The password is checked by the one password gate (decision 0066), with its failure budgets.
+    const account = await this.passwords.check({ ...attempt, email: pending.email }).catch((error: unknown) => {
+      if (error instanceof AppException && error.getStatus() === 429) {
+        throw new SsoSignInFailure(
+          'link_refused',
+          429,
+          'Too many attempts',
+          'Too many failed sign-ins from this address. Try again later.',
+        );
+      }
+      if (error instanceof AppException && error.getStatus() === 401) return null;
+      throw error;
+    });
+    if (!account || account.id !== pending.user_id) {
       throw new SsoSignInFailure(
-        'domain_not_allowed',
-        403,
-        'E-mail domain not allowed',
-        `Addresses at ${domain} may not sign in to this organization. Ask an administrator to add the domain to the single sign-on settings.`,
+        'link_refused',
+        401,
+        'Wrong password',
+        'The password is not the one of this account. Try again, or use "Forgot password" to set a new one.',
       );
     }
-    const userId = await this.provision(connection, email, ipAddress);
-    return { userId, organizationId: connection.organizationId, cliSessionId: attempt.cli_session_id };
+    const connection = await this.connections.usable({ organizationId: pending.organization_id });
+    if (!connection) {
+      throw new SsoSignInFailure(
+        'not_configured',
+        404,
+        'Single sign-on is not available',
+        "The organization's single sign-on connection was removed while you were signing in.",
+      );
+    }
+    const deleted = await queryRows<{ one: number }>(
+      this.dataSource,
+      `DELETE FROM sso_pending_links WHERE token_hash = $1 RETURNING 1 AS one`,
+      [sha256Hex(linkToken)],
+    );
+    if (!deleted.length) throw invalidState('the link request was already used');
+    const admitted = await this.admit(
+      connection,
+      { email: pending.email, subject: pending.subject },
+      ipAddress,
+      account.id,
+    );
+    if (admitted.kind !== 'signedIn') throw invalidState('the account could not be linked');
+    return {
+      kind: 'signedIn' as const,
+      userId: admitted.userId,
+      organizationId: connection.organizationId,
+      cliSessionId: pending.cli_session_id,
+      withPassword: true,
+    };
   }
 
   /** Exchanges the code (PKCE verifier, state, nonce, issuer all checked) and returns the user's claims. */
@@ -267,15 +424,36 @@ export class SsoSignInService {
   }
 
   /**
-   * Signs in the account of a verified address: an existing one, or a new one; a membership with
-   * the connection's default role (or a pending invite's role) when there is none, if a seat is
-   * free. Under the organization's row lock, like every team write, so seats are decided one at
-   * a time; a refusal rolls everything back.
+   * The one gate of every way an organization's provider signs someone in (the callback, the
+   * device-login page's SSO, the link confirmation): the provider's word counts only for an
+   * address of a domain its organization has verified, and it signs in
+   * - a new address: a new account (its password random and unknown), joined with the default role;
+   * - an account registered but never confirmed: taken over, its password replaced and the
+   *   organization its sign-up made dropped, so whoever registered the address first gets nothing;
+   * - an account the provider created, or whose owner linked the provider (here with
+   *   `confirmedUserId`, after giving the password);
+   * and no other account: those need their owner's link (`linkRequired`). Joining takes a seat
+   * (or a pending invite's) under the organization's row lock; a refusal rolls everything back.
    */
-  private async provision(connection: UsableSsoConnection, email: string, ipAddress: string | null): Promise<string> {
+  private async admit(
+    connection: UsableSsoConnection,
+    identity: ProviderIdentity,
+    ipAddress: string | null,
+    confirmedUserId: string | null,
+  ): Promise<Admitted> {
+    const { email } = identity;
     const unusablePassword = await hashPassword(randomSecret(32), this.config.bcryptRounds);
     return this.dataSource.transaction(async (manager) => {
       const organization = await this.organizations.get(connection.organizationId, { manager, lock: true });
+      const domain = email.slice(email.lastIndexOf('@') + 1).toLowerCase();
+      if (!(await this.domains.isVerified(connection.organizationId, domain, manager))) {
+        throw new SsoSignInFailure(
+          'domain_not_allowed',
+          403,
+          'E-mail domain not allowed',
+          `Addresses at ${domain} may not sign in to this organization. Ask an administrator to add the domain to the single sign-on settings and verify it.`,
+        );
+      }
       const found = await this.users.findByEmail(email, { manager, lock: true });
       if (found && (found.status !== 'active' || found.isSuperAdmin)) {
         throw new SsoSignInFailure(
@@ -287,32 +465,27 @@ export class SsoSignInService {
             : 'This account is disabled or suspended.',
         );
       }
-      const member =
-        found !== null && (await this.organizations.roleOf(connection.organizationId, found.id, manager)) !== null;
-      if (found && !member) {
-        // An account that already works in another organization is not handed to this
-        // organization's provider: its administrators could otherwise reach those organizations
-        // by asserting the address. The person joins by invite, accepted with their password.
-        if (await this.organizations.isMemberElsewhere(connection.organizationId, found.id, manager)) {
-          throw new SsoSignInFailure(
-            'account_unavailable',
-            403,
-            'Account already in use',
-            'An account with this address already belongs to another organization, so single sign-on cannot add it here. Ask an administrator to invite you, accept the invite signed in with your password, then use single sign-on.',
-          );
-        }
+      let userId: string;
+      if (!found) {
+        userId = await this.users.create(manager, { email, passwordHash: unusablePassword, verified: true });
+        await this.link(manager, userId, connection, identity, 'provider');
+      } else if (!found.emailVerifiedAt) {
+        // The identity provider vouches for the address now. Whatever a sign-up of the address
+        // left (a password, the organization it made) must not keep working: both go.
+        userId = found.id;
+        await this.users.markVerified(manager, userId, unusablePassword);
+        await this.organizations.dropSoleOwnedBy(userId, manager);
+        await this.link(manager, userId, connection, identity, 'provider');
+      } else if (confirmedUserId === found.id) {
+        userId = found.id;
+        await this.link(manager, userId, connection, identity, 'account');
+      } else if (await this.isLinked(manager, found.id, connection.organizationId)) {
+        userId = found.id;
+      } else {
+        return { kind: 'linkRequired', userId: found.id };
       }
-      const userId =
-        found && member
-          ? found.id
-          : await this.join(manager, connection, organization.serviceTier, email, found?.id ?? null, {
-              unusablePassword,
-              ipAddress,
-            });
-      if (found && !found.emailVerifiedAt) {
-        // The identity provider vouches for the address now. A password set by whoever registered
-        // it unconfirmed must not keep working: it is replaced by one nobody knows.
-        await this.users.markVerified(manager, found.id, unusablePassword);
+      if ((await this.organizations.roleOf(connection.organizationId, userId, manager)) === null) {
+        await this.join(manager, connection, organization.serviceTier, email, userId, ipAddress);
       }
       await this.users.recordSignIn(userId, manager);
       await this.audit.record(
@@ -326,8 +499,47 @@ export class SsoSignInService {
         },
         manager,
       );
-      return userId;
+      return { kind: 'signedIn', userId };
     });
+  }
+
+  private async isLinked(manager: EntityManager, userId: string, organizationId: string): Promise<boolean> {
+    const rows = await queryRows<{ one: number }>(
+      manager,
+      `SELECT 1 AS one FROM sso_account_links WHERE user_id = $1 AND organization_id = $2`,
+      [userId, organizationId],
+    );
+    return rows.length > 0;
+  }
+
+  /** Records that the organization's provider may sign the account in; by the account's owner, audited. */
+  private async link(
+    manager: EntityManager,
+    userId: string,
+    connection: UsableSsoConnection,
+    identity: ProviderIdentity,
+    createdBy: 'provider' | 'account',
+  ): Promise<void> {
+    await manager.query(
+      `INSERT INTO sso_account_links (user_id, organization_id, issuer, subject, created_by)
+       VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (user_id, organization_id) DO UPDATE
+          SET issuer = EXCLUDED.issuer, subject = EXCLUDED.subject, created_by = EXCLUDED.created_by, created_at = now()`,
+      [userId, connection.organizationId, connection.issuer, identity.subject, createdBy],
+    );
+    if (createdBy === 'account') {
+      await this.audit.record(
+        this.context(userId, identity.email, connection.organizationId, null),
+        {
+          organizationId: connection.organizationId,
+          action: 'sso.account_linked',
+          resourceType: 'user',
+          resourceId: userId,
+          metadata: { issuer: connection.issuer },
+        },
+        manager,
+      );
+    }
   }
 
   /**
@@ -339,19 +551,16 @@ export class SsoSignInService {
     connection: UsableSsoConnection,
     serviceTier: string,
     email: string,
-    existingUserId: string | null,
-    context: { unusablePassword: string; ipAddress: string | null },
-  ): Promise<string> {
+    userId: string,
+    ipAddress: string | null,
+  ): Promise<void> {
     const invite = await this.invites.pendingFor(connection.organizationId, email, manager);
     if (!invite) await this.assertSeatFree(manager, connection.organizationId, serviceTier);
-    const userId =
-      existingUserId ??
-      (await this.users.create(manager, { email, passwordHash: context.unusablePassword, verified: true }));
     const role = invite?.role ?? connection.defaultRole;
     await this.organizations.addMember(connection.organizationId, userId, role, manager);
     if (invite) await this.invites.markAccepted(connection.organizationId, invite.id, userId, manager);
     await this.audit.record(
-      this.context(userId, email, connection.organizationId, context.ipAddress),
+      this.context(userId, email, connection.organizationId, ipAddress),
       {
         organizationId: connection.organizationId,
         action: 'member.joined',
@@ -361,7 +570,6 @@ export class SsoSignInService {
       },
       manager,
     );
-    return userId;
   }
 
   private async assertSeatFree(manager: EntityManager, organizationId: string, serviceTier: string): Promise<void> {

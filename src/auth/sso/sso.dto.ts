@@ -18,7 +18,7 @@ export type SsoRole = (typeof SSO_ROLES)[number];
 
 export const MAX_ALLOWED_DOMAINS = 20;
 /** A DNS name of at least two labels, lower case (the transform lowers it). */
-const DOMAIN = /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,61}[a-z0-9]$/;
+export const DOMAIN = /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,61}[a-z0-9]$/;
 
 const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
 /** Domains compare lower case; one listed twice counts once. */

@@ -3,10 +3,15 @@ import { AuditModule } from '../../audit/audit.module.js';
 import { MetricsModule } from '../../metrics/metrics.module.js';
 import { OrganizationsModule } from '../../organizations/organizations.module.js';
 import { RateLimitModule } from '../../rate-limit/rate-limit.module.js';
+import { PasswordGateModule } from '../password-gate.module.js';
 import { SsoConnectionsController } from './sso-connections.controller.js';
 import { SsoConnectionsService } from './sso-connections.service.js';
 import { SsoDeviceLoginController } from './sso-device-login.controller.js';
 import { SsoSecrets } from './sso-secrets.js';
+import { DnsTxtLookup } from './dns-txt-lookup.js';
+import { SsoDomainRecheckJob } from './sso-domain-recheck.job.js';
+import { SsoDomainsController } from './sso-domains.controller.js';
+import { SsoDomainsService } from './sso-domains.service.js';
 import { SsoSignInController } from './sso-sign-in.controller.js';
 import { SsoSignInService } from './sso-sign-in.service.js';
 import { TeamModule } from '../../team/team.module.js';
@@ -18,8 +23,23 @@ import { UsersModule } from '../../users/users.module.js';
  * (`sso-enforcement.ts`) and is called by the auth service.
  */
 @Module({
-  imports: [RateLimitModule, AuditModule, MetricsModule, OrganizationsModule, TeamModule, UsersModule],
-  controllers: [SsoConnectionsController, SsoSignInController, SsoDeviceLoginController],
-  providers: [SsoConnectionsService, SsoSignInService, SsoSecrets],
+  imports: [
+    RateLimitModule,
+    PasswordGateModule,
+    AuditModule,
+    MetricsModule,
+    OrganizationsModule,
+    TeamModule,
+    UsersModule,
+  ],
+  controllers: [SsoConnectionsController, SsoDomainsController, SsoSignInController, SsoDeviceLoginController],
+  providers: [
+    SsoConnectionsService,
+    SsoDomainsService,
+    DnsTxtLookup,
+    SsoDomainRecheckJob,
+    SsoSignInService,
+    SsoSecrets,
+  ],
 })
 export class SsoModule {}

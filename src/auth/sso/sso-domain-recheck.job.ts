@@ -1,0 +1,50 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { Cron, CronExpression } from '@nestjs/schedule';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { Logger } from 'pino';
+import { DataSource } from 'typeorm';
+import { createLogger } from '../../common/logging/logger.js';
+import { withAdvisoryLock } from '../../common/scheduling/advisory-lock.js';
+import type { AppConfig } from '../../config/app-config.js';
+import { APP_CONFIG } from '../../config/config.module.js';
+import { SsoDomainsService } from './sso-domains.service.js';
+
+/** Advisory lock key of this job (arbitrary; unique among the service's locks). */
+const SSO_DOMAIN_RECHECK_LOCK = 727_131;
+
+/**
+ * Checks each verified SSO domain's TXT record again once a day (hourly runs, each taking the
+ * domains due), so a domain whose record was removed stops routing sign-ins. One instance at a
+ * time.
+ */
+@Injectable()
+export class SsoDomainRecheckJob {
+  private readonly logger: Logger;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(APP_CONFIG) config: AppConfig,
+    private readonly domains: SsoDomainsService,
+  ) {
+    this.logger = createLogger(config).child({ component: 'sso-domain-recheck-job' });
+  }
+
+  @Cron(CronExpression.EVERY_HOUR, { name: 'sso-domain-recheck' })
+  async scheduled(): Promise<void> {
+    try {
+      await this.run();
+    } catch (error) {
+      this.logger.error({ err: error }, 're-checking SSO domains failed');
+    }
+  }
+
+  /** What the run checked and took away, or null when another instance is running it. */
+  async run(now: Date = new Date()): Promise<{ checked: number; lost: number } | null> {
+    const outcome = await withAdvisoryLock(this.dataSource, SSO_DOMAIN_RECHECK_LOCK, () =>
+      this.domains.recheckDue(now),
+    );
+    if (!outcome.ran) return null;
+    if (outcome.result.lost > 0) this.logger.info(outcome.result, 'SSO domains lost their verification');
+    return outcome.result;
+  }
+}
