@@ -12,8 +12,9 @@ export const COMMITTED_OPENAPI_PATH = 'openapi.json';
 /**
  * The OpenAPI document from the application's module metadata alone: Nest's preview mode registers
  * every module, controller and route without calling a provider factory, so nothing connects to
- * PostgreSQL, Redis or SMTP. The configuration is the defaults (no environment), and the document
- * names no server: the running service's copy (`GET /api/v1/openapi.json`) adds its BASE_URL.
+ * PostgreSQL, Redis or SMTP. The configuration is the defaults (no environment), so the one server
+ * it names is `npm start`'s, http://localhost:3000; the running service's copy
+ * (`GET /api/v1/openapi.json`) names its own BASE_URL instead.
  */
 export async function buildStaticOpenApiDocument(): Promise<OpenApiDocument> {
   const config = loadConfig({});
@@ -22,9 +23,7 @@ export async function buildStaticOpenApiDocument(): Promise<OpenApiDocument> {
     { preview: true, logger: false, abortOnError: false },
   );
   try {
-    const document = buildOpenApiDocument(app);
-    delete document.servers;
-    return document;
+    return buildOpenApiDocument(app, { serverUrl: config.baseUrl });
   } finally {
     await app.close();
   }
