@@ -1,16 +1,15 @@
 import { createPrivateKey } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type * as Fabricator from '../../tools/app-attest-fabricator/fabricator.js';
 import type { CliArgs } from './cli-args.js';
 import { CliError, withoutDatabase, type CliContext } from './cli-context.js';
-
-type Fabricator = typeof import('../../tools/app-attest-fabricator/fabricator.js');
 
 /**
  * The fabricator is a development tool: the development build compiles tools/ into dist/tools, the
  * production build (the Docker image) leaves it out, where these commands say so.
  */
-async function fabricator(): Promise<Fabricator> {
+async function fabricator(): Promise<typeof Fabricator> {
   try {
     return await import('../../tools/app-attest-fabricator/fabricator.js');
   } catch (error) {
