@@ -21,7 +21,9 @@ if (process.argv.includes('--check')) {
     // missing: stale
   }
   if (committed !== text) {
-    console.error(`${COMMITTED_OPENAPI_PATH} is stale: run \`npm run openapi\``);
+    const [was, is] = [committed.split('\n'), text.split('\n')];
+    const line = is.findIndex((content, index) => content !== was[index]);
+    console.error(`${COMMITTED_OPENAPI_PATH} is stale from line ${line + 1} (${is[line]?.trim()}): run \`npm run openapi\``);
     process.exit(1);
   }
 } else {
