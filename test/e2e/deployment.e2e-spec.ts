@@ -191,7 +191,7 @@ describe('deployment files', () => {
       const argv = JSON.parse(cmd.args) as string[];
       expect(argv[0]).toBe('node');
       expect(argv[1]).toBe('dist/src/main.js');
-      // The e2e global setup runs the same build (`tsc -p tsconfig.build.json`) as the image.
+      // The e2e global setup builds the service as the image does (`nest build`, SWC); see the image tests below.
       expect(existsSync(join(ROOT, argv[1]))).toBe(true);
     });
 
