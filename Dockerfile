@@ -1,24 +1,23 @@
 # syntax=docker/dockerfile:1
-# Node 26, the current LTS line (package.json's engines stay at >=20.19, where the tests run too).
+# Node 26, the current LTS line: the Node of package.json's engines and of its `node` devDependency,
+# on which the tests, npm start and every npm script run.
 FROM node:26-trixie-slim AS build
 WORKDIR /app
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
-# npm ci needs every workspace's manifest (the CLI package, built alongside but not shipped).
+# npm ci needs every workspace's manifest (the CLI package: neither built nor shipped here).
 COPY packages/cli/package.json ./packages/cli/package.json
 RUN npm ci --no-audit --no-fund
-COPY nest-cli.json tsconfig.json tsconfig.build.json ormconfig.ts ./
+COPY nest-cli.json .swcrc tsconfig.json tsconfig.build.json ormconfig.ts ./
 COPY scripts ./scripts
 COPY migrations ./migrations
 COPY src ./src
-# Demo tooling the CLI's attest:demo-* commands use (the service never loads it).
-COPY tools ./tools
-COPY packages/cli/tsconfig.json ./packages/cli/tsconfig.json
-COPY packages/cli/src ./packages/cli/src
 ARG SERVICE_COMMIT=unknown
 ENV SERVICE_COMMIT=$SERVICE_COMMIT
-# The production tree: no dev tools and no embedded PostgreSQL (a dev dependency): a cluster sets DATABASE_URL.
-RUN npm run build && npm prune --omit=dev
+# The production build: the service alone (no tools/, so no App Attest fabricator: the CLI's
+# attest:demo-* commands are for development installs; no command-line client). Then the production
+# tree: no dev tools and no embedded PostgreSQL (a dev dependency): a cluster sets DATABASE_URL.
+RUN npm run build:production && npm prune --omit=dev
 
 FROM node:26-trixie-slim
 ENV NODE_ENV=production PORT=3000 DATA_DIR=/data

@@ -1,10 +1,22 @@
-// Jest runs the TypeScript sources as ES modules (every @nestjs/* 12 package is ESM-only).
+import { readFileSync } from 'node:fs';
+
+// Jest runs the TypeScript sources as ES modules (every @nestjs/* 12 package is ESM-only), transpiled
+// file by file by SWC with the build's own options (.swcrc: legacy decorators and their metadata for
+// Nest's dependency injection); no type checking here: `npm run typecheck`, in `npm run lint`, does it.
+const swcrc = JSON.parse(
+  readFileSync(new URL('.swcrc', import.meta.url), 'utf8')
+    .split('\n')
+    .filter((line) => !line.trim().startsWith('//'))
+    .join('\n'),
+);
+const swc = { ...swcrc, swcrc: false, sourceMaps: 'inline' };
+
 const shared = {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   transform: {
-    '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json' }],
+    '^.+\\.ts$': ['@swc/jest', swc],
     '/node_modules/@nestjs/throttler/.+\\.js$': '<rootDir>/test/harness/esm-require-bridge.cjs',
   },
   // @nestjs/throttler is CommonJS that requires ES modules: see test/harness/esm-require-bridge.cjs.

@@ -112,7 +112,7 @@ export class DeviceTokenVerifier {
     const rows: { kid: string; public_jwk: JWK }[] = await this.dataSource.query(
       `SELECT kid, public_jwk FROM signing_keys`,
     );
-    this.keys = new Map(rows.map((row) => [row.kid, createPublicKey({ key: row.public_jwk as never, format: 'jwk' })]));
+    this.keys = new Map(rows.map((row) => [row.kid, createPublicKey({ key: row.public_jwk, format: 'jwk' })]));
     this.loadedAt = Date.now();
   }
 }

@@ -1,9 +1,25 @@
 import { createPrivateKey } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { persistentAppAttestAuthority } from '../../tools/app-attest-fabricator/fabricator.js';
+import type * as Fabricator from '../../tools/app-attest-fabricator/fabricator.js';
 import type { CliArgs } from './cli-args.js';
 import { CliError, withoutDatabase, type CliContext } from './cli-context.js';
+
+/**
+ * The fabricator is a development tool: the development build compiles tools/ into dist/tools, the
+ * production build (the Docker image) leaves it out, where these commands say so.
+ */
+async function fabricator(): Promise<typeof Fabricator> {
+  try {
+    return await import('../../tools/app-attest-fabricator/fabricator.js');
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code !== 'ERR_MODULE_NOT_FOUND' || !String(error).includes('app-attest-fabricator')) throw error;
+    throw new CliError(
+      'the App Attest demo commands are development tools, not part of a production build: run them from a development install (npm ci, then npm run cli)',
+    );
+  }
+}
 
 /**
  * A made-up App Attest authority kept in DATA_DIR, for trying the service without an iPhone:
@@ -13,7 +29,7 @@ async function demoAuthority(context: CliContext) {
   const directory = join(context.config.dataDir, 'demo-app-attest');
   mkdirSync(context.config.dataDir, { recursive: true });
   mkdirSync(directory, { recursive: true, mode: 0o700 });
-  const authority = await persistentAppAttestAuthority(join(directory, 'authority.json'));
+  const authority = await (await fabricator()).persistentAppAttestAuthority(join(directory, 'authority.json'));
   const rootCaPath = join(directory, 'root.pem');
   writeFileSync(rootCaPath, authority.rootPem);
   return { authority, rootCaPath };

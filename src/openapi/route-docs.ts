@@ -436,9 +436,11 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
   },
   'GET /metrics': {
     summary: 'Prometheus metrics',
-    description: 'With METRICS_TOKEN set, requires `Authorization: Bearer <METRICS_TOKEN>`.',
+    description:
+      'With METRICS_TOKEN set, requires `Authorization: Bearer <METRICS_TOKEN>`. In production (`NODE_ENV=production`) without METRICS_TOKEN, answers 403.',
     responses: {
       '401': responseRef('Unauthorized'),
+      '403': responseRef('Forbidden'),
       '200': {
         description: 'Prometheus text exposition format 0.0.4.',
         content: { 'text/plain': { schema: { type: 'string' } } },

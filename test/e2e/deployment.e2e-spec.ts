@@ -1,5 +1,12 @@
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { promisify } from 'node:util';
 import { load, loadAll } from 'js-yaml';
+import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
+import { Deployment } from 'kubernetes-models/apps/v1';
+import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
+import { ConfigMap, Secret, Service } from 'kubernetes-models/v1';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -39,9 +46,7 @@ function sourceFiles(dir: string): string[] {
 /** Every variable `loadConfig` reads, plus the few the server reads from process.env itself. */
 function serverVariables(): Set<string> {
   const config = read('src/config/app-config.ts');
-  const fromConfig = [...config.matchAll(/\b(?:optional|readUrl|readBoolean|readInteger)\(env, '([A-Z0-9_]+)'/g)].map(
-    (m) => m[1],
-  );
+  const fromConfig = [...config.matchAll(/\b(?:optional|read\w+)\(env, '([A-Z0-9_]+)'/g)].map((m) => m[1]);
   // The command-line client (packages/cli) is outside src: its variables are its users', not the server's.
   const direct = sourceFiles(join(ROOT, 'src')).flatMap((path) =>
     [...readFileSync(path, 'utf8').matchAll(/process\.env\.([A-Z0-9_]+)/g)].map((m) => m[1]),
@@ -79,6 +84,33 @@ function loadManifests(): Doc[] {
   return readdirSync(K8S)
     .filter((name) => name.endsWith('.yaml') && name !== 'kustomization.yaml')
     .flatMap((name) => yaml.safeLoadAll(readFileSync(join(K8S, name), 'utf8')).filter(Boolean));
+}
+
+const MODELS: Record<string, (new (data: Doc) => { validate(): void }) | undefined> = {
+  'v1/ConfigMap': ConfigMap,
+  'v1/Secret': Secret,
+  'v1/Service': Service,
+  'apps/v1/Deployment': Deployment,
+  'autoscaling/v2/HorizontalPodAutoscaler': HorizontalPodAutoscaler,
+  'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
+};
+
+/** README, "Memory": compiled flags take about 250 KB per app (50 flags of 5 rules). */
+const FLAG_STORE_BYTES_PER_APP = 250_000;
+/** What the service holds besides the flag store (the former limit; 301 MB measured after a soak). */
+const SERVICE_BASE_MiB = 512;
+const MiB = 1024 * 1024;
+
+function mebibytes(quantity: string): number {
+  const match = /^(\d+)(Mi|Gi)$/.exec(quantity);
+  if (!match) throw new Error(`memory quantity ${quantity}: write it in Mi or Gi`);
+  return Number(match[1]) * (match[2] === 'Gi' ? 1024 : 1);
+}
+
+function filesUnder(path: string): string[] {
+  if (!existsSync(path)) return [];
+  if (!statSync(path).isDirectory()) return [path];
+  return readdirSync(path).flatMap((name) => filesUnder(join(path, name)));
 }
 
 function manifest(docs: Doc[], kind: string): Doc {
@@ -159,7 +191,7 @@ describe('deployment files', () => {
       const argv = JSON.parse(cmd.args) as string[];
       expect(argv[0]).toBe('node');
       expect(argv[1]).toBe('dist/src/main.js');
-      // The e2e global setup runs the same build (`tsc -p tsconfig.build.json`) as the image.
+      // The e2e global setup builds the service as the image does (`nest build`, SWC); see the image tests below.
       expect(existsSync(join(ROOT, argv[1]))).toBe(true);
     });
 
@@ -270,6 +302,155 @@ describe('deployment files', () => {
         (name) => name.endsWith('.yaml') && !['kustomization.yaml', 'secret.template.yaml'].includes(name),
       );
       expect([...kustomization.resources].sort()).toEqual(files.sort());
+    });
+
+    it('validates every manifest against the Kubernetes API schema (kubernetes-models)', () => {
+      for (const doc of docs) {
+        const Model = MODELS[`${doc.apiVersion}/${doc.kind}`];
+        expect([doc.kind, Model !== undefined]).toEqual([doc.kind, true]);
+        expect(() => new Model!(doc).validate()).not.toThrow();
+      }
+      // The schema catches what a YAML parser lets through.
+      const broken = structuredClone(deployment);
+      broken.spec.template.spec.containers[0].resources.limits.memory = { mebibytes: 512 };
+      expect(() => new Deployment(broken).validate()).toThrow();
+    });
+
+    it('gives each pod memory for a full flag store: limit = 512 MiB + FLAG_STORE_MAX_APPS x 250 KB', () => {
+      const config = read('src/config/app-config.ts');
+      const codeDefault = Number(
+        /readInteger\(env, 'FLAG_STORE_MAX_APPS', ([\d_]+)/.exec(config)![1].replace(/_/g, ''),
+      );
+      const apps = Number(configMap.data.FLAG_STORE_MAX_APPS ?? codeDefault);
+      const flagsMiB = (apps * FLAG_STORE_BYTES_PER_APP) / MiB;
+      const limitMiB = mebibytes(container.resources.limits.memory);
+      expect(limitMiB).toBeGreaterThanOrEqual(SERVICE_BASE_MiB + flagsMiB);
+      // The V8 heap holds the store and stays below the limit, so a full store is collected, not OOM-killed.
+      const heap = (container.env as { name: string; value: string }[]).find((e) => e.name === 'NODE_OPTIONS');
+      const heapMiB = Number(/--max-old-space-size=(\d+)/.exec(heap?.value ?? '')?.[1]);
+      expect(heapMiB).toBeGreaterThanOrEqual(flagsMiB + 128);
+      expect(heapMiB).toBeLessThanOrEqual(limitMiB - 128);
+      expect(mebibytes(container.resources.requests.memory)).toBeLessThanOrEqual(limitMiB);
+    });
+
+    it("lists in the Secret every secret the README's configuration table names, and none in the ConfigMap", () => {
+      const named = [...read('README.md').matchAll(/^\| (`[A-Z0-9_]+`.*?) \|/gm)].flatMap((row) =>
+        [...row[1].matchAll(/`([A-Z0-9_]+)`/g)].map((m) => m[1]),
+      );
+      // Secrets by name, and the URLs that carry a password.
+      const secrets = named.filter(
+        (name) => /SECRET|_KEY|TOKEN/.test(name) || ['DATABASE_URL', 'REDIS_URL', 'SMTP_URL'].includes(name),
+      );
+      expect(secrets).toEqual(
+        expect.arrayContaining([
+          'SESSION_SECRET',
+          'SSO_SECRET_KEY',
+          'PUSH_ENCRYPTION_KEY',
+          'METRICS_TOKEN',
+          'JWT_PRIVATE_KEY',
+          'STRIPE_SECRET_KEY',
+        ]),
+      );
+      const template = read('deploy/kubernetes/secret.template.yaml');
+      // Optional secrets (a Stripe key enables billing) are listed as commented keys to uncomment.
+      const optional = [...template.matchAll(/^\s*# ([A-Z0-9_]+): "/gm)].map((m) => m[1]);
+      for (const name of secrets) {
+        expect([name, name in secret.stringData || optional.includes(name)]).toEqual([name, true]);
+        expect([name, name in configMap.data]).toEqual([name, false]);
+      }
+      // What every pod must share, rather than each generating its own, is set, not optional.
+      for (const name of ['SESSION_SECRET', 'SSO_SECRET_KEY', 'PUSH_ENCRYPTION_KEY', 'METRICS_TOKEN']) {
+        expect([name, name in secret.stringData]).toEqual([name, true]);
+      }
+    });
+  });
+
+  describe('the production image (its file list from the Dockerfile)', () => {
+    /**
+     * No container engine runs here: the build stage's COPY lines are applied to a scratch
+     * directory (honouring .dockerignore), its dependencies are this checkout's, and the npm script
+     * its RUN line names is executed there, as `docker build` would; the runtime stage's COPY
+     * --from=build lines then say what of it the image holds.
+     */
+    let context: string;
+    let image: string[];
+
+    beforeAll(async () => {
+      const [build, runtime] = [dockerStages(read('Dockerfile'))[0], dockerStages(read('Dockerfile')).at(-1)!];
+      const ignored = read('.dockerignore')
+        .split('\n')
+        .map((line) => line.trim())
+        .filter(Boolean);
+      context = mkdtempSync(join(tmpdir(), 'attestly-image-'));
+      for (const copy of build.filter((i) => i.keyword === 'COPY')) {
+        const words = copy.args.split(/\s+/).filter((word) => !word.startsWith('--'));
+        const target = words.at(-1)!;
+        for (const source of words.slice(0, -1)) {
+          const to = target.endsWith('/') ? join(context, target, source.split('/').at(-1)!) : join(context, target);
+          cpSync(join(ROOT, source), to, {
+            recursive: true,
+            filter: (from) => !ignored.some((name) => relative(ROOT, from).split('/').includes(name)),
+          });
+        }
+      }
+      // `RUN npm ci`: the installed tree is this checkout's.
+      symlinkSync(join(ROOT, 'node_modules'), join(context, 'node_modules'));
+      const runs = build.filter((i) => i.keyword === 'RUN').map((i) => i.args);
+      const script = /npm run ([\w:-]+)/.exec(runs.find((run) => /npm run /.test(run)) ?? '')?.[1];
+      expect(script).toBe('build:production');
+      const command = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts[script!];
+      const [program, ...args] = command.split(' ');
+      expect(program).toBe('node');
+      await promisify(execFile)(process.execPath, args, {
+        cwd: context,
+        env: { ...process.env, SERVICE_COMMIT: 'image-test' },
+      });
+      image = runtime
+        .filter((i) => i.keyword === 'COPY' && /--from=build/.test(i.args))
+        .flatMap((copy) => {
+          const [source, target] = copy.args.split(/\s+/).filter((word) => !word.startsWith('--'));
+          if (source === '/app/node_modules') return [];
+          const from = join(context, relative('/app', source));
+          return filesUnder(from).map((file) => join(target, relative(from, file)).replace(/^\.\//, ''));
+        });
+    }, 120_000);
+
+    afterAll(() => {
+      if (context) rmSync(context, { recursive: true, force: true });
+    });
+
+    it('holds the compiled service, its migrations and the management CLI', () => {
+      for (const file of ['dist/src/main.js', 'dist/src/cli/main.js', 'dist/migrations/index.js', 'package.json']) {
+        expect([file, image.includes(file)]).toEqual([file, true]);
+      }
+      expect(read('Dockerfile')).not.toMatch(/^COPY\s+tools\b/m);
+    });
+
+    it('holds no App Attest fabricator, nor any other development tool or test', () => {
+      const devOnly = image.filter((file) => /fabricator|(^|\/)tools\/|\.spec\.js$|(^|\/)test\//.test(file));
+      expect(devOnly).toEqual([]);
+      expect(image.filter((file) => file.startsWith('dist/')).length).toBeGreaterThan(300);
+    });
+
+    it('loads the management CLI, whose demo commands refuse with a clear message there', async () => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'attestly-image-data-'));
+      try {
+        const demo = await promisify(execFile)(
+          process.execPath,
+          [join(context, 'dist/src/cli/main.js'), 'attest:demo-root'],
+          {
+            cwd: context,
+            env: { ...process.env, DATA_DIR: dataDir },
+          },
+        ).then(
+          () => ({ code: 0, stderr: '' }),
+          (error: { code: number; stderr: string }) => error,
+        );
+        expect(demo.code).toBe(1);
+        expect(demo.stderr).toMatch(/development tools/);
+      } finally {
+        rmSync(dataDir, { recursive: true, force: true });
+      }
     });
   });
 

@@ -171,3 +171,43 @@ describe('GET /metrics with METRICS_TOKEN', () => {
     expect(allowed.text).toContain('attestly_http_requests_total');
   });
 });
+
+describe('GET /metrics in production (NODE_ENV=production, as the image sets it)', () => {
+  let closed: TestApp;
+  let open: TestApp;
+  const token = `metrics-${randomUUID()}`;
+  const nodeEnv = process.env.NODE_ENV;
+
+  beforeAll(async () => {
+    process.env.NODE_ENV = 'production';
+    try {
+      closed = await startTestApp();
+      process.env.METRICS_TOKEN = token;
+      open = await startTestApp();
+    } finally {
+      delete process.env.METRICS_TOKEN;
+      process.env.NODE_ENV = nodeEnv;
+    }
+  });
+  afterAll(async () => {
+    await closed?.close();
+    await open?.close();
+  });
+
+  it('is closed without METRICS_TOKEN, whatever the request carries, and says what to set', async () => {
+    for (const authorization of [undefined, 'Bearer ', `Bearer ${token}`]) {
+      const request = closed.http().get('/metrics');
+      if (authorization) request.set('Authorization', authorization);
+      const refused = await request.expect(403);
+      expect(refused.body.code).toBe('forbidden');
+      expect(refused.body.hint).toContain('METRICS_TOKEN');
+      expect(refused.text).not.toContain('attestly_http_requests_total');
+    }
+  });
+
+  it('answers the scraper that sends METRICS_TOKEN', async () => {
+    await open.http().get('/metrics').expect(401);
+    const allowed = await open.http().get('/metrics').set('Authorization', `Bearer ${token}`).expect(200);
+    expect(allowed.text).toContain('attestly_http_requests_total');
+  });
+});

@@ -2,7 +2,7 @@
 // provider token as APNs does (ES256 JWT, `kid` = key id, `iss` = team, signed by the .p8 key)
 // and answers each device token as the test scripts it (default 200 with an apns-id).
 import { randomUUID, type KeyObject } from 'node:crypto';
-import { createServer, constants, type Http2Server } from 'node:http2';
+import { createServer, constants, type Http2Server, type ServerHttp2Stream } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { decodeProtectedHeader, jwtVerify } from 'jose';
 
@@ -38,7 +38,7 @@ export async function startApnsServer(expected: {
   const received: ReceivedPush[] = [];
   const scripts = new Map<string, ScriptedAnswer[]>();
   const server: Http2Server = createServer();
-  server.on('stream', (stream, headers) => {
+  server.on('stream', (stream: ServerHttp2Stream, headers) => {
     const chunks: Buffer[] = [];
     stream.on('data', (chunk: Buffer) => chunks.push(chunk));
     stream.on('end', () => {

@@ -63,7 +63,10 @@ describe('composeMiddleware', () => {
   });
 
   it('continues a step that calls next later', async () => {
-    const handler = composeMiddleware([(_req, _res, next) => setTimeout(next, 1), (_req, _res, next) => next()]);
+    const handler = composeMiddleware([
+      (_req, _res, next) => setTimeout(() => next(), 1),
+      (_req, _res, next) => next(),
+    ]);
     expect(await run(handler)).toBe('done');
   });
 });
