@@ -2534,7 +2534,7 @@ export const GENERATED_RESPONSES: {
       properties: {
         id: { type: 'string' },
         author_id: { type: 'string' },
-        author_type: { type: 'string', enum: ['admin', 'user'] },
+        author_type: { type: 'string', enum: ['user', 'admin'] },
         body: { type: 'string' },
         created_at: { type: 'string', format: 'date-time' },
       },
@@ -2576,7 +2576,7 @@ export const GENERATED_RESPONSES: {
       properties: {
         id: { type: 'string' },
         author_id: { type: 'string' },
-        author_type: { type: 'string', enum: ['admin', 'user'] },
+        author_type: { type: 'string', enum: ['user', 'admin'] },
         body: { type: 'string' },
         created_at: { type: 'string', format: 'date-time' },
       },
@@ -3283,7 +3283,7 @@ export const GENERATED_RESPONSES: {
       type: 'object',
       properties: {
         id: { type: 'string' },
-        authorType: { type: 'string', enum: ['admin', 'user'] },
+        authorType: { type: 'string', enum: ['user', 'admin'] },
         body: { type: 'string' },
         createdAt: { type: 'string', format: 'date-time' },
       },
@@ -3323,7 +3323,7 @@ export const GENERATED_RESPONSES: {
       properties: {
         id: { type: 'string' },
         ticketId: { type: 'string' },
-        authorType: { type: 'string', enum: ['admin', 'user'] },
+        authorType: { type: 'string', enum: ['user', 'admin'] },
         body: { type: 'string' },
         createdAt: { type: 'string', format: 'date-time' },
       },
