@@ -222,6 +222,35 @@ describe('command-line client (packages/cli, built) against a running server', (
     expect(flags.stdout).toMatch(/new-sync\s+boolean\s+off \(false\)\s+on \(false\)\s+off \(false\)/);
   });
 
+  it('says a toggle of a protected environment waits for approval, and changes nothing yet', async () => {
+    const enterprise = await createOrg(t, { name: 'Approval Co', tier: 'enterprise' });
+    const admin = await createUser(t, { org: enterprise, role: 'admin' });
+    const member = await createUser(t, { org: enterprise, role: 'member' });
+    const adminBrowser = await signIn(t, admin.email);
+    const app = await createAppRow(t, enterprise, { name: 'Guarded App' });
+    const flag = await adminBrowser
+      .post(`/api/v1/dashboard/apps/${app.id}/flags`)
+      .send({ key: 'guarded', name: 'Guarded', valueType: 'boolean', defaultValue: 'false' })
+      .expect(201);
+    const flagId = flag.body.id as string;
+    await adminBrowser
+      .put(`/api/v1/dashboard/flags/${flagId}/environments/production/approval`)
+      .send({ requireApproval: true })
+      .expect(200);
+
+    const session = {
+      ATTESTLY_BASE_URL: baseUrl,
+      ATTESTLY_EMAIL: member.email,
+      ATTESTLY_PASSWORD: PASSWORD,
+      ATTESTLY_ORG: enterprise.slug,
+    };
+    const toggled = await client(['flags', 'toggle', '--flag', 'guarded', '--app', app.id, '--on'], session);
+    expect(toggled).toMatchObject({ code: 0, stderr: '' });
+    expect(toggled.stdout).toMatch(/^Flag guarded needs approval in production: change request \S+ \(pending\)/);
+    const after = await adminBrowser.get(`/api/v1/dashboard/flags/${flagId}`).expect(200);
+    expect(after.body.environments.production.enabled).toBe(false);
+  });
+
   it('reports the service error envelope for a revoked key (exit 3)', async () => {
     const revoked = await createApiKey(t, org, ['org:read'], { type: 'gpat', revoked: true });
     const run = await client(['whoami', '--api-key', revoked]);

@@ -304,24 +304,43 @@ const flagsToggle: Command = {
             { code: 'unknown_environment' },
           );
         }
-        if (current.enabled === on) return { flag, changed: false };
-        const updated = await api.call<FlagRecord>('PUT', `${path}/environments/${encodeURIComponent(environment)}`, {
-          enabled: on,
-          value: current.value,
-          rules: current.rules.map(ruleInput),
-        });
-        return { flag: updated, changed: true };
+        if (current.enabled === on) return { kind: 'unchanged' as const, flag };
+        const answer = await api.send<FlagRecord | PendingChangeRequest>(
+          'PUT',
+          `${path}/environments/${encodeURIComponent(environment)}`,
+          { enabled: on, value: current.value, rules: current.rules.map(ruleInput) },
+        );
+        // A protected environment answers 202 with a change request: nothing changed yet.
+        if (answer.status === 202) {
+          return { kind: 'pending' as const, flag, request: answer.body as PendingChangeRequest };
+        }
+        return { kind: 'changed' as const, flag: answer.body as FlagRecord };
       },
     );
     const state = on ? 'on' : 'off';
+    if (outcome.kind === 'pending') {
+      return {
+        json: { changeRequest: outcome.request, changed: false },
+        text:
+          `Flag ${outcome.flag.key} needs approval in ${environment}: change request ${outcome.request.id} ` +
+          `(${outcome.request.state}) asks to turn it ${state}; an Admin approves it in the dashboard.`,
+      };
+    }
     return {
-      json: { ...outcome.flag, changed: outcome.changed },
-      text: outcome.changed
-        ? `Flag ${outcome.flag.key} is now ${state} in ${environment} (version ${outcome.flag.version}).`
-        : `Flag ${outcome.flag.key} was already ${state} in ${environment}; nothing changed.`,
+      json: { ...outcome.flag, changed: outcome.kind === 'changed' },
+      text:
+        outcome.kind === 'changed'
+          ? `Flag ${outcome.flag.key} is now ${state} in ${environment} (version ${outcome.flag.version}).`
+          : `Flag ${outcome.flag.key} was already ${state} in ${environment}; nothing changed.`,
     };
   },
 };
+
+/** What a write to a protected environment answers (202): the change request that holds it. */
+interface PendingChangeRequest {
+  readonly id: string;
+  readonly state: string;
+}
 
 /** A stored rule as the environment PUT takes it: the same rule, without its server-assigned id. */
 function ruleInput(rule: FlagRule) {
