@@ -1,4 +1,5 @@
 import { ConfigError, loadConfig, type AppConfig } from './config/app-config.js';
+import { loadEnvFile } from './config/env-file.js';
 import { createLogger } from './common/logging/logger.js';
 import { provisionDatabase } from './database/database-runtime.js';
 import { runMigrations } from './database/migrate.js';
@@ -7,6 +8,7 @@ import { connectionDraining } from './common/http/connection-draining.js';
 
 function readConfig(): AppConfig {
   try {
+    loadEnvFile();
     return loadConfig();
   } catch (error) {
     if (error instanceof ConfigError) {
@@ -30,7 +32,7 @@ async function main(): Promise<void> {
 
   const app = await createApp({ ...config, databaseUrl: provisioned.url }, logger);
   const connections = connectionDraining(app.getHttpServer());
-  await app.listen(config.port, process.env.HOST ?? '0.0.0.0');
+  await app.listen(config.port, config.host);
   logger.info({ port: config.port, baseUrl: config.baseUrl, commit: config.serviceCommit }, 'listening');
 
   let stopping = false;
