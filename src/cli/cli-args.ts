@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { CliUsageError } from './cli-errors.js';
+import { CliError, CliUsageError } from './cli-errors.js';
 
 export { CliUsageError } from './cli-errors.js';
 
@@ -40,7 +40,8 @@ export class CliArgs {
 
   required(name: string): string {
     const value = this.values.get(name);
-    if (typeof value !== 'string' || value === '') throw new CliUsageError(`--${name} is required`);
+    // A command's own check, after the command line parsed: one line, exit 1, as its other checks.
+    if (typeof value !== 'string' || value === '') throw new CliError(`--${name} is required`);
     return value;
   }
 
