@@ -1,4 +1,5 @@
 import { ConfigError, loadConfig, type AppConfig } from './config/app-config.js';
+import { loadEnvFile } from './config/env-file.js';
 import { createLogger } from './common/logging/logger.js';
 import { provisionDatabase } from './database/database-runtime.js';
 import { runMigrations } from './database/migrate.js';
@@ -7,6 +8,7 @@ import { connectionDraining } from './common/http/connection-draining.js';
 
 function readConfig(): AppConfig {
   try {
+    loadEnvFile();
     return loadConfig();
   } catch (error) {
     if (error instanceof ConfigError) {
@@ -17,16 +19,20 @@ function readConfig(): AppConfig {
   }
 }
 
+/** Released when the start fails, so an embedded server this process started does not stay behind. */
+let database: Awaited<ReturnType<typeof provisionDatabase>> | null = null;
+
 async function main(): Promise<void> {
   const config = readConfig();
   const logger = createLogger(config);
-  const database = await provisionDatabase(config, logger);
-  const applied = await runMigrations(database.url);
+  const provisioned = await provisionDatabase(config, logger);
+  database = provisioned;
+  const applied = await runMigrations(provisioned.url);
   if (applied.length) logger.info({ applied }, 'migrations applied');
 
-  const app = await createApp({ ...config, databaseUrl: database.url }, logger);
+  const app = await createApp({ ...config, databaseUrl: provisioned.url }, logger);
   const connections = connectionDraining(app.getHttpServer());
-  await app.listen(config.port, process.env.HOST ?? '0.0.0.0');
+  await app.listen(config.port, config.host);
   logger.info({ port: config.port, baseUrl: config.baseUrl, commit: config.serviceCommit }, 'listening');
 
   let stopping = false;
@@ -38,7 +44,7 @@ async function main(): Promise<void> {
     connections.drain();
     try {
       await app.close();
-      await database.stop();
+      await provisioned.stop();
       process.exit(0);
     } catch (error) {
       logger.error({ err: error }, 'shutdown failed');
@@ -49,7 +55,8 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void shutdown('SIGINT'));
 }
 
-main().catch((error: unknown) => {
+main().catch(async (error: unknown) => {
   process.stderr.write(`Failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+  await database?.stop().catch(() => undefined);
   process.exit(1);
 });

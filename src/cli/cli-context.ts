@@ -1,26 +1,15 @@
 import { DataSource } from 'typeorm';
 import { ConfigError, loadConfig, type AppConfig } from '../config/app-config.js';
+import { loadEnvFile } from '../config/env-file.js';
 import { createLogger } from '../common/logging/logger.js';
 import { dataSourceOptions } from '../database/data-source-options.js';
 import { provisionDatabase } from '../database/database-runtime.js';
 import { runMigrations } from '../database/migrate.js';
 import { cliEntities } from './cli-entities.js';
 
-/** A failure the CLI reports as one line on stderr with a non-zero exit. */
-export class CliError extends Error {}
+import { CliError } from './cli-errors.js';
 
-/**
- * A failure that still has a result to print: the JSON object goes to stdout, the message to
- * stderr, and the exit code is non-zero (e.g. `attest:verify` of an invalid attestation).
- */
-export class CliFailureWithOutput extends CliError {
-  constructor(
-    message: string,
-    readonly output: Record<string, unknown>,
-  ) {
-    super(message);
-  }
-}
+export { CliError, CliFailureWithOutput } from './cli-errors.js';
 
 export interface CliContextOptions {
   /** false: no database is provisioned (no embedded server started); `dataSource()` refuses. */
@@ -48,6 +37,7 @@ export interface CliContext {
 export async function openCliContext(options: CliContextOptions = {}): Promise<CliContext> {
   let config: AppConfig;
   try {
+    loadEnvFile();
     config = loadConfig();
   } catch (error) {
     if (error instanceof ConfigError) throw new CliError(`Invalid configuration: ${error.message}`);

@@ -6,6 +6,8 @@ import { fileURLToPath } from 'node:url';
 /** The whole runtime configuration, read once from the environment (DESIGN.md section 1). */
 export interface AppConfig {
   readonly port: number;
+  /** Address the HTTP server listens on (HOST, default 0.0.0.0: every interface). */
+  readonly host: string;
   readonly baseUrl: string;
   /** Null: the process starts its own embedded PostgreSQL under `dataDir`. */
   readonly databaseUrl: string | null;
@@ -112,6 +114,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
   }
   return {
     port,
+    host: optional(env, 'HOST') ?? '0.0.0.0',
     baseUrl: baseUrl.replace(/\/+$/, ''),
     databaseUrl: readUrl(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     dataDir,

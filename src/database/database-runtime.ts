@@ -1,33 +1,25 @@
 import { join } from 'node:path';
-import pg from 'pg';
 import type { Logger } from 'pino';
 import type { AppConfig } from '../config/app-config.js';
-import { EmbeddedPostgres } from './embedded-postgres.js';
+import { EmbeddedCluster } from './embedded-cluster.js';
 
 export const EMBEDDED_DATABASE_NAME = 'attestly';
 
 /**
- * Resolves where the data lives: `DATABASE_URL`, or a PostgreSQL server this process starts
- * under `DATA_DIR`. Returns the URL and a stop function for shutdown.
+ * Resolves where the data lives: `DATABASE_URL`, or the embedded PostgreSQL under `DATA_DIR`,
+ * which the first process to need it starts and every other one shares (see EmbeddedCluster).
+ * Returns the URL and a stop function for shutdown: it stops the server only when this process
+ * owns it and no other process still uses it.
  */
 export async function provisionDatabase(
   config: AppConfig,
   logger: Logger,
 ): Promise<{ url: string; stop: () => Promise<void> }> {
   if (config.databaseUrl) return { url: config.databaseUrl, stop: () => Promise.resolve() };
-  const server = new EmbeddedPostgres({ dir: join(config.dataDir, 'postgres'), log: (line) => logger.info(line) });
-  await server.start();
-  await ensureDatabase(server.url(), EMBEDDED_DATABASE_NAME);
-  return { url: server.url(EMBEDDED_DATABASE_NAME), stop: () => server.stop() };
-}
-
-async function ensureDatabase(adminUrl: string, name: string): Promise<void> {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
-    if (!rowCount) await client.query(`CREATE DATABASE "${name}"`);
-  } finally {
-    await client.end();
-  }
+  const cluster = await EmbeddedCluster.join({
+    dir: join(config.dataDir, 'postgres'),
+    database: EMBEDDED_DATABASE_NAME,
+    log: (line) => logger.info(line),
+  });
+  return { url: cluster.url(EMBEDDED_DATABASE_NAME), stop: () => cluster.release() };
 }

@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { execFile } from 'node:child_process';
-import { closeSync, existsSync, openSync } from 'node:fs';
-import { chown, mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
+import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
+import { chown, mkdir, readFile, realpath, unlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { arch, platform, userInfo } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +17,13 @@ export interface EmbeddedPostgresOptions {
   /** Trade durability for speed: only for throw-away test clusters. */
   readonly ephemeral?: boolean;
   readonly log?: (line: string) => void;
+}
+
+interface Located {
+  readonly bin: Binaries;
+  readonly owner: Owner | null;
+  readonly home: string;
+  readonly dataDir: string;
 }
 
 interface Binaries {
@@ -45,12 +52,12 @@ export class EmbeddedPostgres {
     return `postgres://postgres@127.0.0.1:${this.portValue}/${name}`;
   }
 
+  /** The data directory (`pgdata`), resolved on first use (as root it may be relocated). */
+  private located: Promise<Located> | null = null;
+  private postmasterPid = 0;
+
   async start(): Promise<void> {
-    const bin = await loadBinaries();
-    const owner = await serverUser();
-    await mkdir(this.options.dir, { recursive: true });
-    const home = owner ? await clusterHome(this.options.dir, owner, this.options.log) : this.options.dir;
-    const dataDir = join(home, 'pgdata');
+    const { bin, owner, home, dataDir } = await this.locate();
     if (!existsSync(join(dataDir, 'PG_VERSION'))) await this.initialise(bin, dataDir, owner);
     await stopOrphan(bin, dataDir, owner);
 
@@ -61,13 +68,20 @@ export class EmbeddedPostgres {
       flags.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off');
     }
     flags.push('-c', 'max_connections=300');
-    this.child = spawn(bin.postgres, flags, {
+    // Detached, in a process group of its own: a Ctrl-C in the terminal of the process that started
+    // it does not reach the server, so that process decides when it stops (or hands it over to
+    // another process that uses it, see embedded-cluster.ts).
+    const child = spawn(bin.postgres, flags, {
       ...(owner ?? {}),
       stdio: ['ignore', logFd, logFd],
+      detached: true,
     });
+    child.unref();
+    this.child = child;
+    this.postmasterPid = child.pid ?? 0;
     closeSync(logFd);
     const exited = new Promise<never>((_, reject) => {
-      this.child?.once('exit', (code) =>
+      child.once('exit', (code) =>
         reject(
           new Error(`embedded PostgreSQL exited with code ${code}; see ${join(this.options.dir, 'postgres.log')}`),
         ),
@@ -75,19 +89,69 @@ export class EmbeddedPostgres {
     });
     exited.catch(() => undefined);
     await Promise.race([waitUntilReady(this.url()), exited]);
-    this.child.removeAllListeners('exit');
+    child.removeAllListeners('exit');
     this.options.log?.(`embedded PostgreSQL listening on 127.0.0.1:${this.portValue} (data in ${dataDir})`);
+  }
+
+  /**
+   * Takes over a server already running on this data directory (started by a process that has
+   * gone): true when its postmaster is alive and answers on the port it recorded.
+   */
+  async adopt(): Promise<boolean> {
+    const { dataDir } = await this.locate();
+    const postmaster = await readPostmaster(dataDir);
+    if (!postmaster || !isAlive(postmaster.pid)) return false;
+    try {
+      await waitUntilReady(`postgres://postgres@127.0.0.1:${postmaster.port}/postgres`, 5_000);
+    } catch {
+      return false;
+    }
+    this.child = null;
+    this.portValue = postmaster.port;
+    this.postmasterPid = postmaster.pid;
+    return true;
+  }
+
+  /** Whether the server this object started or adopted is still running. */
+  running(): boolean {
+    const child = this.child;
+    const childGone = child !== null && (child.exitCode !== null || child.signalCode !== null);
+    return this.postmasterPid > 0 && !childGone && isAlive(this.postmasterPid);
   }
 
   /** Fast shutdown: active sessions are rolled back and the server exits cleanly. */
   async stop(): Promise<void> {
     const child = this.child;
-    if (!child || child.exitCode !== null) return;
+    const pid = this.postmasterPid;
     this.child = null;
-    await new Promise<void>((resolve) => {
-      child.once('exit', () => resolve());
-      child.kill('SIGINT');
-    });
+    this.postmasterPid = 0;
+    if (child) {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      // Started unreferenced (it may outlive this process): referenced again, so that this
+      // process waits for the exit rather than ending with nothing else left to do.
+      child.ref();
+      await new Promise<void>((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGINT');
+      });
+      return;
+    }
+    if (!pid || !isAlive(pid)) return;
+    process.kill(pid, 'SIGINT');
+    const deadline = Date.now() + 60_000;
+    while (isAlive(pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+
+  private locate(): Promise<Located> {
+    this.located ??= (async () => {
+      const bin = await loadBinaries();
+      const owner = await serverUser();
+      await mkdir(this.options.dir, { recursive: true });
+      const home = owner ? await clusterHome(this.options.dir, owner, this.options.log) : this.options.dir;
+      return { bin, owner, home, dataDir: join(home, 'pgdata') };
+    })();
+    this.located.catch(() => (this.located = null));
+    return this.located;
   }
 
   async createDatabase(name: string, template?: string): Promise<void> {
@@ -210,7 +274,13 @@ async function serverUser(): Promise<Owner | null> {
 async function stopOrphan(bin: Binaries, dataDir: string, owner: Owner | null): Promise<void> {
   const pidFile = join(dataDir, 'postmaster.pid');
   const pid = Number((await readFile(pidFile, 'utf8').catch(() => '')).split('\n')[0]);
-  if (!pid || !isAlive(pid)) return;
+  if (!pid) return;
+  if (!isAlive(pid)) {
+    // A server that died without cleaning up: PostgreSQL would take a zombie or a reused pid in
+    // its lock file for a running server and refuse to start.
+    await unlink(pidFile).catch(() => undefined);
+    return;
+  }
   // pg_ctl checks the lock file names this data directory before it signals anything; when it
   // cannot stop the process, the server start that follows reports the conflict.
   await run(bin.pg_ctl, ['stop', '-D', dataDir, '-m', 'fast', '-w', '-t', '30'], { ...(owner ?? {}) }).catch(
@@ -218,13 +288,35 @@ async function stopOrphan(bin: Binaries, dataDir: string, owner: Owner | null): 
   );
 }
 
-function isAlive(pid: number): boolean {
+/**
+ * Whether a process runs with this pid (EPERM: it does, under another user). A zombie does not:
+ * a killed server whose parent has gone may wait for a reaper that never comes.
+ */
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
+  return processState(pid) !== 'Z';
+}
+
+/** The state letter of /proc/<pid>/stat (Linux), or null where there is none. */
+function processState(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+  } catch {
+    return null;
+  }
+}
+
+/** The pid and port a running (or crashed) server wrote to `postmaster.pid`. */
+async function readPostmaster(dataDir: string): Promise<{ pid: number; port: number } | null> {
+  const lines = (await readFile(join(dataDir, 'postmaster.pid'), 'utf8').catch(() => '')).split('\n');
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  return pid > 0 && port > 0 ? { pid, port } : null;
 }
 
 function isFree(port: number): Promise<boolean> {
@@ -256,7 +348,7 @@ async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T
   }
 }
 
-async function waitUntilReady(url: string, timeoutMs = 60_000): Promise<void> {
+export async function waitUntilReady(url: string, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {

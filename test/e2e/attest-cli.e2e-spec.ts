@@ -11,7 +11,7 @@ import { appAttestAuthority, type FabricatedAuthority } from '../support/app-att
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CLI = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url));
-const VECTORS = join(ROOT, '../shared/data/appattest');
+const VECTORS = join(ROOT, 'test/fixtures/appattest');
 const DAY_MS = 86_400_000;
 
 interface AttestationVector {

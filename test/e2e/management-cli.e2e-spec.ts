@@ -1,5 +1,8 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startTestApp, type TestApp } from '../harness/test-app.js';
@@ -27,6 +30,10 @@ describe('management CLI (node dist/src/cli/main.js)', () => {
 
   /** Runs one CLI command against this file's database; never rejects. */
   function cli(...args: string[]): Promise<CliRun> {
+    return cliWith({}, ...args);
+  }
+
+  function cliWith(env: Record<string, string>, ...args: string[]): Promise<CliRun> {
     return new Promise((resolve) => {
       execFile(
         process.execPath,
@@ -34,7 +41,13 @@ describe('management CLI (node dist/src/cli/main.js)', () => {
         {
           cwd: ROOT,
           timeout: 30_000,
-          env: { ...process.env, DATABASE_URL: t.config.databaseUrl, LOG_LEVEL: 'silent', BCRYPT_ROUNDS: '4' },
+          env: {
+            ...process.env,
+            DATABASE_URL: t.config.databaseUrl,
+            LOG_LEVEL: 'silent',
+            BCRYPT_ROUNDS: '4',
+            ...env,
+          },
         },
         (error, stdout, stderr) => {
           const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
@@ -331,7 +344,68 @@ describe('management CLI (node dist/src/cli/main.js)', () => {
     expect(run.stderr).toContain('user:create');
   });
 
-  it('exits non-zero for a stray positional argument', async () => {
-    failed(await cli('org:set-tier', 'acme', '--tier', 'free'), /Unexpected argument/);
+  /** A refused command line: exit 2, the problem and the command's usage line on stderr, nothing on stdout. */
+  function misused(run: CliRun, command: string, problem: RegExp): void {
+    expect({ code: run.code, stdout: run.stdout }).toEqual({ code: 2, stdout: '' });
+    const [message, usage, ...rest] = run.stderr.trim().split('\n');
+    expect(message).toMatch(problem);
+    expect(usage).toMatch(new RegExp(`^Usage: npm run cli -- ${command}( |$)`));
+    expect(rest).toEqual([]);
+  }
+
+  it('exits 2 with the usage line for a stray positional argument', async () => {
+    misused(await cli('org:set-tier', 'acme', '--tier', 'free'), 'org:set-tier', /Unexpected argument "acme"/);
+  });
+
+  it('refuses an option its command does not take with exit 2 and the usage line, and does nothing', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'attestly-cli-flags-'));
+    try {
+      const run = await cliWith({ DATA_DIR: dataDir }, 'attest:demo-root', '--bogus', '1');
+      misused(run, 'attest:demo-root', /Unknown option --bogus/);
+      expect(readdirSync(dataDir)).toEqual([]);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+    const email = uniqueEmail('cli-bogus');
+    misused(
+      await cli('user:create', '--email', email, '--password', 'a-long-password', '--org', 'acme'),
+      'user:create',
+      /Unknown option --org/,
+    );
+    misused(await cli('jwks', '--json'), 'jwks', /Unknown option --json/);
+    expect(await t.sql(`SELECT 1 FROM users WHERE email = $1`, [email])).toHaveLength(0);
+  });
+
+  it('a missing value or a value given to a flag is a usage error (exit 2); a missing required option is one line, exit 1', async () => {
+    misused(await cli('user:create', '--email'), 'user:create', /--email needs a value/);
+    misused(await cli('user:create', '--email', '--password', 'x'), 'user:create', /--email needs a value/);
+    misused(
+      await cli('user:create', '--email', 'a@example.com', '--password', 'a-long-password', '--super-admin=yes'),
+      'user:create',
+      /--super-admin takes no value/,
+    );
+    const missing = await cli('org:set-tier', '--org', 'acme');
+    expect(missing).toEqual({ code: 1, stdout: '', stderr: 'org:set-tier: --tier is required\n' });
+  });
+
+  it('--help (or -h) on every command prints its usage line and what it does, exit 0, without a database', async () => {
+    const listing = await cliWith({}, '--help');
+    expect(listing.code).toBe(0);
+    const names = /Commands: (.+)/.exec(listing.stdout)?.[1].split(', ') ?? [];
+    expect(names).toEqual(expect.arrayContaining(['migrate', 'user:create', 'apikey:create', 'jwks', 'attest:verify']));
+    for (const name of names) {
+      // An unreachable DATABASE_URL: help must not need the database.
+      const run = await cliWith(
+        { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none' },
+        name,
+        name === 'jwks' ? '-h' : '--help',
+      );
+      expect({ name, code: run.code, stderr: run.stderr }).toEqual({ name, code: 0, stderr: '' });
+      const [usage, summary] = run.stdout.trim().split('\n');
+      expect(usage).toMatch(new RegExp(`^Usage: npm run cli -- ${name}( |$)`));
+      expect(summary).toMatch(/\w/);
+    }
+    const help = await cliWith({}, 'apikey:create', '--help');
+    expect(help.stdout).toContain('--org SLUG --scopes a,b [--type gpat|aat|service] [--user EMAIL] [--name NAME]');
   });
 });

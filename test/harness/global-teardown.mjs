@@ -1,23 +1,13 @@
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import pg from 'pg';
 
 /** Below this share of operations answered with a success, a whole e2e run fails (79% measured: 146 of 184). */
 const MIN_COVERAGE = 0.7;
 
 export default async function globalTeardown(globalConfig) {
   const coverage = openApiCoverage(globalConfig);
-  const adminUrl = process.env.TEST_DB_ADMIN_URL;
-  const template = process.env.TEST_DB_TEMPLATE;
-  if (adminUrl && template) {
-    const client = new pg.Client({ connectionString: adminUrl });
-    await client.connect();
-    // Test files that failed before their own cleanup leave clones behind: drop them too.
-    const { rows } = await client.query('SELECT datname FROM pg_database WHERE datname LIKE $1', [`${template}%`]);
-    for (const { datname } of rows) await client.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
-    await client.end();
-  }
-  await globalThis.__embeddedPostgres?.stop();
+  // The run's databases, its embedded server and the server's directory (see global-setup.mjs).
+  await globalThis.__removeTestDatabases?.();
   if (coverage) throw new Error(coverage);
 }
 

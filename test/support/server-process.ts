@@ -31,7 +31,10 @@ export interface ServerProcess {
   kill(): void;
 }
 
-export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
+export async function startServerProcess(
+  env: Record<string, string>,
+  { startTimeoutMs = 30_000 }: { startTimeoutMs?: number } = {},
+): Promise<ServerProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, [join(root, 'dist/src/main.js')], {
     cwd: root,
@@ -54,7 +57,7 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
     child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')),
   );
   const baseUrl = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + startTimeoutMs;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`the server exited with ${child.exitCode}: ${output}`);
     try {
@@ -64,7 +67,7 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
     }
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
-      throw new Error(`the server did not start within 30 s: ${output}`);
+      throw new Error(`the server did not start within ${startTimeoutMs / 1000} s: ${output}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }

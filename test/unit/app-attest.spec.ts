@@ -25,7 +25,8 @@ import {
   type TrustStore,
 } from '../../src/attestation/app-attest/app-attest.js';
 
-const VECTOR_DIR = path.resolve(process.cwd(), '../shared/data/appattest');
+/** Real App Attest vectors (public data, copied into the repository: see its README). */
+const VECTOR_DIR = path.resolve(process.cwd(), 'test/fixtures/appattest');
 const SHIPPED_ROOT = path.resolve(process.cwd(), 'src/attestation/app-attest/apple-app-attestation-root-ca.pem');
 const APPLE_ROOT_FINGERPRINT =
   '1C:B9:82:3B:A2:8B:A6:AD:2D:33:A0:06:94:1D:E2:AE:4F:51:3E:F1:D4:E8:31:B9:F7:E0:FA:7B:62:42:C9:32';
