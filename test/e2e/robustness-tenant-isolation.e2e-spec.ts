@@ -215,6 +215,8 @@ describe('tenant isolation: another organization gets 404 for every resource of 
     session('GET /api/v1/org/risk-alerts/:ruleId'),
     session('PATCH /api/v1/org/risk-alerts/:ruleId', { name: 'Taken over' }),
     session('DELETE /api/v1/org/risk-alerts/:ruleId'),
+    // SSO domains: a domain is addressed within the caller's own connection; another's is not there.
+    { ...session('POST /api/v1/org/sso/domains/:domain/verify'), params: { domain: 'isolation-a.test' } },
   ];
 
   function pathOf(probe: Probe): string {
