@@ -157,7 +157,12 @@ export class AuthController {
   @HttpCode(204)
   async leaveOrg(@Req() request: Request, @Auth() auth: AuthContext, @Body() body: SwitchOrgDto): Promise<void> {
     // A session that was in it finds itself without an organization at its next request.
-    await this.auth.leaveOrganization(auth.caller as SessionCaller, body.slug, request.ip ?? null);
+    await this.auth.leaveOrganization(
+      auth.caller as SessionCaller,
+      body.slug,
+      signInOf(request.session),
+      request.ip ?? null,
+    );
   }
 
   @Post('clear-org')

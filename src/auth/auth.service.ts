@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import type { SessionCaller } from '../common/access/auth-context.js';
+import { assertSpeaksForAccount, type SessionCaller } from '../common/access/auth-context.js';
 import { badRequest, conflict, forbidden, notFound, tooManyRequests } from '../common/errors/app-exception.js';
 import {
   accountDisabled,
@@ -180,6 +180,7 @@ export class AuthService {
   }
 
   async changeEmail(caller: SessionCaller, newEmail: string): Promise<void> {
+    assertSpeaksForAccount(caller);
     const token = await this.dataSource.transaction(async (manager) => {
       await this.users.lock(manager, caller.userId);
       await this.assertEmailFree(manager, newEmail, caller.userId);
@@ -256,11 +257,20 @@ export class AuthService {
    * The caller leaves an organization they are a member of (not as its Owner). Needs no session in
    * that organization: whoever cannot enter an organization that enforces SSO can still leave it.
    */
-  async leaveOrganization(caller: SessionCaller, slug: string, ipAddress: string | null): Promise<void> {
+  async leaveOrganization(
+    caller: SessionCaller,
+    slug: string,
+    signIn: SessionSignIn,
+    ipAddress: string | null,
+  ): Promise<void> {
     const organization = await this.organizations.findBySlug(slug);
     if (!organization || !(await this.organizations.roleOf(organization.id, caller.userId))) {
       throw notFound('Organization');
     }
+    // Leaving changes the account's memberships: a session that speaks for the account may leave
+    // any organization (an SSO-enforcing one included), one made by an organization's provider
+    // only that organization.
+    if (!signIn.ssoOrganizationIds.includes(organization.id)) assertSpeaksForAccount(caller);
     await this.members.leave(caller, organization.id, ipAddress);
   }
 

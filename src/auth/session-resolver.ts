@@ -4,9 +4,9 @@ import type { Request } from 'express';
 import { DataSource } from 'typeorm';
 import type { Role } from '../common/access/access.decorator.js';
 import type { SessionCaller } from '../common/access/auth-context.js';
-import { membershipJoin, organizationJoin } from '../organizations/organizations.service.js';
+import { OrganizationsService, membershipJoin, organizationJoin } from '../organizations/organizations.service.js';
 import { usersFrom } from '../users/users.service.js';
-import { admission, signInOf } from './session/session-admission.js';
+import { admission, signInOf, speaksForAccount } from './session/session-admission.js';
 import { ssoEnforcedOn } from './sso/sso-enforcement.js';
 
 export interface ResolvedSession {
@@ -20,7 +20,10 @@ export interface ResolvedSession {
  */
 @Injectable()
 export class SessionResolver {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly organizations: OrganizationsService,
+  ) {}
 
   async resolve(request: Request): Promise<ResolvedSession | null> {
     const session = (request as Partial<Pick<Request, 'session'>>).session;
@@ -62,6 +65,15 @@ export class SessionResolver {
       // (any more): keep the session, drop the context.
       session.organizationId = null;
     }
+    const signIn = signInOf(session);
+    // A password session speaks for the account without a query; an SSO session asks which
+    // organizations the account belongs to (the one rule: speaksForAccount).
+    const forAccount =
+      signIn.password ||
+      speaksForAccount(
+        signIn,
+        (await this.organizations.listFor(userId)).map((organization) => organization.id),
+      );
     return {
       caller: {
         kind: 'session',
@@ -69,6 +81,7 @@ export class SessionResolver {
         email: row.email,
         isSuperAdmin: row.is_super_admin,
         role: member ? (row.role ?? 'owner') : null,
+        speaksForAccount: forAccount,
       },
       organizationId: member ? organizationId : null,
     };

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
-import type { OrgAuthContext } from '../common/access/auth-context.js';
+import { assertSpeaksForAccount, type OrgAuthContext } from '../common/access/auth-context.js';
 import { conflict, forbidden, notFound } from '../common/errors/app-exception.js';
 import { AuditService } from '../audit/audit.service.js';
 import { Organization } from './organization.entity.js';
@@ -33,6 +33,7 @@ export class AccountDeletionService {
    */
   async requestDeletion(auth: OrgAuthContext): Promise<void> {
     if (auth.caller.kind !== 'session') throw forbidden('Only a signed-in user can delete their account');
+    assertSpeaksForAccount(auth.caller);
     const userId = auth.caller.userId;
     const soleOrganizations = await this.dataSource.transaction((manager) =>
       this.assertDeletable(manager, auth.organizationId, userId),

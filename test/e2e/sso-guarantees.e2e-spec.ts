@@ -152,7 +152,7 @@ describe('SSO guarantees (issue 30)', () => {
     await prove(x.browser, domain);
     const y = await createOrg(t, { tier: 'enterprise' });
     const bob = await createUser(t, { org: y, role: 'owner', email: `bob@${domain}` });
-    await join(bob, x.org, 'admin');
+    await join(bob, x.org, 'owner');
 
     // Bob links X's provider himself, with his password: SSO then signs him in to X.
     idp.setAccount('bob', { email: bob.email, email_verified: true });
@@ -200,6 +200,31 @@ describe('SSO guarantees (issue 30)', () => {
     });
     expect(deviceSwitch.status).toBe(403);
     expect(await deviceSwitch.text()).toContain('Organization not available');
+
+    // Nor can it reach Y through the account itself: its address (then a reset), its membership
+    // in Y, its deletion. Leaving X, the organization whose provider made it, stays possible.
+    const refusedCode = async (response: Response) => {
+      expect(response.status).toBe(403);
+      return ((await response.json()) as { code: string }).code;
+    };
+    const changeEmail = await ssoOnly.request(`${baseUrl}/api/v1/auth/change-email`, {
+      json: { new_email: `bob-${randomUUID().slice(0, 8)}@attacker.test` },
+      origin: baseUrl,
+    });
+    expect(await refusedCode(changeEmail)).toBe('sign_in_required');
+    const leaveY = await ssoOnly.request(`${baseUrl}/api/v1/auth/leave-org`, {
+      json: { slug: y.slug },
+      origin: baseUrl,
+    });
+    expect(await refusedCode(leaveY)).toBe('sign_in_required');
+    const deleteAccount = await ssoOnly.request(`${baseUrl}/api/v1/account`, { method: 'DELETE', origin: baseUrl });
+    expect(await refusedCode(deleteAccount)).toBe('sign_in_required');
+    const [still] = await t.sql<{ email: string; members: number }>(
+      `SELECT u.email, (SELECT count(*)::int FROM memberships m WHERE m.user_id = u.id) AS members
+         FROM users u WHERE u.id = $1`,
+      [bob.id],
+    );
+    expect(still).toEqual({ email: bob.email, members: 2 });
 
     // Y's own sign-in (Bob's password, in the same browser) admits Y too.
     const password = await ssoOnly.request(`${baseUrl}/api/v1/auth/login`, {

@@ -1,5 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
-import { PASSWORD_SIGN_IN, admission, mergeSignIn, signInOf, ssoSignIn } from './session-admission.js';
+import {
+  PASSWORD_SIGN_IN,
+  admission,
+  mergeSignIn,
+  signInOf,
+  speaksForAccount,
+  ssoSignIn,
+} from './session-admission.js';
 
 const X = 'org-x';
 const Y = 'org-y';
@@ -50,5 +57,13 @@ describe('which organizations a session may act in', () => {
     expect(admission(both, entry(X, { ssoEnforced: true }))).toEqual({ admitted: true });
     expect(admission(both, entry(Y))).toEqual({ admitted: true });
     expect(mergeSignIn(undefined, ssoSignIn(Y))).toEqual(ssoSignIn(Y));
+  });
+
+  it('lets only a sign-in that vouches for every organization of the account act on the account itself', () => {
+    expect(speaksForAccount(PASSWORD_SIGN_IN, [X, Y])).toBe(true);
+    expect(speaksForAccount(ssoSignIn(X), [X])).toBe(true);
+    expect(speaksForAccount(ssoSignIn(X), [X, Y])).toBe(false);
+    expect(speaksForAccount(mergeSignIn(ssoSignIn(X), ssoSignIn(Y)), [X, Y])).toBe(true);
+    expect(speaksForAccount(signInOf({ organizationId: X }), [X, Y])).toBe(false);
   });
 });

@@ -62,3 +62,14 @@ export function mergeSignIn(previous: SessionSignIn | undefined, next: SessionSi
     ssoOrganizationIds: [...new Set([...previous.ssoOrganizationIds, ...next.ssoOrganizationIds])],
   };
 }
+
+/**
+ * Whether a session speaks for the account itself (its address, leaving or deleting it), not only
+ * for organizations: a sign-in with the account's own credentials does, and so does an SSO session
+ * whose providers vouch for every organization the account belongs to. A provider that vouches for
+ * one organization of an account that belongs to others too cannot reach those through the account.
+ */
+export function speaksForAccount(signIn: SessionSignIn, memberOrganizationIds: readonly string[]): boolean {
+  if (signIn.password) return true;
+  return memberOrganizationIds.every((id) => signIn.ssoOrganizationIds.includes(id));
+}

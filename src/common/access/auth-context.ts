@@ -1,6 +1,6 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import type { Request } from 'express';
-import { forbidden } from '../errors/app-exception.js';
+import { AppException, forbidden } from '../errors/app-exception.js';
 import type { ApiKeyScope, Role } from './access.decorator.js';
 
 export interface SessionCaller {
@@ -10,6 +10,11 @@ export interface SessionCaller {
   readonly isSuperAdmin: boolean;
   /** Role in the active organization; super admins act as owners in any organization. */
   readonly role: Role | null;
+  /**
+   * The session speaks for the account itself, not only for organizations (session-admission.ts,
+   * `speaksForAccount`): set by the session resolver; absent means no.
+   */
+  readonly speaksForAccount?: boolean;
 }
 
 export interface ApiKeyCaller {
@@ -74,4 +79,20 @@ export const OrgAuth = createParamDecorator((_data: unknown, context: ExecutionC
 
 export function actorOf(auth: AuthContext): { userId: string | null; email: string | null } {
   return { userId: auth.caller.userId, email: auth.caller.email };
+}
+
+/**
+ * The one gate of what acts on the account itself rather than on an organization (its address,
+ * its memberships elsewhere, its deletion): the session must speak for the whole account, which a
+ * session made by one organization's identity provider does not while the account belongs to
+ * other organizations too (decision 0068). 403 `sign_in_required` otherwise.
+ */
+export function assertSpeaksForAccount(caller: Caller): void {
+  if (caller.kind === 'session' && caller.speaksForAccount === true) return;
+  throw new AppException(
+    403,
+    'sign_in_required',
+    "This session was signed in by one organization's identity provider: it cannot change the account itself",
+    { hint: 'Sign in with your password (POST /api/v1/auth/login), then try again' },
+  );
 }
