@@ -60,7 +60,8 @@ function world(options: { provide?: boolean } = {}): World {
       if (!sql.includes('pg_snapshot_xmin')) return [];
       const since = (parameters[0] as string | undefined) ?? null;
       const rows = await state.blockedDevices(since);
-      const cursor = `devices-${++reads}`;
+      // A transaction id, as pg_snapshot_xmin answers it: it only grows from read to read.
+      const cursor = String(1000 + ++reads);
       if (!rows.length) return [{ __cursor: cursor, app_id: null, key_id: null, is_blocked: null }];
       return rows.map((row) => ({ __cursor: cursor, is_blocked: true, ...row }));
     },
@@ -171,7 +172,7 @@ describe('the device-token deny set over its sources', () => {
     };
     state.inactiveApps = () => Promise.resolve([]);
     await state.blocked.reload();
-    expect(sinces).toEqual({ devices: [null, 'devices-1'], tokens: [null, 'tokens-1'] });
+    expect(sinces).toEqual({ devices: [null, '1001'], tokens: [null, 'tokens-1'] });
     expect(state.statements[1]).toContain('t.block_xid >= $1::xid8');
     expect(await refusal(state, 'app-2', 'device-2')).toBeNull();
     expect(await refusal(state, 'app-1', `debug:${TOKEN_1}`)).not.toBeNull();
@@ -218,7 +219,7 @@ describe('the device-token deny set over its sources', () => {
 
     state.inactiveApps = () => Promise.resolve([]);
     await state.blocked.reload();
-    expect(sinces).toEqual(['devices-1', 'devices-1']);
+    expect(sinces).toEqual(['1001', '1001']);
     expect(await refusal(state, 'app-2', 'device-2')).toBeNull();
     expect(await refusal(state, 'app-3', 'device-9')).toBeNull();
   });
