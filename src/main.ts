@@ -41,7 +41,7 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info({ signal }, 'shutting down: finishing in-flight requests');
     // Keep-alive clients are told to go (Connection: close) rather than served until they go quiet.
-    connections.drain();
+    await connections.drain();
     try {
       await app.close();
       await provisioned.stop();
