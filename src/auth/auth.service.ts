@@ -104,7 +104,7 @@ export class AuthService {
       (await this.organizations.listFor(user.id)).map((organization) => organization.id),
     );
     await this.users.recordSignIn(user.id);
-    return { user, deviceCookie: await this.passwords.deviceCookieAfterSignIn(user.id, attempt.deviceCookie) };
+    return { user, deviceCookie: await this.passwords.deviceCookieAfterSignIn(user, attempt.deviceCookie) };
   }
 
   async recordLogin(userId: string, organizationId: string | null, ipAddress: string | null): Promise<void> {

@@ -35,6 +35,14 @@ export function deviceCookieKey(sessionSecret: string): Buffer {
   return createHmac('sha256', sessionSecret).update(CONTEXT).digest();
 }
 
+/**
+ * The key of one account's device tokens, bound to its current password hash: a password reset or
+ * change ends every token issued before it, so a cookie outlives no credential (decision 0066).
+ */
+export function accountDeviceKey(key: Buffer, credential: string): Buffer {
+  return createHmac('sha256', key).update(`credential\n${credential}`).digest();
+}
+
 function mac(key: Buffer, userId: string, nonce: string, issuedAt: number): string {
   return createHmac('sha256', key).update(`${CONTEXT}\n${userId}\n${nonce}\n${issuedAt}`).digest('base64url');
 }
@@ -48,13 +56,19 @@ export function issueDeviceToken(key: Buffer, userId: string, now: Date): string
 
 /** One token of the cookie, or null when it is malformed, forged, from the future or too old. */
 export function readDeviceToken(key: Buffer, text: string, now: Date): DeviceToken | null {
+  const token = unsignedToken(text, now);
+  if (!token || !safeEqual(token.signature, mac(key, token.userId, token.nonce, token.issuedAt))) return null;
+  return { userId: token.userId, nonce: token.nonce, issuedAt: token.issuedAt };
+}
+
+/** A well-formed token within its age, its signature not yet checked (it needs its account's key). */
+function unsignedToken(text: string, now: Date): (DeviceToken & { signature: string }) | null {
   const [userId, nonce, issued, signature, ...rest] = text.split('.');
   if (rest.length || !UUID.test(userId ?? '') || !NONCE.test(nonce ?? '') || !SECONDS.test(issued ?? '')) return null;
   const issuedAt = Number(issued);
-  if (!safeEqual(signature ?? '', mac(key, userId, nonce, issuedAt))) return null;
   const ageMs = now.getTime() - issuedAt * 1000;
   if (ageMs < -60_000 || ageMs >= DEVICE_COOKIE_MAX_AGE_MS) return null;
-  return { userId, nonce, issuedAt };
+  return { userId, nonce, issuedAt, signature: signature ?? '' };
 }
 
 /** The valid token the cookie holds for `userId`, if any. */
@@ -82,8 +96,10 @@ export function deviceCookieAfterSignIn(
   userId: string,
   now: Date,
 ): string {
+  // The other accounts' tokens are signed with their own keys: kept while well-formed and young,
+  // judged when their account signs in.
   const others = tokensOf(cookieValue).filter((text) => {
-    const read = readDeviceToken(key, text, now);
+    const read = unsignedToken(text, now);
     return read !== null && read.userId !== userId;
   });
   return [issueDeviceToken(key, userId, now), ...others].slice(0, DEVICE_COOKIE_MAX_ACCOUNTS).join('~');

@@ -13,6 +13,7 @@ import {
   DEVICE_COOKIE,
   DEVICE_COOKIE_MAX_AGE_MS,
   cookieValueOf,
+  accountDeviceKey,
   deviceCookieAfterSignIn,
   deviceCookieKey,
   deviceTokenFor,
@@ -70,8 +71,7 @@ export class PasswordGate {
   /** The account whose password this is; refuses with 401 (or 429 for a spent client address). */
   async check(attempt: PasswordAttempt, now = new Date()): Promise<User> {
     const user = await this.users.findByEmail(attempt.email, { withPassword: true });
-    const key = await this.signingKey();
-    const known = user ? deviceTokenFor(key, attempt.deviceCookie, user.id, now) : null;
+    const known = user ? deviceTokenFor(await this.accountKey(user), attempt.deviceCookie, user.id, now) : null;
     const budgets: [BudgetName, string][] = known
       ? [['device', known.nonce]]
       : [
@@ -95,8 +95,17 @@ export class PasswordGate {
   }
 
   /** The device cookie to set once `userId` has signed in: this browser now knows the account. */
-  async deviceCookieAfterSignIn(userId: string, current: string | undefined, now = new Date()): Promise<string> {
-    return deviceCookieAfterSignIn(await this.signingKey(), current, userId, now);
+  async deviceCookieAfterSignIn(
+    user: Pick<User, 'id' | 'passwordHash'>,
+    current: string | undefined,
+    now = new Date(),
+  ): Promise<string> {
+    return deviceCookieAfterSignIn(await this.accountKey(user), current, user.id, now);
+  }
+
+  /** The account's device-token key, bound to its current password (accountDeviceKey). */
+  private async accountKey(user: Pick<User, 'passwordHash'>): Promise<Buffer> {
+    return accountDeviceKey(await this.signingKey(), user.passwordHash ?? '');
   }
 
   /** The attempt a sign-in request makes: its client address and device cookie with the credentials. */

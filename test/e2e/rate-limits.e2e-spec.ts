@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createOrg, createUser, PASSWORD, randomClientIp, uniqueEmail } from '../factories/identity.js';
+import { hashPassword } from '../../src/auth/passwords.js';
 import { afterAnswers, sentMails, startTestApp, type TestApp } from '../harness/test-app.js';
 import { registerApp, sdk, type RegisteredApp } from '../support/sdk-client.js';
 
@@ -125,6 +126,30 @@ describe('route limits', () => {
       expect(throttled.headers['retry-after']).toBeUndefined();
       // Other accounts are untouched.
       expect((await login(colleague.email, PASSWORD, randomClientIp())).status).toBe(200);
+    });
+
+    it('ends the known-browser budget with the password: a cookie issued before a new password does not pass a throttled account', async () => {
+      const org = await createOrg(t);
+      const owner = await createUser(t, { org });
+      const oldBrowser = t.agent();
+      await oldBrowser
+        .post('/api/v1/auth/login')
+        .set('X-Forwarded-For', randomClientIp())
+        .send({ email: owner.email, password: PASSWORD })
+        .expect(200);
+      // The password is replaced (a reset), then the account's budget is spent from elsewhere.
+      const newPassword = 'a-new-password-after-reset';
+      await t.sql(`UPDATE users SET password_hash = $2 WHERE id = $1`, [owner.id, await hashPassword(newPassword, 4)]);
+      for (let i = 0; i < 11; i++) {
+        expect((await login(owner.email, 'wrong-password', randomClientIp())).status).toBe(401);
+      }
+      // The old browser's cookie names a credential that is gone: it is judged as any browser.
+      const withOldCookie = await oldBrowser
+        .post('/api/v1/auth/login')
+        .set('X-Forwarded-For', randomClientIp())
+        .send({ email: owner.email, password: newPassword });
+      expect(withOldCookie.status).toBe(401);
+      expect(withOldCookie.body).toMatchObject({ code: 'invalid_credentials' });
     });
 
     it("keeps a locked account's owner in from the browser that signed in before, and the attacker out with the wrong-password answer", async () => {
