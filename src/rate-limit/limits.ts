@@ -87,6 +87,8 @@ export const LIMITS = {
   },
   /** SSO discovery and starts (each start stores an attempt) from one client address. */
   'sso-ip': { limit: 30, windowMs: MINUTE, by: 'ip', refusal: 'rate_limited', headers: false },
+  /** SSO domain verifications of one organization: each is a DNS lookup (up to two 3 s tries). */
+  'sso-domain-verify': { limit: 100, windowMs: HOUR, by: 'callerOrganization', refusal: 'rate_limited', headers: true },
   /**
    * SDK feedback writes (tickets, messages, feature requests, votes) from one client address:
    * generous, since many devices share a carrier's address, but a script inventing voter ids stops.

@@ -1,3 +1,4 @@
+import { RateLimit } from '../../rate-limit/rate-limit.guard.js';
 import { Controller, Inject, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { Public } from '../../common/access/access.decorator.js';
@@ -27,6 +28,7 @@ export class SsoDeviceLoginController {
   }
 
   @Post('sso')
+  @RateLimit('sso-ip')
   async sso(@Req() request: Request, @Res() response: Response) {
     const body = request.body as Record<string, unknown> | undefined;
     const sessionId = cliSessionIdOf(body?.session_id);

@@ -1,3 +1,4 @@
+import { RateLimit } from '../../rate-limit/rate-limit.guard.js';
 import { Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { Access } from '../../common/access/access.decorator.js';
 import { OrgAuth, type OrgAuthContext } from '../../common/access/auth-context.js';
@@ -19,6 +20,7 @@ export class SsoDomainsController {
 
   @Post(':domain/verify')
   @Access({ session: 'admin' })
+  @RateLimit('sso-domain-verify')
   @HttpCode(200)
   async verify(@OrgAuth() auth: OrgAuthContext, @Param('domain') raw: string) {
     const domain = raw.trim().toLowerCase();
