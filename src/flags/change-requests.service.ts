@@ -365,9 +365,7 @@ export class ChangeRequestsService {
     await this.assertPlan(auth);
     await this.dataSource.transaction(async (manager) => {
       const row = await this.locked(manager, auth, id);
-      if (row.author_user_id !== null && row.author_user_id === auth.caller.userId) {
-        throw selfApproval();
-      }
+      if (isAuthor(row, auth.caller)) throw selfApproval();
       if (row.current_state !== 'pending') throw changeRequestNotApplicable(row.current_state);
       await manager.query(
         `UPDATE feature_flag_change_requests SET state = $2, decided_by = $3, decided_at = now(), updated_at = now()
@@ -525,4 +523,19 @@ function writeOf(row: ChangeRequestRow): Exclude<FlagWrite, { kind: 'scheduled' 
     case 'override_removal':
       return { kind: 'override_removal', flagId: row.flag_id, overrideId: row.payload.overrideId as string };
   }
+}
+
+/**
+ * Whether `caller` wrote the request: the same user, or, for a request a due schedule made (no
+ * user recorded, the schedule's creator as its author address), the same address. Four eyes hold
+ * for schedules too: their creator does not approve what they turn into.
+ */
+function isAuthor(
+  row: Pick<ChangeRequestRow, 'author_user_id' | 'author_email'>,
+  caller: { userId: string | null; email: string | null },
+): boolean {
+  if (row.author_user_id !== null) return row.author_user_id === caller.userId;
+  return (
+    row.author_email !== null && caller.email !== null && row.author_email.toLowerCase() === caller.email.toLowerCase()
+  );
 }

@@ -228,6 +228,15 @@ describe('protected environments: the side doors of issue 30', () => {
     expect(carried).toEqual([
       { kind: 'environment', state: 'pending', payload: expect.objectContaining({ enabled: true, value: 'true' }) },
     ]);
+    // Four eyes hold for it too: the schedule's creator (the Owner) does not decide it, an Admin does.
+    const [{ id: carriedId }] = await t.sql<{ id: string }>(
+      `SELECT id FROM feature_flag_change_requests WHERE flag_id = $1 AND author_user_id IS NULL`,
+      [world.guarded.id],
+    );
+    const selfDecided = await world.app.owner.post(`${requests}/${carriedId}/approve`);
+    expect(selfDecided.status).toBe(403);
+    expect(selfDecided.body).toMatchObject({ code: 'self_approval' });
+    await world.admin.post(`${requests}/${carriedId}/approve`).expect(200);
 
     // A schedule the gate let through as an approved change request stays valid.
     const fresh = await buildWorld();
