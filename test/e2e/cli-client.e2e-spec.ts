@@ -238,7 +238,10 @@ describe('command-line client (packages/cli, built) against a running server', (
       .send({ requireApproval: true })
       .expect(200);
 
+    // A home of its own: the credentials an earlier test's login stored are another organization's.
+    const home = mkdtempSync(join(tmpdir(), 'attestly-cli-home-'));
     const session = {
+      HOME: home,
       ATTESTLY_BASE_URL: baseUrl,
       ATTESTLY_EMAIL: member.email,
       ATTESTLY_PASSWORD: PASSWORD,
