@@ -208,15 +208,7 @@ export class SsoSignInService {
     const attempt = attempts[0];
     if (!attempt) throw invalidState('no sign-in attempt has this state (unknown, or already used)');
     if (attempt.expired) throw invalidState('the sign-in attempt expired');
-    const connection = await this.connections.usable({ organizationId: attempt.organization_id });
-    if (!connection) {
-      throw new SsoSignInFailure(
-        'not_configured',
-        404,
-        'Single sign-on is not available',
-        "The organization's single sign-on connection was removed while you were signing in.",
-      );
-    }
+    const connection = await this.connectionStillUsable(attempt.organization_id);
     const provider = await this.provider(connection);
     const callbackUrl = new URL(this.connections.redirectUri);
     callbackUrl.search = params.toString();
@@ -288,6 +280,20 @@ export class SsoSignInService {
     }
   }
 
+  /** The organization's connection when a sign-in comes back to it, or the page that says it is gone. */
+  private async connectionStillUsable(organizationId: string): Promise<UsableSsoConnection> {
+    const connection = await this.connections.usable({ organizationId });
+    if (!connection) {
+      throw new SsoSignInFailure(
+        'not_configured',
+        404,
+        'Single sign-on is not available',
+        "The organization's single sign-on connection was removed while you were signing in.",
+      );
+    }
+    return connection;
+  }
+
   /** What the link page shows for a pending link, while it is pending. */
   async pendingLink(linkToken: string): Promise<{ email: string; organizationName: string } | null> {
     const rows = await queryRows<{ email: string; organization_id: string }>(
@@ -341,15 +347,7 @@ export class SsoSignInService {
         'The password is not the one of this account. Try again, or use "Forgot password" to set a new one.',
       );
     }
-    const connection = await this.connections.usable({ organizationId: pending.organization_id });
-    if (!connection) {
-      throw new SsoSignInFailure(
-        'not_configured',
-        404,
-        'Single sign-on is not available',
-        "The organization's single sign-on connection was removed while you were signing in.",
-      );
-    }
+    const connection = await this.connectionStillUsable(pending.organization_id);
     const deleted = await queryRows<{ one: number }>(
       this.dataSource,
       `DELETE FROM sso_pending_links WHERE token_hash = $1 RETURNING 1 AS one`,
