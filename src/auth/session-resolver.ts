@@ -49,12 +49,13 @@ export class SessionResolver {
     );
     const row = rows[0];
     if (!row) return null;
+    const signIn = signInOf(session);
     // The one gate of what a session may act in (session-admission.ts): every route a session
     // reaches, key minting and CLI approval included, sees only an organization it admits.
     const member =
       row.org_exists &&
       organizationId !== null &&
-      admission(signInOf(session), {
+      admission(signIn, {
         organizationId,
         member: row.role !== null,
         isSuperAdmin: row.is_super_admin,
@@ -65,7 +66,6 @@ export class SessionResolver {
       // (any more): keep the session, drop the context.
       session.organizationId = null;
     }
-    const signIn = signInOf(session);
     // A password session speaks for the account without a query; an SSO session asks which
     // organizations the account belongs to (the one rule: speaksForAccount).
     const forAccount =
