@@ -19,6 +19,7 @@ import type { AppConfig } from './config/app-config.js';
 import { AppConfigModule } from './config/config.module.js';
 import { dataSourceOptions } from './database/data-source-options.js';
 import { RelaxedCommitsModule } from './database/relaxed-commits.js';
+import { UnitOfWorkModule } from './database/unit-of-work.js';
 import { HealthModule } from './health/health.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { OrganizationsModule } from './organizations/organizations.module.js';
@@ -44,6 +45,7 @@ export class AppModule {
         AppConfigModule.forRoot(config),
         TypeOrmModule.forRoot({ ...dataSourceOptions(config.databaseUrl), autoLoadEntities: true }),
         RelaxedCommitsModule,
+        UnitOfWorkModule,
         HealthModule,
         // The SDK's hot routes first: Express tries routes in registration order.
         FlagsModule,

@@ -1,9 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, type EntityManager } from 'typeorm';
+import type { EntityManager } from 'typeorm';
 import { actorOf, type AuthContext } from '../common/access/auth-context.js';
-import { pageWindow, type PageQuery } from '../common/pagination.js';
-import { AuditLog } from './audit-log.entity.js';
+import type { OrganizationId } from '../common/access/tenant-id.js';
+import type { PageQuery } from '../common/pagination.js';
+import type { AuditLog } from './audit-log.entity.js';
+import { AuditRepository } from './audit.repository.js';
 
 export interface AuditEntry {
   organizationId: string;
@@ -14,43 +15,36 @@ export interface AuditEntry {
 }
 
 /**
- * The owner of `audit_logs`: writes entries (pass the transaction's manager so an entry commits
+ * The organization audit log: records entries in the caller's unit of work (so an entry commits
  * with its change) and reads an organization's log.
  */
 @Injectable()
 export class AuditService {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(private readonly entries: AuditRepository) {}
 
   /** One page of the organization's audit log, newest first. */
-  async page(organizationId: string, query: PageQuery): Promise<{ items: AuditLog[]; total: number }> {
-    const { limit, offset } = pageWindow(query);
-    const [items, total] = await this.dataSource
-      .getRepository(AuditLog)
-      .createQueryBuilder('audit_logs')
-      .where('audit_logs.organization_id = :organizationId', { organizationId })
-      .orderBy('audit_logs.created_at', 'DESC')
-      .addOrderBy('audit_logs.id', 'DESC')
-      .skip(offset)
-      .take(limit)
-      .getManyAndCount();
-    return { items, total };
+  page(organizationId: OrganizationId, query: PageQuery): Promise<{ items: AuditLog[]; total: number }> {
+    return this.entries.page(organizationId, query);
   }
 
-  async record(auth: AuthContext | null, entry: AuditEntry, manager: EntityManager = this.dataSource.manager) {
+  /**
+   * Records `entry` as done by `auth`'s caller, in the open unit of work. `manager` is for the
+   * callers that still open their transaction by hand (deprecated: run the change in a unit of work).
+   */
+  async record(auth: AuthContext | null, entry: AuditEntry, manager?: EntityManager): Promise<void> {
     const actor = auth ? actorOf(auth) : { userId: null, email: null };
-    await manager.query(
-      `INSERT INTO audit_logs (organization_id, actor_user_id, actor_email, action, resource_type, resource_id, metadata, ip_address)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-      [
-        entry.organizationId,
-        actor.userId,
-        actor.email,
-        entry.action,
-        entry.resourceType,
-        entry.resourceId ?? null,
-        JSON.stringify(entry.metadata ?? {}),
-        auth?.ipAddress ?? null,
-      ],
+    await this.entries.insert(
+      {
+        organizationId: entry.organizationId,
+        actorUserId: actor.userId,
+        actorEmail: actor.email,
+        action: entry.action,
+        resourceType: entry.resourceType,
+        resourceId: entry.resourceId ?? null,
+        metadata: entry.metadata ?? {},
+        ipAddress: auth?.ipAddress ?? null,
+      },
+      manager,
     );
   }
 }

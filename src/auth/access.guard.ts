@@ -11,6 +11,7 @@ import { TenantResolver, type Tenant } from '../apps/tenant-resolver.js';
 import type { DeviceToken } from '../attestation/device-token-verifier.js';
 import { invalidInputStatusOf } from '../common/validation/validation.js';
 import { STRATEGY, type Principal } from './strategies/principal.js';
+import { trustOrganizationId } from '../common/access/tenant-id.js';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -143,7 +144,11 @@ export class AccessGuard implements CanActivate {
           throw forbidden(`This action needs the ${rule.session} role or higher`);
         }
       }
-      return { caller: resolved.caller, organizationId: resolved.organizationId, ipAddress: request.ip ?? null };
+      return {
+        caller: resolved.caller,
+        organizationId: resolved.organizationId === null ? null : trustOrganizationId(resolved.organizationId),
+        ipAddress: request.ip ?? null,
+      };
     }
     if (principal.kind !== 'apiKey') throw unauthorized('Authentication required', { hint: describeAccepted(rule) });
     return this.admitKey(rule, request, principal.found, principal.role);
@@ -206,7 +211,7 @@ function apiKeyContext(found: AuthenticatedKey, request: Request, role: Role | n
       role,
       serviceTier: found.serviceTier,
     },
-    organizationId: found.key.organizationId,
+    organizationId: trustOrganizationId(found.key.organizationId),
     ipAddress: request.ip ?? null,
   };
 }

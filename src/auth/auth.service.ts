@@ -33,6 +33,7 @@ import {
 } from './sso/sso-enforcement.js';
 import { PASSWORD_SIGN_IN, admission, type SessionSignIn } from './session/session-admission.js';
 import { MembersService } from '../team/members.service.js';
+import { trustOrganizationId } from '../common/access/tenant-id.js';
 
 export const REGISTER_MESSAGE =
   'Check your inbox: if the address can be registered, a confirmation link is on its way.';
@@ -112,7 +113,7 @@ export class AuthService {
     const user = await this.users.findById(userId);
     if (!user) return;
     await this.audit.record(
-      { caller: sessionCaller(user, null), organizationId, ipAddress },
+      { caller: sessionCaller(user, null), organizationId: trustOrganizationId(organizationId), ipAddress },
       { organizationId, action: 'user.login', resourceType: 'user', resourceId: userId },
     );
   }

@@ -3,6 +3,8 @@ import { API_KEY_SCOPES, type ApiKeyScope } from '../common/access/access.decora
 import { isRawTier, RAW_TIERS } from '../common/tiers.js';
 import { API_KEY_TYPES, type ApiKeyType } from '../api-keys/api-key.entity.js';
 import { ApiKeysService } from '../api-keys/api-keys.service.js';
+import { AuditRepository } from '../audit/audit.repository.js';
+import { UnitOfWork } from '../database/unit-of-work.js';
 import { AuditService } from '../audit/audit.service.js';
 import { hashPassword, MIN_PASSWORD_LENGTH } from '../auth/passwords.js';
 import { OrganizationsService } from '../organizations/organizations.service.js';
@@ -98,7 +100,12 @@ export async function createApiKey(context: CliContext, args: CliArgs) {
     userId = members[0].id;
   }
   const plans = new PlanService(new OrganizationsService(dataSource));
-  const service = new ApiKeysService(dataSource, new AuditService(dataSource), context.config, plans);
+  const service = new ApiKeysService(
+    dataSource,
+    new AuditService(new AuditRepository(new UnitOfWork(dataSource))),
+    context.config,
+    plans,
+  );
   try {
     const { key, record } = await dataSource.transaction((manager) =>
       service.issue(manager, rows[0].id, userId, {

@@ -10,6 +10,7 @@ import type { Organization } from '../organizations/organization.entity.js';
 import { OrganizationsService } from '../organizations/organizations.service.js';
 import { Invite } from './invite.entity.js';
 import { TeamNotificationsService } from './team-notifications.service.js';
+import { trustOrganizationId } from '../common/access/tenant-id.js';
 
 /** The invitee's side of an invite: following the link joins the organization. */
 @Injectable()
@@ -85,7 +86,7 @@ export class InviteAcceptanceService {
         { status: 'accepted', acceptedBy: caller.userId, acceptedAt: new Date() },
       );
       await this.audit.record(
-        { caller, organizationId: invite.organizationId, ipAddress: null },
+        { caller, organizationId: trustOrganizationId(invite.organizationId), ipAddress: null },
         {
           organizationId: invite.organizationId,
           action: 'invite.accepted',

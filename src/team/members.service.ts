@@ -10,6 +10,7 @@ import type { MemberRecord } from './team.dto.js';
 import { membershipJoin, OrganizationsService } from '../organizations/organizations.service.js';
 import { assertMayManageOwners, lockOrganizationForTeamWrite } from './team-policy.js';
 import { UsersService, usersFrom } from '../users/users.service.js';
+import { trustOrganizationId } from '../common/access/tenant-id.js';
 
 interface MemberRow {
   user_id: string;
@@ -108,7 +109,7 @@ export class MembersService {
    * removal, their personal keys of the organization are revoked with the membership.
    */
   async leave(caller: SessionCaller, organizationId: string, ipAddress: string | null): Promise<void> {
-    const auth: OrgAuthContext = { caller, organizationId, ipAddress };
+    const auth: OrgAuthContext = { caller, organizationId: trustOrganizationId(organizationId), ipAddress };
     await this.dataSource.transaction(async (manager) => {
       await this.organizations.lock(organizationId, manager);
       const member = await this.findMember(manager, organizationId, caller.userId);

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { SubscriptionEventName, SubscriptionWebhookData } from './webhook-event-catalog.js';
+import { UnitOfWork } from '../database/unit-of-work.js';
 import { WebhookOutbox } from './webhook-outbox.js';
 
 /** Flag event data: the flags module adds what it knows (environment, version, actor...). */
@@ -18,9 +19,26 @@ export interface FlagWebhookData {
  */
 @Injectable()
 export class WebhookEvents {
-  constructor(private readonly outbox: WebhookOutbox) {}
+  constructor(
+    private readonly outbox: WebhookOutbox,
+    private readonly uow: UnitOfWork,
+  ) {}
 
-  /** `flag.created`, `flag.updated` or `flag.deleted`, in the flag change's transaction. */
+  /** `flag.created`, `flag.updated` or `flag.deleted`, in the open unit of work (the flag change's). */
+  announceFlagChange(organizationId: string, kind: 'created' | 'updated' | 'deleted', data: FlagWebhookData) {
+    return this.flagChanged(this.uow.manager(), organizationId, kind, data);
+  }
+
+  /** Subscription events of one ingested entitlement change, in the open unit of work. */
+  announceSubscriptionChange(
+    organizationId: string,
+    events: readonly SubscriptionEventName[],
+    data: SubscriptionWebhookData,
+  ): Promise<void> {
+    return this.subscriptionChanged(this.uow.manager(), organizationId, events, data);
+  }
+
+  /** @deprecated with the manager of a transaction opened by hand: use `announceFlagChange` in a unit of work. */
   async flagChanged(
     manager: EntityManager,
     organizationId: string,
@@ -30,7 +48,7 @@ export class WebhookEvents {
     await this.outbox.enqueue(manager, organizationId, `flag.${kind}`, data);
   }
 
-  /** Subscription events of one ingested entitlement change, in the ingestion's transaction. */
+  /** @deprecated with the manager of a transaction opened by hand: use `announceSubscriptionChange`. */
   async subscriptionChanged(
     manager: EntityManager,
     organizationId: string,

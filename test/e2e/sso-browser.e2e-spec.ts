@@ -4,6 +4,7 @@ import type { TestApp } from '../harness/test-app.js';
 import { browserSuite, launchChromium, newPage, type Browser, type Page } from '../support/headless-chromium.js';
 import { startListeningApp } from '../support/listening-app.js';
 import { startIdentityProvider, type TestIdentityProvider } from '../support/oidc-provider.js';
+import { trustOrganizationId } from '../../src/common/access/tenant-id.js';
 
 /**
  * Single sign-on in a real browser, through the OpenID provider's own login and consent forms:
@@ -46,7 +47,7 @@ suite('single sign-on in headless Chromium', () => {
     await t.app.get(SsoConnectionsService).put(
       {
         caller: { kind: 'session', userId: owner.id, email: `owner@${domain}`, isSuperAdmin: false, role: 'owner' },
-        organizationId: org.id,
+        organizationId: trustOrganizationId(org.id),
         ipAddress: null,
       },
       {

@@ -19,6 +19,7 @@ import { SsoConnectionsService, type UsableSsoConnection } from './sso-connectio
 import { SsoDomainsService } from './sso-domains.service.js';
 import { InviteAcceptanceService } from '../../team/invite-acceptance.service.js';
 import { UsersService } from '../../users/users.service.js';
+import { trustOrganizationId } from '../../common/access/tenant-id.js';
 
 /** Start to callback: long enough for a password and a second factor at the provider. */
 export const SSO_ATTEMPT_TTL_SECONDS = 10 * 60;
@@ -587,7 +588,7 @@ export class SsoSignInService {
 
   private context(userId: string, email: string, organizationId: string, ipAddress: string | null) {
     const caller: SessionCaller = { kind: 'session', userId, email, isSuperAdmin: false, role: null };
-    return { caller, organizationId, ipAddress };
+    return { caller, organizationId: trustOrganizationId(organizationId), ipAddress };
   }
 
   /** The provider's configuration, discovered once per connection version and kept a while. */

@@ -2,6 +2,7 @@ import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import type { Request } from 'express';
 import { AppException, forbidden } from '../errors/app-exception.js';
 import type { ApiKeyScope, Role } from './access.decorator.js';
+import type { OrganizationId } from './tenant-id.js';
 
 export interface SessionCaller {
   readonly kind: 'session';
@@ -36,14 +37,14 @@ export type Caller = SessionCaller | ApiKeyCaller;
 /** Who is calling, for which organization: resolved once by the access guard. */
 export interface AuthContext {
   readonly caller: Caller;
-  readonly organizationId: string | null;
+  readonly organizationId: OrganizationId | null;
   /** The request's client address, for audit entries. */
   readonly ipAddress: string | null;
 }
 
 /** An AuthContext with an organization: what tenant-scoped services take. */
 export interface OrgAuthContext extends AuthContext {
-  readonly organizationId: string;
+  readonly organizationId: OrganizationId;
 }
 
 declare module 'express-serve-static-core' {

@@ -5,6 +5,7 @@ import request from 'supertest';
 import { createLogger } from './logger.js';
 import { requestContext } from '../http/request-context.js';
 import { requestLogger } from './request-logger.js';
+import { trustOrganizationId } from '../access/tenant-id.js';
 
 function loggedApp(logLevel: 'info' | 'warn') {
   const lines: Record<string, unknown>[] = [];
@@ -17,7 +18,7 @@ function loggedApp(logLevel: 'info' | 'warn') {
   const app = express();
   app.use(requestContext('commit-1', [requestLogger(createLogger({ logLevel }, sink))]));
   app.get('/api/v1/apps/:appId', (req, res) => {
-    req.auth = { caller: {} as never, organizationId: 'org-1', ipAddress: null };
+    req.auth = { caller: {} as never, organizationId: trustOrganizationId('org-1'), ipAddress: null };
     res.json({ ok: true });
   });
   app.get('/boom', (_req, res) => {
