@@ -1,0 +1,97 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { DataSource } from 'typeorm';
+import { dataSourceOptions } from '../../src/database/data-source-options.js';
+import { UnitOfWork } from '../../src/database/unit-of-work.js';
+import { createTestDatabase, dropTestDatabase } from '../harness/database.js';
+
+/**
+ * The unit of work on a real PostgreSQL (decision 0070): what a repository writes inside `run`
+ * commits or rolls back with the rest, at any call depth; nested runs join; after-commit tasks
+ * run outside the transaction and never after a rollback.
+ */
+describe('unit of work', () => {
+  let database: { name: string; url: string };
+  let dataSource: DataSource;
+  let uow: UnitOfWork;
+
+  /** Stands for any repository: it only ever asks the unit of work where to run. */
+  const write = (label: string) => uow.manager().query('INSERT INTO uow_probe (label) VALUES ($1)', [label]);
+  const committed = async () =>
+    (await dataSource.query<{ label: string }[]>('SELECT label FROM uow_probe ORDER BY label')).map((r) => r.label);
+  const backendPid = async () =>
+    (await uow.manager().query<{ pid: number }[]>('SELECT pg_backend_pid() AS pid'))[0].pid;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    dataSource = await new DataSource(dataSourceOptions(database.url, { entities: [] })).initialize();
+    await dataSource.query('CREATE TABLE uow_probe (label text PRIMARY KEY)');
+    uow = new UnitOfWork(dataSource);
+  });
+
+  afterAll(async () => {
+    await dataSource?.destroy();
+    if (database) await dropTestDatabase(database.name);
+  });
+
+  it('commits every write made inside run, however deep the call', async () => {
+    const deeper = async () => {
+      await new Promise((resolve) => setImmediate(resolve));
+      await write('b');
+    };
+    await uow.run(async () => {
+      await write('a');
+      await Promise.all([deeper(), uow.run(() => write('c'))]);
+    });
+    expect(await committed()).toEqual(['a', 'b', 'c']);
+  });
+
+  it('rolls back every write, including a nested run, when the work throws', async () => {
+    await dataSource.query('DELETE FROM uow_probe');
+    await expect(
+      uow.run(async () => {
+        await write('x');
+        await uow.run(() => write('y'));
+        throw new Error('refused');
+      }),
+    ).rejects.toThrow('refused');
+    expect(await committed()).toEqual([]);
+  });
+
+  it('runs all statements of a run on one connection, and outside a run each on its own', async () => {
+    const inside = await uow.run(async () => [await backendPid(), await backendPid()]);
+    expect(inside[0]).toBe(inside[1]);
+    expect(uow.active).toBe(false);
+    await uow.run(async () => {
+      expect(uow.active).toBe(true);
+      // A read outside sees only committed data: the write of this run is not visible there.
+      await write('hidden');
+      const seen = await uow.outside(() => dataSource.query(`SELECT 1 FROM uow_probe WHERE label = 'hidden'`));
+      expect(seen).toEqual([]);
+    });
+  });
+
+  it('runs after-commit tasks once committed, outside the transaction, and never after a rollback', async () => {
+    await dataSource.query('DELETE FROM uow_probe');
+    const seen: string[] = [];
+    await uow.run(async () => {
+      await write('kept');
+      await uow.afterCommit(async () => {
+        seen.push(`active=${uow.active}`);
+        seen.push(...(await committed()));
+      });
+      expect(seen).toEqual([]);
+    });
+    expect(seen).toEqual(['active=false', 'kept']);
+
+    const never: string[] = [];
+    await expect(
+      uow.run(async () => {
+        await uow.afterCommit(() => {
+          never.push('ran');
+        });
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    expect(never).toEqual([]);
+  });
+});
