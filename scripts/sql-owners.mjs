@@ -1,0 +1,71 @@
+/**
+ * The data-access rules of decision 0070 as a pure check (scripts/check-sql-owners.mjs runs it on
+ * src/ in `npm run lint`; test/unit/sql-owners.spec.ts tries each rule).
+ */
+export const RULES = [
+  { name: 'sql', pattern: /\.query\s*[<(]|createQueryBuilder|\bgetRepository\s*\(/, repositoryOnly: true },
+  { name: 'data-source', pattern: /@InjectDataSource|@InjectRepository|\bDataSource\b/, repositoryOnly: true },
+  { name: 'entity-manager', pattern: /\bEntityManager\b/, repositoryOnly: true },
+  { name: 'hand-made-transaction', pattern: /\.transaction\s*\(/, repositoryOnly: true },
+  { name: 'sql-fragment', pattern: /\bsqlReference\s*\(|\bsqlIdentifier\s*\(/, repositoryOnly: false },
+  { name: 'tenant-brand', pattern: /\btrust(?:OrganizationId|AppId)\s*\(/, repositoryOnly: true, brand: true },
+];
+
+/** Files outside repositories allowed a rule, and why. */
+export const EXCEPTIONS = {
+  // The database infrastructure itself: connections, the unit of work, migrations, the embedded
+  // server, LISTEN/NOTIFY, commit settings and change cursors are what repositories stand on.
+  'src/database/': ['sql', 'data-source', 'entity-manager', 'hand-made-transaction', 'sql-fragment'],
+  // The typed SQL helpers repositories use (queryRows); sqlReference/sqlIdentifier are defined here.
+  'src/database/sql.ts': ['sql-fragment'],
+  // A session-level advisory lock needs its own connection for the lock's lifetime.
+  'src/common/scheduling/advisory-lock.ts': ['sql', 'data-source', 'entity-manager'],
+  // The root module wires TypeORM's DataSource.
+  'src/app.module.ts': ['data-source'],
+  // The management CLI is an operator's tool: it opens the data source it hands to the services.
+  'src/cli/cli-context.ts': ['data-source'],
+  // The brands' definition.
+  'src/common/access/tenant-id.ts': ['tenant-brand'],
+  // The access layer establishes the caller's organization: the access guard for sessions and keys.
+  'src/auth/access.guard.ts': ['tenant-brand'],
+  'src/auth/device-login/device-login.controller.ts': ['tenant-brand'],
+  // The management CLI acts for the operator on the organization named on its command line.
+  'src/cli/': ['tenant-brand'],
+};
+
+const excepted = (exceptions, path, rule) =>
+  Object.entries(exceptions).some(
+    ([prefix, rules]) => (path === prefix || (prefix.endsWith('/') && path.startsWith(prefix))) && rules.includes(rule),
+  );
+
+/**
+ * `sources` ([path, text] of every non-test file under src/) against the rules: the violations by
+ * file (each as `path:line rule`), the files of `remaining` that still violate and those that pass
+ * now (`stale`: the list only shrinks).
+ */
+export function checkDataAccess({ sources, remaining, exceptions = EXCEPTIONS }) {
+  const violations = new Map();
+  for (const [path, text] of sources) {
+    const isRepository = path.endsWith('.repository.ts');
+    text.split('\n').forEach((line, index) => {
+      const code = line
+        .replace(/\/\/.*$/, '')
+        .replace(/^\s*\*.*$/, '')
+        .replace(/\/\*.*?\*\//g, '');
+      for (const rule of RULES) {
+        if (!rule.pattern.test(code)) continue;
+        if (rule.repositoryOnly && isRepository) continue;
+        if (rule.name === 'data-source' && /\bimport\b.*\btype\b/.test(code) && !/@Inject/.test(code)) continue;
+        if (excepted(exceptions, path, rule.name)) continue;
+        if (!violations.has(path)) violations.set(path, []);
+        violations.get(path).push(`${path}:${index + 1} ${rule.name}`);
+      }
+    });
+  }
+  const listed = new Set(Object.values(remaining).flat());
+  return {
+    violations: [...violations].filter(([path]) => !listed.has(path)),
+    remaining: [...listed].filter((path) => violations.has(path)),
+    stale: [...listed].filter((path) => !violations.has(path)),
+  };
+}
