@@ -40,4 +40,5 @@ export default throttler.default ?? throttler;
 const listed = new Set(Reflect.ownKeys(self));
 const actual = Object.keys(throttler).filter((name) => !['default', '__esModule', 'module.exports'].includes(name));
 const missing = actual.filter((name) => !listed.has(name));
-if (missing.length) throw new Error(`test/harness/throttler.mjs: add the throttler's new exports ${missing.join(', ')}`);
+if (missing.length)
+  throw new Error(`test/harness/throttler.mjs: add the throttler's new exports ${missing.join(', ')}`);
