@@ -14,14 +14,16 @@ const swc = { ...swcrc, swcrc: false, sourceMaps: 'inline' };
 const shared = {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
-  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  moduleNameMapper: {
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+    // @nestjs/throttler is CommonJS that requires ES modules: see test/harness/throttler.mjs.
+    '^@nestjs/throttler$': '<rootDir>/test/harness/throttler.mjs',
+  },
   transform: {
     '^.+\\.ts$': ['@swc/jest', swc],
     '/node_modules/@nestjs/throttler/.+\\.js$': '<rootDir>/test/harness/esm-require-bridge.cjs',
   },
-  // @nestjs/throttler is CommonJS that requires ES modules: see test/harness/esm-require-bridge.cjs.
   transformIgnorePatterns: ['/node_modules/(?!@nestjs/throttler/)'],
-  setupFiles: ['<rootDir>/test/harness/esm-require-setup.mjs'],
 };
 
 export default {
@@ -29,7 +31,11 @@ export default {
     {
       ...shared,
       displayName: 'unit',
-      testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/test/unit/**/*.spec.ts', '<rootDir>/packages/*/test/**/*.spec.ts'],
+      testMatch: [
+        '<rootDir>/src/**/*.spec.ts',
+        '<rootDir>/test/unit/**/*.spec.ts',
+        '<rootDir>/packages/*/test/**/*.spec.ts',
+      ],
     },
     {
       ...shared,

@@ -5,7 +5,11 @@
 import { createServer as createTcpServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { SchedulerRegistry } from '@nestjs/schedule';
-import { DEFAULT_DELIVERY_SETTINGS, WebhookDispatcher } from '../../src/webhooks/webhook-dispatcher.js';
+import {
+  DEFAULT_DELIVERY_SETTINGS,
+  WebhookDispatcher,
+  type WebhookDeliverySettings,
+} from '../../src/webhooks/webhook-dispatcher.js';
 import { WebhookOutbox } from '../../src/webhooks/webhook-outbox.js';
 import { adminQuery, harnessDatabase } from '../harness/database.js';
 import { createOrg, createUser, orgWithMember } from '../factories/identity.js';
@@ -201,7 +205,13 @@ describe('faults: webhook receivers that are down, slow or answer garbage', () =
       socket.end(reply);
     });
 
-  const receivers: { name: string; start(): Promise<{ url: string; close(): Promise<void> }>; succeeds: boolean }[] = [
+  const receivers: {
+    name: string;
+    start(): Promise<{ url: string; close(): Promise<void> }>;
+    succeeds: boolean;
+    /** Delivery settings for this receiver only, over the describe's (a 500 ms timeout). */
+    settings?: Partial<WebhookDeliverySettings>;
+  }[] = [
     {
       name: 'down (connection refused)',
       succeeds: false,
@@ -266,8 +276,15 @@ describe('faults: webhook receivers that are down, slow or answer garbage', () =
     {
       name: 'answering a 10 MB body',
       succeeds: true,
+      // What this proves is that a huge body is cut to the recorded 1000 characters and the
+      // delivery counts as one success. The receiver runs in this test's process, so on a loaded
+      // machine writing 10 MB could outlast the describe's 500 ms timeout and turn the first attempt
+      // into a timeout (the slow receiver above is the timeout's test). Here the timeout and the
+      // lease are far above any scheduling delay, so the one attempt is the one that succeeds.
+      settings: { timeoutMs: 10_000, leaseMs: 20_000 },
       start: async () => {
-        const receiver = await startWebhookReceiver(() => ({ status: 200, body: 'x'.repeat(10 * 1024 * 1024) }));
+        const body = 'x'.repeat(10 * 1024 * 1024);
+        const receiver = await startWebhookReceiver(() => ({ status: 200, body }));
         return receiver;
       },
     },
@@ -276,6 +293,14 @@ describe('faults: webhook receivers that are down, slow or answer garbage', () =
   it.each(receivers.map((receiver) => [receiver.name, receiver] as const))(
     'records the outcome of every attempt to a receiver %s (three failures at most) and keeps serving',
     async (_name, spec) => {
+      const describeSettings = WebhookDispatcher.settings;
+      WebhookDispatcher.settings = { ...describeSettings, ...spec.settings };
+      closers.push({
+        close: () => {
+          WebhookDispatcher.settings = describeSettings;
+          return Promise.resolve();
+        },
+      });
       const target = await spec.start();
       closers.push(target);
       const { org, agent } = await orgWithMember(t, { tier: 'professional' });

@@ -44,10 +44,28 @@ export default async function globalSetup() {
   const url = new URL(adminUrl);
   url.pathname = `/${template}`;
   await runMigrations(url.toString());
+  await seedSigningKey(url.toString());
   // Each test app writes there what it answered and how that matched the OpenAPI document.
   process.env.OPENAPI_CHECK_DIR = mkdtempSync(join(tmpdir(), 'attestly-openapi-check-'));
   process.env.TEST_DB_ADMIN_URL = adminUrl;
   process.env.TEST_DB_TEMPLATE = template;
+}
+
+/**
+ * The template gets the RSA signing key every service generates on its first start, by the
+ * service's own code: without it each test app (about a hundred per run) generated a 2048-bit key
+ * while it booted. Each file's database is still a copy with exactly one current key.
+ */
+async function seedSigningKey(url) {
+  const { DataSource } = await import('typeorm');
+  const { SigningKeysService } = await import(join(root, 'dist/src/attestation/signing-keys.service.js'));
+  const dataSource = new DataSource({ type: 'postgres', url });
+  await dataSource.initialize();
+  try {
+    await new SigningKeysService(dataSource, { jwtPrivateKey: null }).onModuleInit();
+  } finally {
+    await dataSource.destroy();
+  }
 }
 
 /**

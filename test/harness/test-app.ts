@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from '@jest/globals';
@@ -55,7 +55,11 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     }),
     databaseUrl: database.url,
   };
-  return bootInstance(config, mailDir, async () => dropTestDatabase(database.name));
+  return bootInstance(config, mailDir, async () => {
+    await dropTestDatabase(database.name);
+    // The app's data directory (mails, files) goes with its database.
+    rmSync(dataDir, { recursive: true, force: true });
+  });
 }
 
 async function bootInstance(
