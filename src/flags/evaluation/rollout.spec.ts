@@ -56,7 +56,9 @@ describe('sha256FirstWord', () => {
 
   it('agrees with node:crypto on random keys and ids', () => {
     for (let i = 0; i < 2000; i++) {
-      const text = `flag_${i % 97}:${Math.random().toString(36).repeat(1 + (i % 7))}${i % 5 === 0 ? 'ü' : ''}`;
+      const text = `flag_${i % 97}:${Math.random()
+        .toString(36)
+        .repeat(1 + (i % 7))}${i % 5 === 0 ? 'ü' : ''}`;
       expect(sha256FirstWord(text)).toBe(reference(text));
     }
   });
