@@ -33,7 +33,8 @@ function rowsFor(sql) {
   if (/feature_flag_overrides/.test(sql)) return [];
   if (/FROM\s+feature_flags/i.test(sql)) {
     return Array.from({ length: flagsPerApp }, (_, f) => ({
-      id: randomUUID(),
+      // Flat, as pg gives it: randomUUID() answers a string built of many pieces, which would count.
+      id: JSON.parse(`"${randomUUID()}"`),
       key: `flag_${String(f).padStart(2, '0')}`,
       value_type: 'boolean',
       default_value: 'false',

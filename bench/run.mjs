@@ -4,11 +4,13 @@
 // Loads the built service on loopback with autocannon, one scenario at a time, and prints
 // requests/s, p50 and p99 latency and the ratio to GET /health measured in the same run. Before
 // the scenarios it measures its ceilings in the same run: a bare NestJS route on the same adapter
-// (bench/ceiling-nest.mjs) and the crypto-only rate of attestation (bench/ceiling-crypto.mjs);
-// then the server's idle resident memory, and at the end the flag store's memory for 10,000 apps
+// (bench/ceiling-nest.mjs) and the crypto-only rate of attestation (bench/ceiling-crypto.mjs).
+// Refresh and validate are each followed by their floor (bench/floor-attestation.mjs: a bare
+// NestJS route doing only their unavoidable work on the same database, with the same fabricated
+// devices), loaded alike, and printed as service/floor. Then the server's idle resident memory, and at the end the flag store's memory for 10,000 apps
 // (bench/flag-store-memory.mjs). GET /api/v1/flags is measured again with a million revoked debug
 // tokens of another tenant in the table (bench/deny-set.mjs), as a ratio to the same route without
-// them in the same run. It closes with each ratio of issue 22 beside its target, PASS or
+// them in the same run. It closes with each ratio of issues 22 and 33 beside its target, PASS or
 // BELOW; BELOW is reported, never an exit status (a loaded machine must not fail CI).
 import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -16,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import autocannon from 'autocannon';
-import { residentMemoryMb, startCeilingNest, startServer } from './server.mjs';
+import { residentMemoryMb, startAttestationFloor, startCeilingNest, startServer } from './server.mjs';
 import { createContext, loadFabricator, scenarios } from './scenarios.mjs';
 import { measureWebhookDelivery } from './webhook-delivery.mjs';
 import { HEALTH_P99_LIMIT_MS, measureAdversarialHealth } from './adversarial.mjs';
@@ -117,6 +119,8 @@ writeFileSync(rootPemPath, authority.rootPem);
 
 const server = await startServer({ APP_ATTEST_ROOT_CA: rootPemPath });
 const results = [];
+/** The attestation floors (bench/floor-attestation.mjs), started when a scenario first needs them. */
+let floor = null;
 const memory = { idleRssMb: null, endRssMb: null, flagStore: null };
 let context;
 try {
@@ -159,6 +163,32 @@ try {
       console.log(
         `${row.scenario.padEnd(44)} ${String(row.requestsPerSecond).padStart(7)} req/s  p50 ${row.p50Ms} ms  p99 ${row.p99Ms} ms  ratio ${row.ratio ?? '-'}${row.non2xx ? `  ${expected ? `not ${expected}` : 'non-2xx'} ${row.non2xx}` : ''}${row.errors ? `  errors ${row.errors}` : ''}`,
       );
+    }
+    // Refresh and validate: their floor next, loaded alike with requests of the same kind (new
+    // devices and challenges of the same generator), while the server waits idle.
+    if (scenario.floor) {
+      floor ??= await startAttestationFloor({ databaseUrl: server.databaseUrl, rootPemPath });
+      const again = await scenario.prepare(context);
+      const measured = await load(floor.baseUrl, { ...scenario, ...again });
+      const floorRow = {
+        scenario: `${scenario.title} floor (bare NestJS)`,
+        requestsPerSecond: Math.round(measured.requests.average),
+        p50Ms: measured.latency.p50,
+        p99Ms: measured.latency.p99,
+        non2xx: measured.non2xx,
+        errors: measured.errors + measured.timeouts,
+        ratio: reference ? Math.round((measured.requests.average / reference) * 100) / 100 : null,
+        name: `${scenario.name}-floor`,
+      };
+      results.push(floorRow);
+      const share = floorRow.requestsPerSecond
+        ? Math.round((row.requestsPerSecond / floorRow.requestsPerSecond) * 100) / 100
+        : '-';
+      if (!asJson) {
+        console.log(
+          `${floorRow.scenario.padEnd(44)} ${String(floorRow.requestsPerSecond).padStart(7)} req/s  p50 ${floorRow.p50Ms} ms  p99 ${floorRow.p99Ms} ms  service/floor ${share}${floorRow.non2xx ? `  non-2xx ${floorRow.non2xx}` : ''}${floorRow.errors ? `  errors ${floorRow.errors}` : ''}`,
+        );
+      }
     }
   }
   if (!only || 'deny-set'.includes(only)) {
@@ -251,6 +281,7 @@ try {
   memory.endRssMb = residentMemoryMb(server.pid);
   say(`${'server resident memory, after the scenarios'.padEnd(44)} ${String(memory.endRssMb).padStart(7)} MB`);
 } finally {
+  await floor?.stop();
   await context?.close();
   await server.stop();
 }
@@ -279,7 +310,7 @@ if (!only || 'flag-store'.includes(only)) {
 const targets = evaluateTargets({ ceilings, results, memory });
 if (!asJson) {
   console.log('');
-  console.log('Targets (issue 22); BELOW is reported, not failed:');
+  console.log('Targets (issues 22 and 33); BELOW is reported, not failed:');
   for (const target of targets) console.log(`  ${formatTarget(target)}`);
 }
 
@@ -355,7 +386,7 @@ if (write) {
         ]
       : []),
     '',
-    '| Target (issue 22) | measured | target | |',
+    '| Target (issues 22 and 33) | measured | target | |',
     '|---|---|---|---|',
     ...targets.map((t) => `| ${t.title} | ${t.display} | ${t.targetText} | ${t.verdict} |`),
     '',

@@ -72,6 +72,7 @@ export const scenarios = [
   {
     name: 'refresh',
     title: 'POST /api/v1/attestation/refresh',
+    floor: true,
     prepare: (context) => context.refreshRequests(),
   },
   {
@@ -82,6 +83,7 @@ export const scenarios = [
   {
     name: 'validate',
     title: 'POST /api/v1/attestation/validate',
+    floor: true,
     prepare: (context) => context.validateRequests(),
   },
 ];

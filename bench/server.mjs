@@ -58,6 +58,17 @@ export function startCeilingNest() {
   return startProcess([join(root, 'bench/ceiling-nest.mjs')], {});
 }
 
+/**
+ * The attestation floors of bench/floor-attestation.mjs, as their own process, on the database
+ * `databaseUrl` (the bench server's) and trusting the same App Attest root.
+ */
+export function startAttestationFloor({ databaseUrl, rootPemPath }) {
+  return startProcess([join(root, 'bench/floor-attestation.mjs')], {
+    DATABASE_URL: databaseUrl,
+    APP_ATTEST_ROOT_CA: rootPemPath,
+  });
+}
+
 /** Resident memory of a process in MB, as the kernel counts it (VmRSS of /proc/<pid>/status). */
 export function residentMemoryMb(pid) {
   const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));

@@ -1,3 +1,4 @@
+import { hash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
@@ -8,6 +9,7 @@ import { PgListener } from '../database/pg-listener.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { compileFlagSet, type CompiledFlag } from './evaluation/compile-flag.js';
+import { planFlagSet, type FlagSetPlan } from './evaluation/flag-set-plan.js';
 import type { FlagDefinition, FlagOverrideRecord } from './evaluation/flag-types.js';
 
 export const FLAG_CHANGES_CHANNEL = 'flag_changes';
@@ -15,6 +17,14 @@ export const FLAG_CHANGES_CHANNEL = 'flag_changes';
 export interface AppFlagSet {
   /** Compiled once, for GET /flags and the evaluate endpoint's trace. */
   flags: CompiledFlag[];
+  /** What GET /flags serves a device without overrides: fixed flags serialised once (flag-set-plan.ts). */
+  plan: FlagSetPlan;
+  /**
+   * Names the flag definitions the set was compiled from and the code that serves them: a digest
+   * of the stored rows and the deployed commit, equal on every instance that loaded the same rows.
+   * With a device's inputs (`plannedInputs`), it decides that device's answer: the ETag's source.
+   */
+  version: string;
   /**
    * Device key → flag id → that device's overrides of the flag, newest first. Indexed by device so
    * a request reads only its own device's overrides, however many the app holds (issue 30).
@@ -47,6 +57,7 @@ export class FlagStore implements OnModuleInit, OnModuleDestroy {
   private readonly changes = new EventEmitter();
   private readonly listener: PgListener;
   private readonly maxApps: number;
+  private readonly commit: string;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -54,6 +65,7 @@ export class FlagStore implements OnModuleInit, OnModuleDestroy {
   ) {
     this.changes.setMaxListeners(0);
     this.maxApps = config.flagStoreMaxApps ?? Number.POSITIVE_INFINITY;
+    this.commit = config.serviceCommit ?? '';
     const logger: Logger = createLogger(config).child({ component: 'flag-store' });
     this.listener = new PgListener({
       url: (dataSource.options as { url?: string }).url,
@@ -152,6 +164,9 @@ export class FlagStore implements OnModuleInit, OnModuleDestroy {
       defaultValue: row.default_value,
       environments: row.environments,
     }));
-    return { flags: compileFlagSet(definitions), overridesByDevice: byDevice };
+    const compiled = compileFlagSet(definitions);
+    // Rows come ordered by key and jsonb text is normalised by PostgreSQL: every instance digests the same text.
+    const version = hash('sha256', `${this.commit}\n${JSON.stringify(flags)}`, 'base64url');
+    return { flags: compiled, plan: planFlagSet(compiled), version, overridesByDevice: byDevice };
   }
 }

@@ -10,6 +10,7 @@ import { BlockedDevices, type Revocation } from '../devices/blocked-devices.js';
 import { Metrics } from '../metrics/metrics.js';
 import { RateLimit } from '../rate-limit/rate-limit.guard.js';
 import { evaluateFlag, evaluateFlagSetJson } from './evaluation/evaluate-flag.js';
+import { evaluatePlannedJson, plannedInputs } from './evaluation/flag-set-plan.js';
 import { ENVIRONMENTS, isEnvironment, type Environment, type EvaluationContext } from './evaluation/flag-types.js';
 import { ifNoneMatchHits, strongEtag } from './conditional-fetch.js';
 import { FlagStore, overridesOf } from './flag-store.js';
@@ -45,8 +46,10 @@ export class SdkFlagsController implements BeforeApplicationShutdown {
   }
 
   /**
-   * Answers with a strong ETag of the body it serialises once; a matching `If-None-Match` gets 304
-   * with no body, so a polling SDK whose flags did not change pays no transfer and no parsing.
+   * Answers with a strong ETag; a matching `If-None-Match` gets 304 with no body, so a polling SDK
+   * whose flags did not change pays no transfer and no parsing. For a device without overrides the
+   * tag digests the app's flag version and the device's inputs that matter (equal inputs, equal
+   * bytes), so the 304 evaluates and serialises nothing; with overrides, it digests the body.
    */
   @Get()
   @RateLimit('flags')
@@ -57,8 +60,19 @@ export class SdkFlagsController implements BeforeApplicationShutdown {
   ): Promise<void> {
     // Checked by hand rather than through a query DTO: this is the hottest route.
     const checked = environmentOf(environment);
-    const body = `{"flags":${await this.evaluate(request.tenant!, request, checked)}}`;
-    const etag = strongEtag(body);
+    const set = await this.store.get(request.tenant!.appId);
+    const context = deviceContext(request);
+    const deviceKeyId = context.deviceId ?? null;
+    const overrides = overridesOf(set, deviceKeyId);
+    let body: string | null = null;
+    let etag: string;
+    if (overrides.size === 0) {
+      // The set's version and the device's inputs decide the answer: tagged without evaluating it.
+      etag = strongEtag(`${set.version}\n${plannedInputs(set.plan, checked, context)}`);
+    } else {
+      body = `{"flags":${evaluateFlagSetJson(set.flags, checked, context, overrides, { deviceKeyId })}}`;
+      etag = strongEtag(body);
+    }
     response.setHeader('ETag', etag);
     // The answer depends on the device's token and headers: never stored by a shared cache.
     response.setHeader('Cache-Control', 'private, no-cache');
@@ -66,6 +80,7 @@ export class SdkFlagsController implements BeforeApplicationShutdown {
       response.status(304).end();
       return;
     }
+    body ??= `{"flags":${evaluatePlannedJson(set.plan, checked, context)}}`;
     response.status(200);
     response.setHeader('Content-Type', 'application/json; charset=utf-8');
     response.setHeader('Content-Length', Buffer.byteLength(body));

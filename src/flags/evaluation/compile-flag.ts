@@ -1,6 +1,13 @@
 import { compileCondition } from './conditions.js';
 import type { CompiledCondition } from './conditions.js';
-import type { Environment, FlagDefinition, FlagEnvironmentConfig, FlagRule, FlagValueType } from './flag-types.js';
+import type {
+  Environment,
+  FlagCondition,
+  FlagDefinition,
+  FlagEnvironmentConfig,
+  FlagRule,
+  FlagValueType,
+} from './flag-types.js';
 import { parseFlagValue } from './flag-values.js';
 import type { FlagValueParseResult } from './flag-values.js';
 
@@ -60,24 +67,83 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
+/**
+ * What the flags of one set share instead of holding copies: equal values, equal conditions and
+ * equal lists of conditions are compiled once per set (an app's flags mostly repeat the same
+ * handful of values and targeting), which is most of a flag store's memory otherwise. Shared
+ * values are frozen, and conditions hold no per-flag state, so sharing cannot leak between flags.
+ */
+class SharedParts {
+  private readonly values = new Map<string, CompiledValue>();
+  private readonly conditions = new Map<string, CompiledCondition>();
+  private readonly conditionLists = new Map<string, readonly CompiledCondition[]>();
+  private readonly disabled = new Map<CompiledValue, CompiledEnvironment>();
+  private readonly texts = new Map<string, string>();
+
+  value(valueType: FlagValueType, raw: string): CompiledValue {
+    const key = `${valueType}\u0000${raw}`;
+    let value = this.values.get(key);
+    if (!value) this.values.set(key, (value = compileValue(valueType, raw)));
+    return value;
+  }
+
+  conditionList(conditions: readonly FlagCondition[]): readonly CompiledCondition[] {
+    if (conditions.length === 0) return NONE;
+    const keys = conditions.map((condition) =>
+      JSON.stringify([condition.attribute, condition.operator, condition.value]),
+    );
+    const listKey = keys.join(',');
+    let list = this.conditionLists.get(listKey);
+    if (!list) {
+      list = Object.freeze(
+        conditions.map((condition, index) => {
+          let compiled = this.conditions.get(keys[index]);
+          if (!compiled) this.conditions.set(keys[index], (compiled = Object.freeze(compileCondition(condition))));
+          return compiled;
+        }),
+      );
+      this.conditionLists.set(listKey, list);
+    }
+    return list;
+  }
+
+  /** A disabled environment: nothing but the value it serves, one object per value. */
+  disabledEnvironment(value: CompiledValue): CompiledEnvironment {
+    let environment = this.disabled.get(value);
+    if (!environment)
+      this.disabled.set(value, (environment = { enabled: false, prerequisites: NONE, value, rules: NONE }));
+    return environment;
+  }
+
+  /** One copy of a text that repeats (rule names). */
+  text(value: string): string {
+    const held = this.texts.get(value);
+    if (held !== undefined) return held;
+    this.texts.set(value, value);
+    return value;
+  }
+}
+
+const NONE: readonly never[] = Object.freeze([]);
+
 function compileValue(valueType: FlagValueType, raw: string): CompiledValue {
   // Parsed JSON is shared by every request that receives it; freezing stops one caller from altering another's answer.
   const parsed = deepFreeze(parseFlagValue(valueType, raw));
-  return { raw, parsed, canonical: canonicalOf(parsed) };
+  return Object.freeze({ raw, parsed, canonical: canonicalOf(parsed) });
 }
 
 export function canonicalOf(parsed: FlagValueParseResult): string | null {
   return parsed.ok ? JSON.stringify(parsed.value) : null;
 }
 
-function compileRule(valueType: FlagValueType, rule: FlagRule): CompiledRule {
+function compileRule(valueType: FlagValueType, rule: FlagRule, shared: SharedParts): CompiledRule {
   return {
     id: rule.id,
-    name: rule.name,
+    name: shared.text(rule.name),
     priority: rule.priority,
     rolloutPercentage: rule.rolloutPercentage,
-    conditions: rule.conditions.map(compileCondition),
-    value: compileValue(valueType, rule.value),
+    conditions: shared.conditionList(rule.conditions),
+    value: shared.value(valueType, rule.value),
   };
 }
 
@@ -88,48 +154,51 @@ function compileEnvironment(
   valueType: FlagValueType,
   config: FlagEnvironmentConfig,
   types: TypesByKey,
+  shared: SharedParts,
 ): CompiledEnvironment {
   // A disabled environment serves the flag's default: its rules and prerequisites are never
   // consulted, so they are not compiled (most of a flag store's memory otherwise).
-  if (!config.enabled)
-    return { enabled: false, prerequisites: [], value: compileValue(valueType, config.value), rules: [] };
+  if (!config.enabled) return shared.disabledEnvironment(shared.value(valueType, config.value));
+  const prerequisites = config.prerequisites ?? [];
+  const rules = config.rules.filter((rule) => rule.isActive);
   return {
     enabled: config.enabled,
-    prerequisites: (config.prerequisites ?? []).map((prerequisite) => {
-      const type = types.get(prerequisite.flagKey);
-      return {
-        flagKey: prerequisite.flagKey,
-        value: prerequisite.value,
-        expected: type ? canonicalOf(parseFlagValue(type, prerequisite.value)) : null,
-      };
-    }),
-    value: compileValue(valueType, config.value),
+    prerequisites: prerequisites.length
+      ? prerequisites.map((prerequisite) => {
+          const type = types.get(prerequisite.flagKey);
+          return {
+            flagKey: prerequisite.flagKey,
+            value: prerequisite.value,
+            expected: type ? canonicalOf(parseFlagValue(type, prerequisite.value)) : null,
+          };
+        })
+      : NONE,
+    value: shared.value(valueType, config.value),
     // Array.prototype.sort is stable, so rules of equal priority keep their stored order.
-    rules: config.rules
-      .filter((rule) => rule.isActive)
-      .sort((a, b) => a.priority - b.priority)
-      .map((rule) => compileRule(valueType, rule)),
+    rules: rules.length
+      ? rules.sort((a, b) => a.priority - b.priority).map((rule) => compileRule(valueType, rule, shared))
+      : NONE,
   };
 }
 
 /** One flag on its own: prerequisites naming other flags never match (compileFlagSet types them). */
 export function compileFlag(flag: FlagDefinition): CompiledFlag {
-  return compileWith(flag, new Map());
+  return compileWith(flag, new Map(), new SharedParts());
 }
 
 /** One flag; its prerequisites are typed by `types` (the flags of its app), unknown keys never match. */
-function compileWith(flag: FlagDefinition, types: TypesByKey): CompiledFlag {
+function compileWith(flag: FlagDefinition, types: TypesByKey, shared: SharedParts): CompiledFlag {
   const { valueType, environments } = flag;
   return {
     id: flag.id,
     key: flag.key,
     keyJson: JSON.stringify(flag.key),
     valueType,
-    defaultValue: compileValue(valueType, flag.defaultValue),
+    defaultValue: shared.value(valueType, flag.defaultValue),
     environments: {
-      production: compileEnvironment(valueType, environments.production, types),
-      staging: compileEnvironment(valueType, environments.staging, types),
-      development: compileEnvironment(valueType, environments.development, types),
+      production: compileEnvironment(valueType, environments.production, types, shared),
+      staging: compileEnvironment(valueType, environments.staging, types, shared),
+      development: compileEnvironment(valueType, environments.development, types, shared),
     },
   };
 }
@@ -170,7 +239,8 @@ export function compileFlagSet(definitions: readonly FlagDefinition[]): Compiled
   }
   const placed = new Set(ordered);
   const cyclic = definitions.map((flag) => flag.key).filter((key) => !placed.has(key));
-  return [...ordered, ...cyclic.sort()].map((key) => compileWith(byKey.get(key)!, types));
+  const shared = new SharedParts();
+  return [...ordered, ...cyclic.sort()].map((key) => compileWith(byKey.get(key)!, types, shared));
 }
 
 /** The keys a flag names as prerequisites, in any environment. */

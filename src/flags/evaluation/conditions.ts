@@ -48,7 +48,8 @@ function presentText(value: string | null | undefined): string | null {
   return typeof value === 'string' && value !== '' ? value : null;
 }
 
-function rawAttribute(context: EvaluationContext, attribute: string): string | null {
+/** The text a context gives an attribute, null when missing (an empty string counts as missing). */
+export function attributeText(context: EvaluationContext, attribute: string): string | null {
   switch (attribute) {
     case 'device_model':
       return presentText(context.deviceModel);
@@ -89,7 +90,7 @@ export class PreparedContext {
   operand(attribute: string): Operand | null {
     let operand = this.operands.get(attribute);
     if (operand === undefined) {
-      const text = rawAttribute(this.context, attribute);
+      const text = attributeText(this.context, attribute);
       operand = text === null ? null : toOperand(text, comparisonKind(attribute));
       this.operands.set(attribute, operand);
     }

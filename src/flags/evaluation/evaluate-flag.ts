@@ -48,9 +48,9 @@ export interface EvaluateFlagOptions {
 }
 
 /** The first prerequisite whose flag's value (canonical JSON, by key) differs, or null when all hold. */
-function failingPrerequisite(
+export function failingPrerequisite(
   prerequisites: readonly CompiledPrerequisite[],
-  served: ReadonlyMap<string, string | null>,
+  served: Pick<ReadonlyMap<string, string | null>, 'get'>,
 ): CompiledPrerequisite | null {
   for (const prerequisite of prerequisites) {
     const actual = served.get(prerequisite.flagKey);
@@ -212,7 +212,12 @@ export function applicableOverride<T extends FlagOverrideRecord>(
   );
 }
 
-function servedValue(flag: CompiledFlag, config: CompiledEnvironment | null, context: PreparedContext): CompiledValue {
+/** What a flag serves in an environment (null: an unknown one) to a context, overrides and prerequisites aside. */
+export function servedValue(
+  flag: CompiledFlag,
+  config: CompiledEnvironment | null,
+  context: PreparedContext,
+): CompiledValue {
   if (config === null) return fallbackValue(flag);
   if (!config.enabled) return flag.defaultValue;
   const bucket = lazyBucket(flag.key, context);

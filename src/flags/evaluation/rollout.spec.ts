@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { createHash } from 'node:crypto';
-import { passesRollout, rolloutBucket } from './rollout.js';
+import { passesRollout, rolloutBucket, sha256FirstWord } from './rollout.js';
 import { ROLLOUT_VECTORS } from './rollout-vectors.js';
 
 describe('rolloutBucket', () => {
@@ -39,6 +39,28 @@ describe('rolloutBucket', () => {
       if (passesRollout(30, () => rolloutBucket('distribution-check', `device-${i}`))) included++;
     }
     expect(Math.abs(included / 1000 - 30)).toBeLessThan(1);
+  });
+});
+
+describe('sha256FirstWord', () => {
+  const reference = (text: string) => createHash('sha256').update(text, 'utf8').digest().readUInt32BE(0);
+
+  it('agrees with node:crypto at every padding boundary, in ASCII and beyond', () => {
+    const texts: string[] = [''];
+    for (const length of [1, 31, 54, 55, 56, 57, 63, 64, 65, 118, 119, 120, 128, 200, 700, 3000]) {
+      texts.push('k'.repeat(length), `${'é'.repeat(length >> 1)}:${'x'.repeat(length >> 1)}`);
+    }
+    texts.push('設備-42', 'flag:\u{1F600}', 'lone \uD800 surrogate', 'reversed \uDC00\uD800 pair', 'nul\u0000byte');
+    for (const text of texts) expect(sha256FirstWord(text)).toBe(reference(text));
+  });
+
+  it('agrees with node:crypto on random keys and ids', () => {
+    for (let i = 0; i < 2000; i++) {
+      const text = `flag_${i % 97}:${Math.random()
+        .toString(36)
+        .repeat(1 + (i % 7))}${i % 5 === 0 ? 'ü' : ''}`;
+      expect(sha256FirstWord(text)).toBe(reference(text));
+    }
   });
 });
 
