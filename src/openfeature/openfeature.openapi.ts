@@ -146,7 +146,10 @@ export const OPENFEATURE_ROUTE_DOCS: Record<string, Schema> = {
         { oneOf: [ref('OfrepEvaluationFailure'), ref('Error')] },
         "OFREP's PARSE_ERROR, TARGETING_KEY_MISSING or INVALID_CONTEXT; the service's envelope when the body is not JSON or the identity headers are missing.",
       ),
-      '404': json(ref('OfrepEvaluationFailure'), 'FLAG_NOT_FOUND: the app has no flag with this key.'),
+      '404': json(
+        { oneOf: [ref('OfrepEvaluationFailure'), ref('Error')] },
+        "OFREP's FLAG_NOT_FOUND: the app has no flag with this key; the service's envelope when no app has the identity headers.",
+      ),
     },
   },
   'POST /ofrep/v1/evaluate/flags': {
