@@ -178,14 +178,8 @@ export function isRequestError(parsed: OfrepEvaluationRequest | OfrepRequestErro
 }
 
 function attributeText(value: unknown): string | null {
-  switch (typeof value) {
-    case 'string':
-      return value;
-    case 'number':
-      return Number.isFinite(value) ? String(value) : null;
-    case 'boolean':
-      return String(value);
-    default:
-      return null;
-  }
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number') return Number.isFinite(value) ? String(value) : null;
+  if (typeof value === 'boolean') return String(value);
+  return null;
 }

@@ -9,7 +9,11 @@ import { evaluateOfrep, evaluateOfrepAll, findFlag } from './ofrep-evaluation.js
 
 const off: FlagEnvironmentConfig = { enabled: false, value: 'false', rules: [] };
 
-function definition(key: string, production: Partial<FlagEnvironmentConfig>, fields: Partial<FlagDefinition> = {}) {
+function definition(
+  key: string,
+  production: Partial<FlagEnvironmentConfig>,
+  fields: Partial<FlagDefinition> = {},
+): FlagDefinition {
   return {
     id: `id-${key}`,
     key,
@@ -17,7 +21,7 @@ function definition(key: string, production: Partial<FlagEnvironmentConfig>, fie
     defaultValue: 'false',
     environments: { production: { ...off, enabled: true, ...production }, staging: off, development: off },
     ...fields,
-  } as FlagDefinition;
+  };
 }
 
 function rule(name: string, fields: Partial<FlagRule> = {}): FlagRule {

@@ -105,11 +105,12 @@ function outcomeOf(
   if (prerequisite !== undefined) return { reason: 'DEFAULT', variant: 'off', extra: { prerequisite } };
   const winner = result.matchedRule === null ? undefined : result.trace.find((entry) => entry.matched);
   if (winner) {
-    const split = winner.rolloutPercentage !== null && winner.rolloutPercentage > 0 && winner.rolloutPercentage < 100;
+    const rollout = winner.rolloutPercentage;
+    const split = rollout !== null && rollout > 0 && rollout < 100;
     return {
       reason: split ? 'SPLIT' : 'TARGETING_MATCH',
       variant: winner.ruleName,
-      extra: { ruleId: winner.ruleId, ...(split ? { rolloutPercentage: winner.rolloutPercentage! } : {}) },
+      extra: { ruleId: winner.ruleId, ...(split ? { rolloutPercentage: rollout } : {}) },
     };
   }
   const targeted = config.rules.length > 0 || config.prerequisites.length > 0;
