@@ -91,6 +91,7 @@ const PURE = [
   '^src/release-notes/release-note-delivery\\.ts$',
   '^src/push/apns-payload\\.ts$',
   '^src/organizations/slug\\.ts$',
+  '^src/openfeature/ofrep-(context|evaluation)\\.ts$',
 ];
 
 /** @type {import('dependency-cruiser').IConfiguration} */

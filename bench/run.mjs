@@ -24,6 +24,7 @@ import { measureWebhookDelivery } from './webhook-delivery.mjs';
 import { HEALTH_P99_LIMIT_MS, measureAdversarialHealth } from './adversarial.mjs';
 import { measureCryptoCeiling } from './ceiling-crypto.mjs';
 import { measureDenySetLoad } from './deny-set.mjs';
+import { measureOfrepBulk } from './ofrep.mjs';
 import { evaluateTargets, formatTarget } from './targets.mjs';
 
 // `npm run bench -- soak [...]`: the bounded soak run instead of the scenarios (bench/soak.mjs).
@@ -187,6 +188,28 @@ try {
       if (!asJson) {
         console.log(
           `${floorRow.scenario.padEnd(44)} ${String(floorRow.requestsPerSecond).padStart(7)} req/s  p50 ${floorRow.p50Ms} ms  p99 ${floorRow.p99Ms} ms  service/floor ${share}${floorRow.non2xx ? `  non-2xx ${floorRow.non2xx}` : ''}${floorRow.errors ? `  errors ${floorRow.errors}` : ''}`,
+        );
+      }
+    }
+  }
+  // OpenFeature (issue 34): OFREP bulk evaluation beside GET /api/v1/flags, same apps, devices and
+  // context, one after the other (bench/ofrep.mjs); the ratio is OFREP's req/s over GET /flags'.
+  if (!only || 'ofrep'.includes(only)) {
+    const ofrep = await measureOfrepBulk({ context, load });
+    for (const [name, title, measured] of [
+      ['ofrep-flags', 'GET /api/v1/flags (beside OFREP, same context)', ofrep.flags],
+      ['ofrep', 'POST /ofrep/v1/evaluate/flags (OFREP bulk)', ofrep.ofrep],
+    ]) {
+      const row = {
+        scenario: title,
+        ...measured,
+        ratio: name === 'ofrep' ? ofrep.ratio : null,
+        name,
+      };
+      results.push(row);
+      if (!asJson) {
+        console.log(
+          `${row.scenario.padEnd(44)} ${String(row.requestsPerSecond).padStart(7)} req/s  p50 ${row.p50Ms} ms  p99 ${row.p99Ms} ms${name === 'ofrep' ? `  ratio to GET /api/v1/flags ${ofrep.ratio}` : ''}${row.non2xx ? `  non-2xx ${row.non2xx}` : ''}${row.errors ? `  errors ${row.errors}` : ''}`,
         );
       }
     }

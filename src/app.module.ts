@@ -6,6 +6,7 @@ import { ApiKeysModule } from './api-keys/api-keys.module.js';
 import { AppsModule } from './apps/apps.module.js';
 import { AttestationModule } from './attestation/attestation.module.js';
 import { FlagsModule } from './flags/flags.module.js';
+import { OpenFeatureModule } from './openfeature/openfeature.module.js';
 import { UsageModule } from './usage/usage.module.js';
 import { AuditModule } from './audit/audit.module.js';
 import { AuthModule } from './auth/auth.module.js';
@@ -49,6 +50,7 @@ export class AppModule {
         HealthModule,
         // The SDK's hot routes first: Express tries routes in registration order.
         FlagsModule,
+        OpenFeatureModule,
         AttestationModule,
         MetricsModule,
         MailModule,

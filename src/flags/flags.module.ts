@@ -33,6 +33,6 @@ import { AppsModule } from '../apps/apps.module.js';
   ],
   controllers: [FlagsController, FlagsByKeyController, ChangeRequestsController, SdkFlagsController],
   providers: [FlagsService, FlagStore, FlagSchedulesService, FlagScheduleJob, ChangeRequestsService],
-  exports: [FlagsService],
+  exports: [FlagsService, FlagStore],
 })
 export class FlagsModule {}

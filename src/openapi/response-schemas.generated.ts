@@ -1728,6 +1728,9 @@ export const GENERATED_RESPONSES: {
     MembersController_remove: null,
     MetricsController_scrape: { type: 'string' },
     OpenApiController_document: { $ref: '#/components/schemas/OpenApiDocument' },
+    OpenFeatureController_configuration: null,
+    OpenFeatureController_evaluateFlag: null,
+    OpenFeatureController_evaluateFlags: null,
     OrganizationController_auditLogPage: {
       type: 'object',
       properties: {

@@ -1,4 +1,5 @@
 import { VERIFICATION_REFUSALS } from '../tokens/verification-refusals.js';
+import { OPENFEATURE_ROUTE_DOCS, OPENFEATURE_SCHEMAS } from '../openfeature/openfeature.openapi.js';
 import { RATE_LIMIT_RESPONSE_HEADERS, responseRef } from './components.js';
 import type { ParameterObject, RequestBodyObject, ResponseObject, SchemaObject } from './openapi-types.js';
 
@@ -35,6 +36,7 @@ const SUBJECT_BINDING =
 
 /** Response schemas written by hand, added to `components.schemas`. */
 export const RESPONSE_SCHEMAS: Record<string, SchemaObject> = {
+  ...(OPENFEATURE_SCHEMAS as Record<string, SchemaObject>),
   SsoConnection: {
     type: 'object',
     required: ['issuer', 'clientId', 'clientSecretSet', 'allowedDomains', 'defaultRole', 'enforce', 'redirectUri'],
@@ -254,6 +256,7 @@ const query = (name: string, description: string): ParameterObject => ({
 const SSO_PAGE = html('A page saying why the sign-in did not happen and what to do; nothing was created.');
 
 export const ROUTE_DOCS: Record<string, RouteDoc> = {
+  ...(OPENFEATURE_ROUTE_DOCS as Record<string, RouteDoc>),
   'GET /api/v1/attestation/challenge': {
     summary: 'Issue a single-use attestation challenge',
     responses: { '200': json(ref('AttestationChallenge'), 'A fresh challenge.', RATE_LIMIT_RESPONSE_HEADERS) },

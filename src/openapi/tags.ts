@@ -28,6 +28,10 @@ const SDK = tag(
   'What the app on the device calls, naming the app with X-Bundle-ID and X-Team-ID: attestation, flag values, ' +
     'feedback, support tickets and release notes.',
 );
+const OPENFEATURE = tag(
+  'OpenFeature',
+  "OpenFeature's Remote Evaluation Protocol (OFREP): community OpenFeature providers evaluate the app's flags, with the SDK's credentials.",
+);
 const FEEDBACK = tag('Feedback', 'Feature requests from the apps, with votes and staff comments (snake_case).');
 const SUPPORT = tag('Support', 'Support tickets from the apps and staff replies (snake_case).');
 const DEVICES = tag('Devices and analytics', 'Attested devices, blocking, and the attestation event log.');
@@ -76,6 +80,7 @@ export const CONTROLLER_TAGS: Readonly<Record<string, OpenApiTag>> = {
   MembersController: TEAM,
   MetricsController: OPERATIONS,
   OpenApiController: OPERATIONS,
+  OpenFeatureController: OPENFEATURE,
   OrganizationController: ORGANIZATION,
   PushCredentialsController: PUSH,
   PushTokensController: PUSH,

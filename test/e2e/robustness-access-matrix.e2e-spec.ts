@@ -47,6 +47,7 @@ describe('access matrix: every route against every kind of caller', () => {
       'GET /api/v1/apps',
       'POST /api/v1/attestation/validate',
       'GET /api/v1/flags',
+      'POST /ofrep/v1/evaluate/flags/:key',
       'GET /api/v1/org/webhooks',
       'DELETE /api/v1/org/members/:userId',
       'POST /api/v1/entitlements/events',

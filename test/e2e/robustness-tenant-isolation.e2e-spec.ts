@@ -12,7 +12,8 @@ import { apnsCredentials, buildResources, resourceParams } from '../support/tena
 
 const t: TestApp = await startTestApp(await fabricatedRootEnv());
 
-type As = 'owner session' | 'service_ key' | 'aat_ key' | 'SDK of B' | 'SDK of B with its JWT';
+type As =
+  'owner session' | 'service_ key' | 'aat_ key' | 'SDK of B' | 'SDK of B with its JWT' | 'SDK of B with its key';
 
 interface Probe {
   /** `METHOD /path/:param`, exactly as the route table names it. */
@@ -51,6 +52,7 @@ describe('tenant isolation: another organization gets 404 for every resource of 
       },
       'SDK of B': { ...sdkB, 'x-device-id': 'device-b' },
       'SDK of B with its JWT': { ...sdkB, authorization: jwtOfB },
+      'SDK of B with its key': { ...sdkB, authorization: keyOfB },
     };
   }, 60_000);
   afterAll(async () => {
@@ -147,6 +149,19 @@ describe('tenant isolation: another organization gets 404 for every resource of 
     session('DELETE /api/v1/dashboard/apps/:appId/flags/:flagKey'),
     session('DELETE /api/v1/dashboard/flags/:flagId'),
     { route: 'POST /api/v1/flags/:flagId/evaluate', params: {}, body: {}, as: 'SDK of B with its JWT' },
+    // OpenFeature: A's flag key asked by B's device and by B's server key (OFREP's FLAG_NOT_FOUND).
+    {
+      route: 'POST /ofrep/v1/evaluate/flags/:key',
+      params: { key: 'isolated_flag' },
+      body: { context: {} },
+      as: 'SDK of B with its JWT',
+    },
+    {
+      route: 'POST /ofrep/v1/evaluate/flags/:key',
+      params: { key: 'isolated_flag' },
+      body: { context: { targetingKey: 'device-1' } },
+      as: 'SDK of B with its key',
+    },
     // Claims, both surfaces
     session('GET /api/v1/claims/:claimID'),
     session('PUT /api/v1/claims/:claimID', { claimName: 'Taken over' }),
@@ -305,7 +320,14 @@ describe('tenant isolation: another organization gets 404 for every resource of 
     );
     expect(device.n).toBe(1);
 
+    // B's device evaluating every flag over OpenFeature sees only B's flags.
+    const ofrepOfB = await client.send('post', '/ofrep/v1/evaluate/flags', {
+      headers: as['SDK of B with its JWT'],
+      body: { context: {} },
+    });
+    expect(ofrepOfB.status).toBe(200);
     const listedToB = JSON.stringify([
+      ofrepOfB.body,
       await read('/api/v1/apps', world.ownerB),
       await read('/api/v1/claims', world.ownerB),
       await read('/api/v1/org/webhooks', world.ownerB),

@@ -45,6 +45,14 @@ export interface EvaluateFlagOptions {
   readonly override?: { readonly forcedValue: string } | null;
   /** The app's flags (compileFlagSet), against which prerequisites are evaluated; none: every prerequisite fails. */
   readonly set?: readonly CompiledFlag[];
+  /**
+   * The device's overrides by flag id, applied to the prerequisite flags as GET /flags applies them
+   * (OpenFeature's evaluation passes them; the evaluate endpoint passes none).
+   */
+  readonly prerequisiteOverrides?: {
+    readonly byFlagId: ReadonlyMap<string, readonly FlagOverrideRecord[]>;
+    readonly deviceKeyId: string | null;
+  };
 }
 
 /** The first prerequisite whose flag's value (canonical JSON, by key) differs, or null when all hold. */
@@ -162,7 +170,17 @@ export function evaluateFlag(
     const served = new Map<string, string | null>();
     const withTypes = options.set?.find((candidate) => candidate.id === flag.id);
     const prerequisites = withTypes?.environments[resolved.environment].prerequisites ?? config.prerequisites;
-    evaluateInto(options.set ?? [], resolved.environment, context, NO_OVERRIDES, null, undefined, served, flag.key);
+    const overrides = options.prerequisiteOverrides;
+    evaluateInto(
+      options.set ?? [],
+      resolved.environment,
+      context,
+      overrides?.byFlagId ?? NO_OVERRIDES,
+      overrides?.deviceKeyId ?? null,
+      undefined,
+      served,
+      flag.key,
+    );
     const failing = failingPrerequisite(prerequisites, served);
     if (failing) {
       const actual = served.get(failing.flagKey) ?? null;

@@ -1,0 +1,360 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { ErrorCode as ServerErrorCode, OpenFeature as ServerOpenFeature } from '@openfeature/server-sdk';
+import { OFREPProvider } from '@openfeature/ofrep-provider';
+import { OpenFeature as WebOpenFeature, ProviderEvents } from '@openfeature/web-sdk';
+import { OFREPWebProvider } from '@openfeature/ofrep-web-provider';
+import { rolloutBucket } from '../../src/flags/evaluation/rollout.js';
+import { createApiKey, randomClientIp } from '../factories/identity.js';
+import type { HttpClient, TestApp } from '../harness/test-app.js';
+import { startListeningApp } from '../support/listening-app.js';
+import {
+  attestDevice,
+  fabricatedRootEnv,
+  registerApp,
+  sdk,
+  TEAM_ID,
+  type RegisteredApp,
+} from '../support/sdk-client.js';
+import { eventually } from '../support/webhook-receiver.js';
+
+/**
+ * OpenFeature's own clients against the running service: the server SDK with the OFREP provider
+ * (an organization key, the device id as targetingKey) and the web SDK with the OFREP web
+ * provider (a device token), both unchanged community packages speaking OFREP over HTTP.
+ */
+
+async function createFlag(owner: HttpClient, appId: string, key: string, valueType: string, defaultValue: string) {
+  const response = await owner
+    .post(`/api/v1/dashboard/apps/${appId}/flags`)
+    .send({ name: key, key, valueType, defaultValue })
+    .expect(201);
+  return response.body.id as string;
+}
+
+function setProduction(owner: HttpClient, flagId: string, body: Record<string, unknown>) {
+  return owner
+    .put(`/api/v1/dashboard/flags/${flagId}/environments/production`)
+    .send({ enabled: true, rules: [], ...body })
+    .expect(200);
+}
+
+/** Device ids on either side of a 50 % rollout of `flagKey`. */
+function devicesAround(flagKey: string): { inside: string; outside: string } {
+  let inside: string | undefined;
+  let outside: string | undefined;
+  for (let i = 0; !inside || !outside; i++) {
+    const id = `device-${i}`;
+    if (rolloutBucket(flagKey, id) < 50) inside ??= id;
+    else outside ??= id;
+  }
+  return { inside, outside };
+}
+
+const ROLLOUT_RULE = { name: 'half', conditions: [], rolloutPercentage: 50, value: 'true' };
+
+describe('OpenFeature (OFREP)', () => {
+  let t: TestApp;
+  let baseUrl: string;
+  let app: RegisteredApp;
+  let bannerId: string;
+
+  beforeAll(async () => {
+    ({ t, baseUrl } = await startListeningApp(await fabricatedRootEnv()));
+    app = await registerApp(t);
+    const checkout = await createFlag(app.owner, app.id, 'new-checkout', 'boolean', 'false');
+    await setProduction(app.owner, checkout, {
+      value: 'false',
+      rules: [
+        {
+          name: 'pro plan',
+          conditions: [{ attribute: 'custom.plan', operator: 'equals', value: 'pro' }],
+          value: 'true',
+        },
+      ],
+    });
+    bannerId = await createFlag(app.owner, app.id, 'banner-text', 'string', 'off');
+    await setProduction(app.owner, bannerId, { value: 'hello' });
+    const items = await createFlag(app.owner, app.id, 'max-items', 'integer', '0');
+    await setProduction(app.owner, items, {
+      value: '10',
+      rules: [
+        {
+          name: 'new app',
+          conditions: [{ attribute: 'app_version', operator: 'greater_than_or_equal', value: '2.0' }],
+          value: '20',
+        },
+      ],
+    });
+    const theme = await createFlag(app.owner, app.id, 'theme', 'json', '{}');
+    await setProduction(app.owner, theme, { value: '{"color":"blue","sizes":[1,2]}' });
+    const beta = await createFlag(app.owner, app.id, 'beta', 'boolean', 'false');
+    await setProduction(app.owner, beta, { value: 'false', rules: [ROLLOUT_RULE] });
+    // Created and never switched on: disabled in every environment.
+    await createFlag(app.owner, app.id, 'sunset', 'string', 'legacy');
+  });
+
+  afterAll(async () => {
+    await ServerOpenFeature.close();
+    await WebOpenFeature.close();
+    await t.close();
+  });
+
+  describe('the server SDK with @openfeature/ofrep-provider and an API key', () => {
+    let client: ReturnType<typeof ServerOpenFeature.getClient>;
+
+    beforeAll(async () => {
+      const key = await createApiKey(t, app.org, ['flags:read']);
+      await ServerOpenFeature.setProviderAndWait(
+        new OFREPProvider({
+          baseUrl,
+          headers: [
+            ['Authorization', `Bearer ${key}`],
+            ['X-Bundle-ID', app.bundleId],
+            ['X-Team-ID', TEAM_ID],
+            ['X-Forwarded-For', randomClientIp()],
+          ],
+        }),
+      );
+      client = ServerOpenFeature.getClient();
+    });
+
+    it('evaluates boolean, string, number and object flags, with targeting from the dynamic context', async () => {
+      const targeted = await client.getBooleanDetails('new-checkout', false, { targetingKey: 'device-a', plan: 'pro' });
+      expect(targeted).toMatchObject({ value: true, reason: 'TARGETING_MATCH', variant: 'pro plan' });
+      expect(targeted.flagMetadata).toMatchObject({ environment: 'production', valueType: 'boolean' });
+      const untargeted = await client.getBooleanDetails('new-checkout', true, {
+        targetingKey: 'device-a',
+        plan: 'free',
+      });
+      expect(untargeted).toMatchObject({ value: false, reason: 'DEFAULT', variant: 'value' });
+
+      expect(await client.getStringDetails('banner-text', 'x', { targetingKey: 'device-a' })).toMatchObject({
+        value: 'hello',
+        reason: 'STATIC',
+      });
+      expect(await client.getNumberValue('max-items', 0, { targetingKey: 'device-a', appVersion: '2.1' })).toBe(20);
+      expect(await client.getNumberValue('max-items', 0, { targetingKey: 'device-a', appVersion: '1.9' })).toBe(10);
+      expect(await client.getObjectValue('theme', {}, { targetingKey: 'device-a' })).toEqual({
+        color: 'blue',
+        sizes: [1, 2],
+      });
+      expect(await client.getStringDetails('sunset', 'x', { targetingKey: 'device-a' })).toMatchObject({
+        value: 'legacy',
+        reason: 'DISABLED',
+        variant: 'off',
+      });
+    });
+
+    it('buckets the rollout on targetingKey exactly as GET /api/v1/flags buckets the device id', async () => {
+      const { inside, outside } = devicesAround('beta');
+      const split = await client.getBooleanDetails('beta', false, { targetingKey: inside });
+      expect(split).toMatchObject({ value: true, reason: 'SPLIT', variant: 'half' });
+      expect(split.flagMetadata).toMatchObject({ rolloutPercentage: 50 });
+      expect(await client.getBooleanDetails('beta', true, { targetingKey: outside })).toMatchObject({
+        value: false,
+        reason: 'DEFAULT',
+      });
+    });
+
+    it("gives the code's default with FLAG_NOT_FOUND, TYPE_MISMATCH and TARGETING_KEY_MISSING", async () => {
+      expect(await client.getBooleanDetails('no-such-flag', true, { targetingKey: 'device-a' })).toMatchObject({
+        value: true,
+        reason: 'ERROR',
+        errorCode: ServerErrorCode.FLAG_NOT_FOUND,
+      });
+      // OFREP requests name no type: the provider compares the served value with the default's type.
+      expect(await client.getNumberDetails('banner-text', 7, { targetingKey: 'device-a' })).toMatchObject({
+        value: 7,
+        errorCode: ServerErrorCode.TYPE_MISMATCH,
+      });
+      expect(await client.getStringDetails('banner-text', 'fallback', {})).toMatchObject({
+        value: 'fallback',
+        errorCode: ServerErrorCode.TARGETING_KEY_MISSING,
+      });
+    });
+  });
+
+  describe('the web SDK with @openfeature/ofrep-web-provider and a device token', () => {
+    let token: string;
+    let subject: string;
+    const statuses: number[] = [];
+
+    beforeAll(async () => {
+      ({ token } = await attestDevice(t, app));
+      subject = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()).sub as string;
+      await WebOpenFeature.setContext({ plan: 'pro', appVersion: '2.4' });
+      await WebOpenFeature.setProviderAndWait(
+        new OFREPWebProvider({
+          baseUrl,
+          headers: [
+            ['Authorization', `Bearer ${token}`],
+            ['X-Bundle-ID', app.bundleId],
+            ['X-Team-ID', TEAM_ID],
+            ['X-Forwarded-For', randomClientIp()],
+          ],
+          pollInterval: 100,
+          changeDetection: 'polling',
+          cacheMode: 'disabled',
+          fetchImplementation: async (input: Request | string | URL, init?: RequestInit) => {
+            const response = await fetch(input, init);
+            statuses.push(response.status);
+            return response;
+          },
+        }),
+      );
+    });
+
+    afterEach(() => {
+      statuses.length = 0;
+    });
+
+    it('evaluates every flag once for the device and the static context', () => {
+      const client = WebOpenFeature.getClient();
+      expect(client.getBooleanDetails('new-checkout', false)).toMatchObject({ value: true, reason: 'TARGETING_MATCH' });
+      expect(client.getStringValue('banner-text', 'x')).toBe('hello');
+      expect(client.getNumberValue('max-items', 0)).toBe(20);
+      expect(client.getObjectValue('theme', {})).toEqual({ color: 'blue', sizes: [1, 2] });
+      // The rollout buckets the token's device, as GET /api/v1/flags does.
+      const inRollout = rolloutBucket('beta', subject) < 50;
+      expect(client.getBooleanDetails('beta', !inRollout)).toMatchObject({
+        value: inRollout,
+        reason: inRollout ? 'SPLIT' : 'DEFAULT',
+      });
+      expect(client.getBooleanDetails('no-such-flag', true)).toMatchObject({
+        value: true,
+        errorCode: 'FLAG_NOT_FOUND',
+      });
+    });
+
+    it('polls with If-None-Match: 304 while nothing changed, new values once a flag changes', async () => {
+      await eventually(() => statuses.includes(304));
+      expect(statuses.every((status) => status === 304)).toBe(true);
+
+      const client = WebOpenFeature.getClient();
+      let changed = false;
+      client.addHandler(ProviderEvents.ConfigurationChanged, () => {
+        changed = true;
+      });
+      await setProduction(app.owner, bannerId, { value: 'bonjour' });
+      await eventually(() => changed && client.getStringValue('banner-text', 'x') === 'bonjour');
+      expect(statuses).toContain(200);
+      // And quiet again afterwards.
+      statuses.length = 0;
+      await eventually(() => statuses.includes(304));
+    });
+  });
+
+  describe('the protocol over HTTP', () => {
+    let token: string;
+    let key: string;
+    const post = (path: string, credential: string, body: unknown, on: { bundleId: string } = app) =>
+      sdk(t, on)
+        .post(path)
+        .set('Authorization', `Bearer ${credential}`)
+        .send(body as object);
+
+    beforeAll(async () => {
+      ({ token } = await attestDevice(t, app));
+      key = await createApiKey(t, app.org, ['flags:read']);
+    });
+
+    it('answers the bulk evaluation with a strong ETag and 304 to a matching If-None-Match', async () => {
+      const first = await post('/ofrep/v1/evaluate/flags', token, { context: { plan: 'pro' } }).expect(200);
+      expect(first.headers.etag).toMatch(/^"[A-Za-z0-9_-]{22}"$/);
+      const keys = (first.body.flags as { key: string }[]).map((flag) => flag.key).sort();
+      expect(keys).toEqual(['banner-text', 'beta', 'max-items', 'new-checkout', 'sunset', 'theme']);
+      await post('/ofrep/v1/evaluate/flags', token, { context: { plan: 'pro' } })
+        .set('If-None-Match', first.headers.etag)
+        .expect(304);
+      // Another context is another answer.
+      await post('/ofrep/v1/evaluate/flags', token, { context: { plan: 'free' } })
+        .set('If-None-Match', first.headers.etag)
+        .expect(200);
+    });
+
+    it("never shows another organization's flags: FLAG_NOT_FOUND", async () => {
+      const other = await registerApp(t);
+      const otherKey = await createApiKey(t, other.org, ['flags:read']);
+      const answer = await post(
+        '/ofrep/v1/evaluate/flags/banner-text',
+        otherKey,
+        { context: { targetingKey: 'd' } },
+        other,
+      ).expect(404);
+      expect(answer.body).toEqual({
+        key: 'banner-text',
+        errorCode: 'FLAG_NOT_FOUND',
+        errorDetails: expect.any(String),
+      });
+      const bulk = await post('/ofrep/v1/evaluate/flags', otherKey, { context: { targetingKey: 'd' } }, other).expect(
+        200,
+      );
+      expect(bulk.body).toEqual({ flags: [] });
+      // This organization's key with the other app's identity headers: refused before any flag.
+      await post('/ofrep/v1/evaluate/flags/banner-text', key, { context: { targetingKey: 'd' } }, other).expect(401);
+    });
+
+    it('refuses bad requests with OFREP errors and bounded inputs, never a 500', async () => {
+      const one = (body: unknown, credential = token) => post('/ofrep/v1/evaluate/flags/banner-text', credential, body);
+      expect((await one([1, 2]).expect(400)).body).toMatchObject({ key: 'banner-text', errorCode: 'PARSE_ERROR' });
+      expect((await one({ context: 'x' }).expect(400)).body).toMatchObject({ errorCode: 'PARSE_ERROR' });
+      expect((await one({ context: { nested: { a: 1 } } }).expect(400)).body).toMatchObject({
+        errorCode: 'INVALID_CONTEXT',
+        errorDetails: expect.stringContaining('nested'),
+      });
+      const wide = Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`a${i}`, i]));
+      expect((await one({ context: wide }).expect(400)).body).toMatchObject({ errorCode: 'INVALID_CONTEXT' });
+      expect((await one({ context: { note: 'x'.repeat(1001) } }).expect(400)).body).toMatchObject({
+        errorCode: 'INVALID_CONTEXT',
+      });
+      expect((await one({ context: { environment: 'qa' } }).expect(400)).body).toMatchObject({
+        errorCode: 'INVALID_CONTEXT',
+      });
+      expect((await one({ context: { targetingKey: 'someone-else' } }).expect(400)).body).toMatchObject({
+        errorCode: 'INVALID_CONTEXT',
+        errorDetails: expect.stringContaining('targetingKey'),
+      });
+      expect((await one({ context: { riskScore: 5 } }).expect(400)).body).toMatchObject({
+        errorCode: 'INVALID_CONTEXT',
+      });
+      expect((await one({ context: {} }, key).expect(400)).body).toMatchObject({ errorCode: 'TARGETING_KEY_MISSING' });
+      const bulk = await post('/ofrep/v1/evaluate/flags', key, { context: {} }).expect(400);
+      expect(bulk.body).toEqual({ errorCode: 'TARGETING_KEY_MISSING', errorDetails: expect.any(String) });
+      const long = 'k'.repeat(5000);
+      const missing = await post(`/ofrep/v1/evaluate/flags/${long}`, token, { context: {} }).expect(404);
+      expect(missing.body).toMatchObject({ errorCode: 'FLAG_NOT_FOUND', key: 'k'.repeat(100) });
+      // Malformed JSON never reaches OFREP: the service's envelope.
+      const malformed = await sdk(t, app)
+        .post('/ofrep/v1/evaluate/flags')
+        .set('Authorization', `Bearer ${token}`)
+        .set('Content-Type', 'application/json')
+        .send('{"context":')
+        .expect(400);
+      expect(malformed.body).toMatchObject({ code: 'bad_request' });
+    });
+
+    it('takes the callers of GET /api/v1/flags only', async () => {
+      const body = { context: { targetingKey: 'd' } };
+      const unauthenticated = await sdk(t, app).post('/ofrep/v1/evaluate/flags').send(body).expect(401);
+      expect(unauthenticated.body).toMatchObject({ code: 'unauthorized' });
+      const wrongScope = await createApiKey(t, app.org, ['claims:read']);
+      await post('/ofrep/v1/evaluate/flags', wrongScope, body).expect(403);
+      await t.http().post('/ofrep/v1/evaluate/flags').set('Authorization', `Bearer ${key}`).send(body).expect(400);
+    });
+
+    it('serves the OFREP 0.1 configuration, conditionally', async () => {
+      const answer = await sdk(t, app)
+        .get('/ofrep/v1/configuration')
+        .set('Authorization', `Bearer ${token}`)
+        .expect(200);
+      expect(answer.body).toMatchObject({
+        capabilities: { cacheInvalidation: { polling: { enabled: true } } },
+      });
+      await sdk(t, app)
+        .get('/ofrep/v1/configuration')
+        .set('Authorization', `Bearer ${token}`)
+        .set('If-None-Match', answer.headers.etag)
+        .expect(304);
+    });
+  });
+});
