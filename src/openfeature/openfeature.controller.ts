@@ -25,7 +25,7 @@ const CONFIGURATION_ETAG = strongEtag(CONFIGURATION);
  * service's flags unchanged. The callers of GET /api/v1/flags: the app's identity headers and a
  * device token (client side), or an API key of the organization with `flags:read` (server side),
  * under the same rate limit. Answers are written as OFREP defines them, errors of evaluation
- * included (decision 0070); authentication, rate limit and malformed JSON keep the service's envelope.
+ * included (decision 0071); authentication, rate limit and malformed JSON keep the service's envelope.
  */
 @Controller('ofrep/v1')
 @Access({ tenant: true, deviceToken: true })
