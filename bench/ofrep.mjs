@@ -1,4 +1,4 @@
-// OpenFeature (issue 34, decision 0070): OFREP bulk evaluation, POST /ofrep/v1/evaluate/flags,
+// OpenFeature (issue 34, decision 0071): OFREP bulk evaluation, POST /ofrep/v1/evaluate/flags,
 // beside GET /api/v1/flags, measured one after the other in the same run on the same apps (50
 // flags, 5 rules each), devices and context: the ratio says what the OFREP answer (a reason,
 // variant and metadata per flag, from the kernel's traced evaluation) costs over the SDK's own.
