@@ -6,6 +6,7 @@ import { rolloutBucket } from '../flags/evaluation/rollout.js';
 import type { AppFlagSet } from '../flags/index.js';
 import { parseOfrepRequest, type OfrepEvaluationRequest } from './ofrep-context.js';
 import { evaluateOfrep, evaluateOfrepAll, findFlag } from './ofrep-evaluation.js';
+import { planFlagSet } from '../flags/evaluation/flag-set-plan.js';
 
 const off: FlagEnvironmentConfig = { enabled: false, value: 'false', rules: [] };
 
@@ -38,7 +39,8 @@ function rule(name: string, fields: Partial<FlagRule> = {}): FlagRule {
 }
 
 function setOf(definitions: FlagDefinition[], overrides: AppFlagSet['overridesByDevice'] = new Map()): AppFlagSet {
-  return { flags: compileFlagSet(definitions), overridesByDevice: overrides };
+  const flags = compileFlagSet(definitions);
+  return { flags, plan: planFlagSet(flags), version: 'v1', overridesByDevice: overrides };
 }
 
 function request(context: Record<string, unknown>, deviceId = 'device-1'): OfrepEvaluationRequest {
