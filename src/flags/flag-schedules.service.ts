@@ -69,7 +69,7 @@ export class FlagSchedulesService {
   }
 
   /** In the caller's unit of work (its own when none is open); `changeRequestId`: the approved change request applying. */
-  create(
+  async create(
     auth: OrgAuthContext,
     flagId: string,
     input: CreateScheduleDto,

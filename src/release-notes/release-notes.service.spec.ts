@@ -71,7 +71,7 @@ describe('ReleaseNotesService', () => {
   it('refuses an empty update and records the changed fields of a real one', async () => {
     const { service, audit, auth } = setup();
     const note = await service.create(auth, { appId: APP, version: '1.0', title: 't', body: 'b' });
-    expect(() => service.update(auth, note.id, {})).toThrow(expect.objectContaining({ status: 400 }));
+    await expect(service.update(auth, note.id, {})).rejects.toMatchObject({ status: 400 });
     const updated = await service.update(auth, note.id, { title: 'Better', version: '1.1' });
     expect(updated).toMatchObject({ title: 'Better', version: '1.1', versionKey: '1.1.0.0' });
     expect(audit.entries.at(-1)).toMatchObject({

@@ -50,7 +50,7 @@ export class ReleaseNotesService {
     });
   }
 
-  update(auth: OrgAuthContext, noteId: string, input: UpdateReleaseNoteDto): Promise<ReleaseNote> {
+  async update(auth: OrgAuthContext, noteId: string, input: UpdateReleaseNoteDto): Promise<ReleaseNote> {
     if (input.version === undefined && input.title === undefined && input.body === undefined) {
       throw badRequest('Nothing to update', { hint: 'Send at least one of version, title, body' });
     }

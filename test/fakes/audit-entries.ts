@@ -10,6 +10,12 @@ export class RecordedAudit implements Pick<AuditService, 'record'> {
     return Promise.resolve();
   }
 
+  /** For a fake savepoint: the function that takes the log back to now. */
+  saveState(): () => void {
+    const length = this.entries.length;
+    return () => void this.entries.splice(length);
+  }
+
   /** The recorded actions, in order. */
   actions(): string[] {
     return this.entries.map((entry) => entry.action);
