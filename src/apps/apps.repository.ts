@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
+import { trustAppId, type AppId } from '../common/access/tenant-id.js';
 import { notFound } from '../common/errors/app-exception.js';
 import { sqlReference } from '../database/sql.js';
 
@@ -52,5 +53,15 @@ export class AppsRepository {
   /** 404 `App` unless the organization has an app with this id. */
   async assertExists(organizationId: string, appId: string, options: AppQuery = {}): Promise<void> {
     if (!(await this.find(organizationId, appId, options))) throw notFound('App');
+  }
+
+  /** The bundle id (the APNs topic) of each of these apps, by app id. */
+  async bundleIds(appIds: readonly AppId[]): Promise<Map<AppId, string>> {
+    if (!appIds.length) return new Map();
+    const rows = await this.dataSource.query<{ id: string; bundle_id: string }[]>(
+      `SELECT id, bundle_id FROM apps WHERE id = ANY($1::uuid[])`,
+      [[...appIds]],
+    );
+    return new Map(rows.map((row) => [trustAppId(row.id), row.bundle_id]));
   }
 }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
-import { CustomClaim, toClaimDefinition } from './custom-claim.entity.js';
+import type { Tenant } from '../apps/tenant-resolver.js';
+import { ClaimsRepository } from './claims.repository.js';
+import { toClaimDefinition } from './custom-claim.entity.js';
 import type { ClaimDefinition } from './engine/index.js';
 
 /** Other instances see a change within this time; this instance at once (`invalidate`). */
@@ -21,12 +21,14 @@ interface Entry {
 export class ClaimDefinitionsCache {
   private readonly entries = new Map<string, Entry>();
 
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(private readonly claims: ClaimsRepository) {}
 
-  activeDefinitions(organizationId: string): Promise<ClaimDefinition[]> {
+  /** The active definitions of the tenant's organization. */
+  activeDefinitions(tenant: Tenant): Promise<ClaimDefinition[]> {
+    const { organizationId } = tenant;
     const cached = this.entries.get(organizationId);
     if (cached && cached.expiresAt > Date.now()) return cached.definitions;
-    const definitions = this.load(organizationId);
+    const definitions = this.load(tenant);
     const entry = { expiresAt: Date.now() + CLAIM_DEFINITIONS_TTL_MS, definitions };
     this.entries.delete(organizationId);
     if (this.entries.size >= MAX_ORGANIZATIONS) this.entries.delete(this.entries.keys().next().value!);
@@ -42,8 +44,7 @@ export class ClaimDefinitionsCache {
     this.entries.delete(organizationId);
   }
 
-  private async load(organizationId: string): Promise<ClaimDefinition[]> {
-    const claims = await this.dataSource.getRepository(CustomClaim).findBy({ organizationId, isActive: true });
-    return claims.map(toClaimDefinition);
+  private async load(tenant: Tenant): Promise<ClaimDefinition[]> {
+    return (await this.claims.activeFor(tenant)).map(toClaimDefinition);
   }
 }

@@ -63,7 +63,7 @@ export class ClaimsTokenContributor implements TokenClaimsContributor {
     const started = performance.now();
     const { organizationId, appId, serviceTier } = subject.tenant;
     const claims = claimsWithinTier(
-      await this.definitions.activeDefinitions(organizationId),
+      await this.definitions.activeDefinitions(subject.tenant),
       tierDefinition(serviceTier),
     );
     if (claims.length === 0) return {};

@@ -9,6 +9,7 @@ import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { ClaimDefinitionsCache } from './claim-definitions-cache.js';
 import { ClaimsController } from './claims.controller.js';
+import { ClaimsRepository } from './claims.repository.js';
 import { ClaimsService } from './claims.service.js';
 import { ClaimsTokenContributor } from './claims-token-contributor.js';
 import { ConsoleClaimsController } from './console-claims.controller.js';
@@ -32,6 +33,7 @@ import { ExternalClaimFetcher } from './engine/index.js';
   controllers: [ClaimsController, ConsoleClaimsController],
   providers: [
     ClaimsService,
+    ClaimsRepository,
     ClaimDefinitionsCache,
     ConsoleClaimsKeyGuard,
     {

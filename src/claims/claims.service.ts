@@ -1,16 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, type EntityManager } from 'typeorm';
 import { AuditService, type AuditEntry } from '../audit/audit.service.js';
-import { isUniqueViolation } from '../database/unique-violation.js';
 import type { OrgAuthContext } from '../common/access/auth-context.js';
+import type { OrganizationId } from '../common/access/tenant-id.js';
+import { UnitOfWork } from '../database/unit-of-work.js';
 import { invalidField, notFound } from '../common/errors/app-exception.js';
 import { canonicalJson } from '../common/rules/canonical-json.js';
 import { type TierDefinition } from '../common/tiers.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { queryRows } from '../database/sql.js';
 import { ClaimDefinitionsCache } from './claim-definitions-cache.js';
 import {
   CLAIM_KEY_PATTERN,
@@ -32,6 +30,7 @@ import {
   duplicateClaimKey,
   invalidClaim,
 } from './claims.exceptions.js';
+import { ClaimsRepository } from './claims.repository.js';
 import { CustomClaim, toClaimDefinition } from './custom-claim.entity.js';
 import {
   evaluateClaim,
@@ -74,7 +73,8 @@ function sameJson(a: unknown, b: unknown): boolean {
 @Injectable()
 export class ClaimsService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly uow: UnitOfWork,
+    private readonly claims: ClaimsRepository,
     private readonly audit: AuditService,
     private readonly definitions: ClaimDefinitionsCache,
     private readonly fetcher: ExternalClaimFetcher,
@@ -84,14 +84,11 @@ export class ClaimsService {
 
   /** Sorted by priority, then key. */
   async list(auth: OrgAuthContext): Promise<CustomClaim[]> {
-    const claims = await this.dataSource.getRepository(CustomClaim).findBy({ organizationId: auth.organizationId });
-    return claims.sort(byEvaluationOrder);
+    return (await this.claims.list(auth.organizationId)).sort(byEvaluationOrder);
   }
 
   async get(auth: OrgAuthContext, id: string): Promise<CustomClaim> {
-    const claim = await this.dataSource
-      .getRepository(CustomClaim)
-      .findOneBy({ id, organizationId: auth.organizationId });
+    const claim = await this.claims.find(auth.organizationId, id);
     if (!claim) throw notFound('Claim');
     return claim;
   }
@@ -100,27 +97,20 @@ export class ClaimsService {
   async getByRef(auth: OrgAuthContext, ref: string): Promise<CustomClaim> {
     if (UUID.test(ref)) return this.get(auth, ref);
     if (!CLAIM_KEY_PATTERN.test(ref)) throw invalidField('claimRef', 'must be a claim UUID or claim_key');
-    const claim = await this.dataSource
-      .getRepository(CustomClaim)
-      .createQueryBuilder('claim')
-      .where('claim.organization_id = :org AND lower(claim.claim_key) = lower(:key)', {
-        org: auth.organizationId,
-        key: ref,
-      })
-      .getOne();
+    const claim = await this.claims.findByKey(auth.organizationId, ref);
     if (!claim) throw notFound('Claim');
     return claim;
   }
 
   async create(auth: OrgAuthContext, input: ClaimInput): Promise<CustomClaim> {
     const configuration = this.prepareNew(input);
-    return this.change(auth, async (manager) => {
-      const tier = await this.lockTier(manager, auth.organizationId);
+    return this.change(auth, async () => {
+      const tier = await this.lockTier(auth.organizationId);
       this.assertTypeAvailable(tier, input.claimType);
       const isActive = input.isActive ?? true;
-      if (isActive) await this.assertActiveSlots(manager, auth.organizationId, tier, 1);
-      const [priority] = await this.priorities(manager, auth.organizationId, [input]);
-      const claim = await this.insert(manager, auth.organizationId, input, configuration, isActive, priority);
+      if (isActive) await this.assertActiveSlots(auth.organizationId, tier, 1);
+      const [priority] = await this.priorities(auth.organizationId, [input]);
+      const claim = await this.insert(auth.organizationId, input, configuration, isActive, priority);
       return { result: claim, audits: [createdAudit(claim)] };
     });
   }
@@ -141,24 +131,19 @@ export class ClaimsService {
       seen.add(claimKey.toLowerCase());
     }
 
-    return this.change(auth, async (manager) => {
-      const tier = await this.lockTier(manager, auth.organizationId);
+    return this.change(auth, async () => {
+      const tier = await this.lockTier(auth.organizationId);
       if (!tier.bulkClaims) throw bulkClaimsUnavailable(tier);
       for (const input of inputs) this.assertTypeAvailable(tier, input.claimType);
-      const existing = await queryRows<{ claim_key: string }>(
-        manager,
-        `SELECT claim_key FROM custom_claims WHERE organization_id = $1 AND lower(claim_key) = ANY($2::text[])`,
-        [auth.organizationId, [...seen]],
-      );
-      if (existing.length > 0) throw duplicateClaimKey(existing[0].claim_key);
+      const existing = await this.claims.existingKeys(auth.organizationId, [...seen]);
+      if (existing.length > 0) throw duplicateClaimKey(existing[0]);
       const activating = inputs.filter((input) => input.isActive ?? true).length;
-      if (activating > 0) await this.assertActiveSlots(manager, auth.organizationId, tier, activating);
-      const priorities = await this.priorities(manager, auth.organizationId, inputs);
+      if (activating > 0) await this.assertActiveSlots(auth.organizationId, tier, activating);
+      const priorities = await this.priorities(auth.organizationId, inputs);
       const claims: CustomClaim[] = [];
       for (const [index, input] of inputs.entries()) {
         claims.push(
           await this.insert(
-            manager,
             auth.organizationId,
             input,
             configurations[index],
@@ -176,10 +161,11 @@ export class ClaimsService {
    * configuration fields only the one of the claim's type is applied, the others are ignored.
    */
   async update(auth: OrgAuthContext, id: string, patch: ClaimPatch): Promise<CustomClaim> {
-    return this.change(auth, async (manager) => {
+    return this.change(auth, async () => {
       // Activation counts claims under the organization lock, taken before the claim's own.
-      const tier = patch.isActive === true ? await this.lockTier(manager, auth.organizationId) : null;
-      const claim = await this.lock(manager, auth.organizationId, id);
+      const tier = patch.isActive === true ? await this.lockTier(auth.organizationId) : null;
+      const claim = await this.claims.find(auth.organizationId, id, { lock: true });
+      if (!claim) throw notFound('Claim');
       const before = Object.assign(new CustomClaim(), claim);
       const field = CONFIGURATION_FIELD[claim.claimType];
       const problems = immutableFieldProblems(patch, claim);
@@ -206,13 +192,13 @@ export class ClaimsService {
       if (patch.isActive !== undefined && patch.isActive !== claim.isActive) {
         if (patch.isActive && tier) {
           this.assertTypeAvailable(tier, claim.claimType);
-          await this.assertActiveSlots(manager, auth.organizationId, tier, 1);
+          await this.assertActiveSlots(auth.organizationId, tier, 1);
         }
         claim.isActive = patch.isActive;
       }
       const fields = changedFields(before, claim);
       if (fields.length === 0) return { result: before, audits: [] };
-      await manager.save(claim);
+      await this.claims.save(auth.organizationId, claim);
       return {
         result: claim,
         audits: [{ action: 'claim.updated', resourceId: claim.id, metadata: { claimKey: claim.claimKey, fields } }],
@@ -221,21 +207,16 @@ export class ClaimsService {
   }
 
   async remove(auth: OrgAuthContext, id: string): Promise<void> {
-    await this.change(auth, async (manager) => {
-      const rows = await queryRows<{ id: string; claim_key: string; claim_type: string }>(
-        manager,
-        `DELETE FROM custom_claims WHERE id = $1 AND organization_id = $2 RETURNING id, claim_key, claim_type`,
-        [id, auth.organizationId],
-      );
-      if (rows.length === 0) throw notFound('Claim');
-      const [row] = rows;
+    await this.change(auth, async () => {
+      const removed = await this.claims.remove(auth.organizationId, id);
+      if (!removed) throw notFound('Claim');
       return {
         result: undefined,
         audits: [
           {
             action: 'claim.deleted',
-            resourceId: row.id,
-            metadata: { claimKey: row.claim_key, claimType: row.claim_type },
+            resourceId: removed.id,
+            metadata: { claimKey: removed.claimKey, claimType: removed.claimType },
           },
         ],
       };
@@ -248,16 +229,12 @@ export class ClaimsService {
    * `refs` are UUIDs, or on the console also claim keys.
    */
   async reorder(auth: OrgAuthContext, refs: readonly string[]): Promise<void> {
-    await this.change(auth, async (manager) => {
-      const owned = await queryRows<{ id: string; claim_key: string }>(
-        manager,
-        `SELECT id, claim_key FROM custom_claims WHERE organization_id = $1`,
-        [auth.organizationId],
-      );
+    await this.change(auth, async () => {
+      const owned = await this.claims.list(auth.organizationId);
       const byRef = new Map<string, string>();
-      for (const { id, claim_key } of owned) {
+      for (const { id, claimKey } of owned) {
         byRef.set(id.toLowerCase(), id);
-        byRef.set(claim_key.toLowerCase(), id);
+        byRef.set(claimKey.toLowerCase(), id);
       }
       const order = new Map<string, number>();
       refs.forEach((ref, index) => {
@@ -265,12 +242,7 @@ export class ClaimsService {
         if (id !== undefined && !order.has(id)) order.set(id, index);
       });
       if (order.size === 0) return { result: undefined, audits: [] };
-      await manager.query(
-        `UPDATE custom_claims AS claim SET priority = input.priority, updated_at = now()
-           FROM unnest($2::uuid[], $3::int[]) AS input(id, priority)
-          WHERE claim.id = input.id AND claim.organization_id = $1 AND claim.priority <> input.priority`,
-        [auth.organizationId, [...order.keys()], [...order.values()]],
-      );
+      await this.claims.setPriorities(auth.organizationId, order);
       return {
         result: undefined,
         audits: [{ action: 'claim.reordered', resourceId: null, metadata: { claimIds: [...order.keys()] } }],
@@ -363,15 +335,13 @@ export class ClaimsService {
   }
 
   private async insert(
-    manager: EntityManager,
-    organizationId: string,
+    organizationId: OrganizationId,
     input: ClaimInput,
     configuration: PreparedConfiguration,
     isActive: boolean,
     priority: number,
   ): Promise<CustomClaim> {
-    const claim = manager.create(CustomClaim, {
-      organizationId,
+    const claim = await this.claims.insert(organizationId, {
       claimKey: input.claimKey,
       claimName: input.claimName,
       claimType: input.claimType,
@@ -381,34 +351,23 @@ export class ClaimsService {
       isActive,
       ...configuration,
     });
-    try {
-      await manager.save(claim);
-    } catch (error) {
-      if (isUniqueViolation(error)) throw duplicateClaimKey(input.claimKey);
-      throw error;
-    }
+    if (!claim) throw duplicateClaimKey(input.claimKey);
     return claim;
   }
 
   /** Given priorities are kept; claims without one go after the organization's last claim, in order. */
   private async priorities(
-    manager: EntityManager,
-    organizationId: string,
+    organizationId: OrganizationId,
     inputs: readonly Pick<ClaimInput, 'priority'>[],
   ): Promise<number[]> {
     if (inputs.every((input) => input.priority !== undefined)) return inputs.map((input) => input.priority!);
-    const [{ next }] = await queryRows<{ next: number }>(
-      manager,
-      `SELECT COALESCE(max(priority) + 1, 0)::int AS next FROM custom_claims WHERE organization_id = $1`,
-      [organizationId],
-    );
-    let following = next;
+    let following = await this.claims.nextPriority(organizationId);
     return inputs.map((input) => input.priority ?? following++);
   }
 
   /** Row-locks the organization so that concurrent claim writes count active claims one at a time. */
-  private lockTier(manager: EntityManager, organizationId: string): Promise<TierDefinition> {
-    return this.plans.planOf(organizationId, { manager, lock: true });
+  private lockTier(organizationId: OrganizationId): Promise<TierDefinition> {
+    return this.plans.planOf(organizationId, { manager: this.uow.manager(), lock: true }); // seam: src/organizations/plan.service.ts#planOf
   }
 
   private tier(auth: OrgAuthContext): Promise<TierDefinition> {
@@ -424,48 +383,21 @@ export class ClaimsService {
   }
 
   /** Inactive claims do not count. Call with the organization locked. */
-  private async assertActiveSlots(
-    manager: EntityManager,
-    organizationId: string,
-    tier: TierDefinition,
-    wanted: number,
-  ): Promise<void> {
-    const [{ active }] = await queryRows<{ active: number }>(
-      manager,
-      `SELECT count(*)::int AS active FROM custom_claims WHERE organization_id = $1 AND is_active`,
-      [organizationId],
-    );
+  private async assertActiveSlots(organizationId: OrganizationId, tier: TierDefinition, wanted: number): Promise<void> {
+    const active = await this.claims.countActive(organizationId);
     if (active + wanted > tier.limits.maxCustomClaims) throw claimLimitReached(tier);
   }
 
-  private async lock(manager: EntityManager, organizationId: string, id: string): Promise<CustomClaim> {
-    const claim = await manager
-      .createQueryBuilder(CustomClaim, 'claim')
-      .setLock('pessimistic_write')
-      .where('claim.id = :id AND claim.organization_id = :org', { id, org: organizationId })
-      .getOne();
-    if (!claim) throw notFound('Claim');
-    return claim;
-  }
-
-  /** One transaction per change, with its audit entries; this instance's token cache forgets at once. */
-  private async change<T>(
-    auth: OrgAuthContext,
-    work: (manager: EntityManager) => Promise<{ result: T; audits: Audit[] }>,
-  ): Promise<T> {
-    const { result, audits } = await this.dataSource.transaction(async (manager) => {
-      const outcome = await work(manager);
-      for (const entry of outcome.audits) {
-        await this.audit.record(
-          auth,
-          { ...entry, organizationId: auth.organizationId, resourceType: 'claim' },
-          manager,
-        );
+  /** One unit of work per change, with its audit entries; this instance's token cache forgets once it commits. */
+  private change<T>(auth: OrgAuthContext, work: () => Promise<{ result: T; audits: Audit[] }>): Promise<T> {
+    return this.uow.run(async () => {
+      const { result, audits } = await work();
+      for (const entry of audits) {
+        await this.audit.record(auth, { ...entry, organizationId: auth.organizationId, resourceType: 'claim' });
       }
-      return outcome;
+      if (audits.length > 0) await this.uow.afterCommit(() => this.definitions.invalidate(auth.organizationId));
+      return result;
     });
-    if (audits.length > 0) this.definitions.invalidate(auth.organizationId);
-    return result;
   }
 }
 

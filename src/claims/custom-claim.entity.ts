@@ -1,3 +1,4 @@
+import type { OrganizationId } from '../common/access/tenant-id.js';
 import { Column, CreateDateColumn, Entity, PrimaryColumn, UpdateDateColumn } from 'typeorm';
 import type {
   ClaimDataType,
@@ -15,7 +16,7 @@ export class CustomClaim {
   id!: string;
 
   @Column('uuid', { name: 'organization_id' })
-  organizationId!: string;
+  organizationId!: OrganizationId;
 
   @Column('text', { name: 'claim_key' })
   claimKey!: string;

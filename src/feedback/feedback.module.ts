@@ -10,6 +10,7 @@ import {
   FeedbackNotification,
 } from './feature-request.entity.js';
 import { FeedbackController } from './feedback.controller.js';
+import { FeedbackRepository } from './feedback.repository.js';
 import { FeedbackService } from './feedback.service.js';
 import { SdkFeedbackController } from './sdk-feedback.controller.js';
 import { StaffNotices } from './staff-notices.js';
@@ -27,7 +28,7 @@ import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
     PushModule,
   ],
   controllers: [FeedbackController, SdkFeedbackController],
-  providers: [FeedbackService, StaffNotices],
+  providers: [FeedbackService, FeedbackRepository, StaffNotices],
   exports: [FeedbackService, StaffNotices],
 })
 export class FeedbackModule {}

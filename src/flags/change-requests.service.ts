@@ -1,13 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, type EntityManager } from 'typeorm';
 import { hasRole, type AuthContext, type OrgAuthContext } from '../common/access/auth-context.js';
+import { UnitOfWork } from '../database/unit-of-work.js';
 import { forbidden, notFound } from '../common/errors/app-exception.js';
 import { changeRequestNotApplicable, selfApproval } from './flags.exceptions.js';
 import { AuditService } from '../audit/audit.service.js';
 import { ENVIRONMENTS, type Environment } from './evaluation/flag-types.js';
-import { FeatureFlag, type FlagOverride } from './flag.entity.js';
+import type { FeatureFlag, FlagOverride } from './flag.entity.js';
 import { FlagSchedulesService, mergedInput, type ScheduleOutcome, type ScheduleRow } from './flag-schedules.service.js';
 import type {
   CreateFlagDto,
@@ -26,11 +25,13 @@ import {
   type FlagActor,
 } from './flags.service.js';
 import { PlanService } from '../organizations/plan.service.js';
-import type { ChangeRequestState } from './change-request-state.js';
-
-/** What a change request carries: one kind per write that can change what a protected environment serves. */
-type Kind =
-  'environment' | 'rollback' | 'schedule' | 'update' | 'deletion' | 'creation' | 'override' | 'override_removal';
+import {
+  ChangeRequestsRepository,
+  type ChangeRequestKind as Kind,
+  type ChangeRequestRow,
+} from './change-requests.repository.js';
+import { FlagsRepository } from './flags.repository.js';
+import { SavepointsRepository } from './savepoints.repository.js';
 
 /**
  * Every write that can change what a device is served (decision 0064). `scheduled` is a due
@@ -94,30 +95,6 @@ interface Writer {
 
 type Passed<K extends FlagWrite['kind']> = { applied: Applied[K]; after: () => void } | { proposed: ChangeRequestRow };
 
-interface ChangeRequestRow {
-  id: string;
-  organization_id: string;
-  app_id: string;
-  flag_id: string;
-  flag_key: string;
-  kind: Kind;
-  environment: Environment | null;
-  payload: Record<string, unknown>;
-  before: unknown;
-  base_version: number;
-  /** As stored; `current_state` is the state as it stands (see STATE). */
-  state: ChangeRequestState;
-  current_state: ChangeRequestState;
-  author_user_id: string | null;
-  author_email: string | null;
-  decided_by: string | null;
-  decided_at: Date | null;
-  applied_by: string | null;
-  applied_at: Date | null;
-  applied_version: number | null;
-  created_at: Date;
-}
-
 export function toChangeRequestResponse(row: ChangeRequestRow) {
   return {
     id: row.id,
@@ -143,17 +120,6 @@ export function toChangeRequestResponse(row: ChangeRequestRow) {
 export type Outcome<T> = { applied: T } | { proposed: ReturnType<typeof toChangeRequestResponse> };
 
 /**
- * The state as it stands: a pending or approved request whose flag has changed since (or is gone)
- * is stale; so is a creation whose key has a flag again. Derived on every read, so it can never
- * lag behind the flag.
- */
-const STATE = `CASE WHEN r.state IN ('pending', 'approved') AND CASE WHEN r.kind = 'creation'
-    THEN EXISTS (SELECT 1 FROM feature_flags f WHERE f.app_id = r.app_id AND f.key = r.flag_key)
-    ELSE NOT EXISTS (SELECT 1 FROM feature_flags f WHERE f.id = r.flag_id AND f.version = r.base_version) END
-  THEN 'stale' ELSE r.state END`;
-const SELECT = `SELECT r.*, ${STATE} AS current_state FROM feature_flag_change_requests r`;
-
-/**
  * Change approvals (Enterprise) and the one gate of protected environments (`gate`): every write
  * that can change what a device is served in an environment requiring approval becomes a change
  * request; an Admin who is not the author approves or rejects; the author or an Admin applies an
@@ -162,7 +128,10 @@ const SELECT = `SELECT r.*, ${STATE} AS current_state FROM feature_flag_change_r
 @Injectable()
 export class ChangeRequestsService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly uow: UnitOfWork,
+    private readonly requests: ChangeRequestsRepository,
+    private readonly flagRows: FlagsRepository,
+    private readonly savepoints: SavepointsRepository,
     private readonly flags: FlagsService,
     private readonly schedules: FlagSchedulesService,
     private readonly audit: AuditService,
@@ -178,7 +147,7 @@ export class ChangeRequestsService {
     write: W,
   ): Promise<Outcome<Applied[W['kind']]>> {
     const writer: Writer = { actor: actorFromAuth(auth), auth };
-    const passed = await this.dataSource.transaction((manager) => this.gate(manager, writer, write, null));
+    const passed = await this.uow.run(() => this.gate(writer, write, null));
     if ('proposed' in passed) return { proposed: toChangeRequestResponse(passed.proposed) };
     passed.after();
     return { applied: passed.applied as Applied[W['kind']] };
@@ -191,11 +160,11 @@ export class ChangeRequestsService {
 
   /** The schedule job's step: a due schedule through the gate (ScheduleOutcome for applyDue). */
   applyDueSchedule(now: Date): Promise<boolean> {
-    return this.schedules.applyDue(now, async (manager, schedule): Promise<ScheduleOutcome> => {
+    return this.schedules.applyDue(now, async (schedule): Promise<ScheduleOutcome> => {
       const actor: FlagActor = { organizationId: schedule.organization_id, email: schedule.created_by, auth: null };
       const approval = schedule.change_request_id ? { changeRequestId: schedule.change_request_id } : null;
       const write = { kind: 'scheduled', flagId: schedule.flag_id, schedule } as const;
-      const passed = await this.gate(manager, { actor, auth: null }, write, approval);
+      const passed = await this.gate({ actor, auth: null }, write, approval);
       if ('proposed' in passed) return { changeRequestId: passed.proposed.id };
       return { appliedVersion: passed.applied.version, after: passed.after };
     });
@@ -212,72 +181,62 @@ export class ChangeRequestsService {
    * it as a pending change request instead.
    */
   private async gate<K extends FlagWrite['kind']>(
-    manager: EntityManager,
     writer: Writer,
     write: FlagWrite & { kind: K },
     approval: { changeRequestId: string } | null,
   ): Promise<Passed<K>> {
     const organizationId = writer.actor.organizationId;
     const creation = write.kind === 'creation' ? (write as Extract<FlagWrite, { kind: 'creation' }>) : null;
-    const tier = await this.plans.planOf(organizationId, { manager, lock: true });
-    const flag = creation
-      ? null
-      : await manager.getRepository(FeatureFlag).findOneBy({ id: write.flagId!, organizationId });
+    const tier = await this.plans.planOf(organizationId, { manager: this.uow.manager(), lock: true }); // seam: src/organizations/plan.service.ts#planOf
+    const flag = creation ? null : await this.flagRows.find(organizationId, write.flagId!);
     if (!creation && !flag) throw notFound('Flag');
     const appId = creation ? creation.appId : flag!.appId;
     const key = creation ? creation.input.key : flag!.key;
     const touched = environmentsTouched(write, flag);
-    const reach = touched.length ? await this.flags.protectedEnvironmentsOf(manager, organizationId, appId, key) : [];
+    const reach = touched.length ? await this.flags.protectedEnvironmentsOf(organizationId, appId, key) : [];
     const guarded = tier.features.approvalWorkflows && touched.some((env) => reach.includes(env));
     if (!guarded || approval) {
       const actor = approval ? { ...writer.actor, via: { ...writer.actor.via, ...approval } } : writer.actor;
-      return this.perform(manager, { ...writer, actor }, write, approval) as Promise<Passed<K>>;
+      return this.perform({ ...writer, actor }, write, approval) as Promise<Passed<K>>;
     }
     // Checked at once as the direct write would be (422/403/404/409), then undone.
-    await manager.query('SAVEPOINT protected_write');
-    try {
-      await this.perform(manager, writer, write, null);
-    } finally {
-      await manager.query('ROLLBACK TO SAVEPOINT protected_write');
-    }
-    return { proposed: await this.propose(manager, writer, write, flag) };
+    await this.savepoints.undone(() => this.perform(writer, write, null));
+    return { proposed: await this.propose(writer, write, flag) };
   }
 
-  /** Does the write, in `manager`; `after` is what follows its commit. Only `gate` calls it. */
+  /** Does the write, in the gate's unit of work; `after` is what follows its commit. Only `gate` calls it. */
   private async perform(
-    manager: EntityManager,
     { actor, auth }: Writer,
     write: FlagWrite,
     approval: { changeRequestId: string } | null,
   ): Promise<{ applied: Applied[FlagWrite['kind']]; after: () => void }> {
-    const scope = { within: manager };
     const committed = (changed: ChangedFlag) => ({ applied: changed, after: () => this.flags.committed(changed) });
     const invalidates = <T>(applied: T, appId: string) => ({ applied, after: () => this.flags.invalidate(appId) });
     switch (write.kind) {
       case 'environment':
-        return committed(await this.flags.putEnvironmentAs(actor, write.flagId, write.environment, write.input, scope));
+        return committed(await this.flags.putEnvironmentAs(actor, write.flagId, write.environment, write.input));
       case 'rollback':
-        return committed(await this.flags.rollbackAs(actor, write.flagId, write.version, scope));
+        return committed(await this.flags.rollbackAs(actor, write.flagId, write.version));
       case 'update':
-        return committed(await this.flags.updateAs(actor, write.flagId, write.input, scope));
+        return committed(await this.flags.updateAs(actor, write.flagId, write.input));
       case 'deletion':
-        return { ...committed(await this.flags.removeAs(actor, write.flagId, scope)), applied: null };
+        return { ...committed(await this.flags.removeAs(actor, write.flagId)), applied: null };
       case 'creation':
-        return committed(await this.flags.createAs(actor, write.appId, write.input, scope, write.flagId));
+        return committed(await this.flags.createAs(actor, write.appId, write.input, write.flagId));
       case 'scheduled':
-        return committed(await this.schedules.applyScheduled(manager, write.schedule));
+        return committed(await this.schedules.applyScheduled(write.schedule));
       case 'override': {
-        const { value, appId } = await this.flags.createOverrideAs(actor, write.flagId, write.input, scope);
+        const { value, appId } = await this.flags.createOverrideAs(actor, write.flagId, write.input);
         return invalidates(value, appId);
       }
       case 'override_removal': {
-        const { appId } = await this.flags.deleteOverrideAs(actor, write.flagId, write.overrideId, scope);
+        const { appId } = await this.flags.deleteOverrideAs(actor, write.flagId, write.overrideId);
         return invalidates(null, appId);
       }
       case 'schedule': {
         if (!auth) throw new Error('A schedule is created by a dashboard caller');
         const input = { ...write.input, runAt: new Date(write.input.runAt) };
-        const row = await this.schedules.create(auth, write.flagId, input, manager, approval?.changeRequestId ?? null);
+        const row = await this.schedules.create(auth, write.flagId, input, approval?.changeRequestId ?? null);
         return { applied: row, after: () => undefined };
       }
     }
@@ -285,18 +244,14 @@ export class ChangeRequestsService {
 
   async list(auth: OrgAuthContext, query: ListChangeRequestsQuery) {
     await this.assertPlan(auth);
-    const rows = await this.dataSource.query<ChangeRequestRow[]>(
-      `SELECT * FROM (${SELECT} WHERE r.organization_id = $1 AND ($2::uuid IS NULL OR r.flag_id = $2::uuid)) c
-        WHERE ($3::text IS NULL OR c.current_state = $3) ORDER BY c.created_at DESC, c.id LIMIT 500`,
-      [auth.organizationId, query.flagId ?? null, query.state ?? null],
-    );
+    const rows = await this.requests.list(auth.organizationId, { flagId: query.flagId, state: query.state });
     return rows.map(toChangeRequestResponse);
   }
 
   /** One request with the diff it would apply: what it changes as it was and as it would leave it. */
   async get(auth: OrgAuthContext, id: string) {
     await this.assertPlan(auth);
-    const row = await this.find(this.dataSource.manager, auth.organizationId, id);
+    const row = await this.find(auth, id);
     return { ...toChangeRequestResponse(row), diff: { before: row.before, after: await this.after(auth, row) } };
   }
 
@@ -333,29 +288,29 @@ export class ChangeRequestsService {
   async apply(auth: OrgAuthContext, id: string) {
     await this.assertPlan(auth);
     let after: () => void = () => undefined;
-    await this.dataSource.transaction(async (manager) => {
-      const { author_user_id: author } = await this.locked(manager, auth, id);
+    await this.uow.run(async () => {
+      const { author_user_id: author } = await this.find(auth, id, { lock: true });
       if (author !== auth.caller.userId && !hasRole(auth.caller.role, 'admin')) {
         throw forbidden('Only the author or an Admin applies a change request');
       }
       // Every change of a flag takes the organization's lock first: the state read under it holds.
-      await this.plans.planOf(auth.organizationId, { manager, lock: true });
-      const row = await this.find(manager, auth.organizationId, id);
+      await this.plans.planOf(auth.organizationId, { manager: this.uow.manager(), lock: true }); // seam: src/organizations/plan.service.ts#planOf
+      const row = await this.find(auth, id);
       if (row.current_state !== 'approved') throw changeRequestNotApplicable(row.current_state);
-      const passed = await this.gate(manager, { actor: actorFromAuth(auth), auth }, writeOf(row), {
+      const passed = await this.gate({ actor: actorFromAuth(auth), auth }, writeOf(row), {
         changeRequestId: row.id,
       });
       if ('proposed' in passed) throw new Error('An approved change request passes the gate');
       after = passed.after;
       const applied = passed.applied as Partial<ChangedFlag> | null;
       const appliedVersion = typeof applied?.version === 'number' && row.kind !== 'deletion' ? applied.version : null;
-      await manager.query(
-        `UPDATE feature_flag_change_requests
-            SET state = 'applied', applied_by = $2, applied_at = now(), applied_version = $3, updated_at = now()
-          WHERE id = $1`,
-        [row.id, auth.caller.email, appliedVersion ?? row.base_version],
+      await this.requests.markApplied(
+        auth.organizationId,
+        row.id,
+        auth.caller.email,
+        appliedVersion ?? row.base_version,
       );
-      await this.record(manager, auth, row, 'flag_change_request.applied');
+      await this.record(auth, row, 'flag_change_request.applied');
     });
     after();
     return this.get(auth, id);
@@ -363,53 +318,41 @@ export class ChangeRequestsService {
 
   private async decide(auth: OrgAuthContext, id: string, state: 'approved' | 'rejected') {
     await this.assertPlan(auth);
-    await this.dataSource.transaction(async (manager) => {
-      const row = await this.locked(manager, auth, id);
+    await this.uow.run(async () => {
+      const row = await this.find(auth, id, { lock: true });
       if (isAuthor(row, auth.caller)) throw selfApproval();
       if (row.current_state !== 'pending') throw changeRequestNotApplicable(row.current_state);
-      await manager.query(
-        `UPDATE feature_flag_change_requests SET state = $2, decided_by = $3, decided_at = now(), updated_at = now()
-          WHERE id = $1`,
-        [row.id, state, auth.caller.email],
-      );
-      await this.record(manager, auth, row, `flag_change_request.${state}`);
+      await this.requests.decide(auth.organizationId, row.id, state, auth.caller.email);
+      await this.record(auth, row, `flag_change_request.${state}`);
     });
     return this.get(auth, id);
   }
 
   /** Records `write` as a pending change request (a due schedule's becomes the environment change it makes). */
   private async propose(
-    manager: EntityManager,
     { actor, auth }: Writer,
     write: FlagWrite,
     flag: FeatureFlag | null,
   ): Promise<ChangeRequestRow> {
-    const request = await this.requestOf(manager, write, flag);
-    const [created] = await manager.query<ChangeRequestRow[]>(
-      `INSERT INTO feature_flag_change_requests
-         (organization_id, app_id, flag_id, flag_key, kind, environment, payload, before, base_version,
-          author_user_id, author_email)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING *, state AS current_state`,
-      [
-        actor.organizationId,
-        flag?.appId ?? (write.kind === 'creation' ? write.appId : null),
-        request.flagId,
-        flag?.key ?? (write.kind === 'creation' ? write.input.key : null),
-        request.kind,
-        request.environment,
-        JSON.stringify(request.payload),
-        JSON.stringify(request.before),
-        flag?.version ?? 0,
-        auth?.caller.userId ?? null,
-        actor.email,
-      ],
-    );
-    await this.record(manager, auth, created, 'flag_change_request.created');
+    const request = await this.requestOf(write, flag);
+    const created = await this.requests.insert(actor.organizationId, {
+      appId: flag?.appId ?? (write.kind === 'creation' ? write.appId : null),
+      flagId: request.flagId,
+      flagKey: flag?.key ?? (write.kind === 'creation' ? write.input.key : null),
+      kind: request.kind,
+      environment: request.environment,
+      payload: request.payload,
+      before: request.before,
+      baseVersion: flag?.version ?? 0,
+      authorUserId: auth?.caller.userId ?? null,
+      authorEmail: actor.email,
+    });
+    await this.record(auth, created, 'flag_change_request.created');
     return created;
   }
 
   /** What a change request carries for each write: its kind, the write as made, and what it changes as it is now. */
-  private async requestOf(manager: EntityManager, write: FlagWrite, flag: FeatureFlag | null) {
+  private async requestOf(write: FlagWrite, flag: FeatureFlag | null) {
     const request = (kind: Kind, payload: unknown, before: unknown, environment: Environment | null = null) => ({
       kind,
       flagId: flag?.id ?? randomUUID(),
@@ -450,7 +393,7 @@ export class ChangeRequestsService {
       case 'override':
         return request('override', write.input, null);
       case 'override_removal': {
-        const override = await this.flags.findOverride(manager, current.organizationId, current.id, write.overrideId);
+        const override = await this.flags.findOverride(current.organizationId, current.id, write.overrideId);
         return request('override_removal', { overrideId: write.overrideId }, override);
       }
     }
@@ -462,37 +405,21 @@ export class ChangeRequestsService {
     });
   }
 
-  private async find(manager: EntityManager, organizationId: string, id: string): Promise<ChangeRequestRow> {
-    const rows = await manager.query<ChangeRequestRow[]>(`${SELECT} WHERE r.id = $1 AND r.organization_id = $2`, [
-      id,
-      organizationId,
-    ]);
-    if (!rows[0]) throw notFound('Change request');
-    return rows[0];
+  /** The organization's request with its state as it stands; `lock` holds its row for a decision or an application. */
+  private async find(auth: OrgAuthContext, id: string, options: { lock?: boolean } = {}): Promise<ChangeRequestRow> {
+    const row = await this.requests.find(auth.organizationId, id, options);
+    if (!row) throw notFound('Change request');
+    return row;
   }
 
-  /** The row locked for a decision (or an application), with its state as it stands. */
-  private async locked(manager: EntityManager, auth: OrgAuthContext, id: string): Promise<ChangeRequestRow> {
-    const rows = await manager.query<{ id: string }[]>(
-      `SELECT id FROM feature_flag_change_requests WHERE id = $1 AND organization_id = $2 FOR UPDATE`,
-      [id, auth.organizationId],
-    );
-    if (!rows[0]) throw notFound('Change request');
-    return this.find(manager, auth.organizationId, id);
-  }
-
-  private record(manager: EntityManager, auth: AuthContext | null, row: ChangeRequestRow, action: string) {
-    return this.audit.record(
-      auth,
-      {
-        organizationId: row.organization_id,
-        action,
-        resourceType: 'flag',
-        resourceId: row.flag_id,
-        metadata: { changeRequestId: row.id, kind: row.kind, environment: row.environment },
-      },
-      manager,
-    );
+  private record(auth: AuthContext | null, row: ChangeRequestRow, action: string) {
+    return this.audit.record(auth, {
+      organizationId: row.organization_id,
+      action,
+      resourceType: 'flag',
+      resourceId: row.flag_id,
+      metadata: { changeRequestId: row.id, kind: row.kind, environment: row.environment },
+    });
   }
 }
 

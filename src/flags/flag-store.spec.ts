@@ -1,34 +1,41 @@
 import { describe, expect, it } from '@jest/globals';
-import type { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
+import type { FlagStoreRepository, StoredFlagSet } from './flag-store.repository.js';
 import { FlagStore, overridesOf } from './flag-store.js';
 
-/** Answers the store's two statements (an app's flags, its overrides) and counts the flag loads per app. */
+const CONFIG = { logLevel: 'silent', flagStoreMaxApps: 5 } as AppConfig;
+
+/** The store's read model answering `load`; its listener never connects. */
+function readModel(load: (appId: string) => Promise<StoredFlagSet>): FlagStoreRepository {
+  const listener = { start: () => Promise.resolve(), close: () => Promise.resolve() };
+  return { load, listener: () => listener } as unknown as FlagStoreRepository;
+}
+
+/** One flag per app; counts the loads per app. */
 function countingDatabase() {
   const loads = new Map<string, number>();
-  const dataSource = {
-    options: { url: undefined },
-    query: (sql: string, [appId]: [string]): Promise<unknown[]> => {
-      if (/feature_flag_overrides/.test(sql)) return Promise.resolve([]);
-      loads.set(appId, (loads.get(appId) ?? 0) + 1);
-      const off = { enabled: false, value: 'false', rules: [] };
-      return Promise.resolve([
+  const load = (appId: string): Promise<StoredFlagSet> => {
+    loads.set(appId, (loads.get(appId) ?? 0) + 1);
+    const off = { enabled: false, value: 'false', rules: [] };
+    return Promise.resolve({
+      flags: [
         {
           id: `${appId}-flag`,
           key: 'checkout',
-          value_type: 'boolean',
-          default_value: 'false',
+          valueType: 'boolean',
+          defaultValue: 'false',
           environments: { production: { enabled: true, value: 'true', rules: [] }, staging: off, development: off },
         },
-      ]);
-    },
+      ],
+      overrides: [],
+    });
   };
-  return { dataSource: dataSource as unknown as DataSource, loads };
+  return { load, loads };
 }
 
 function storeOf(maxApps: number) {
-  const { dataSource, loads } = countingDatabase();
-  const store = new FlagStore(dataSource, { logLevel: 'silent', flagStoreMaxApps: maxApps } as AppConfig);
+  const { load, loads } = countingDatabase();
+  const store = new FlagStore(readModel(load), { ...CONFIG, flagStoreMaxApps: maxApps });
   return { store, loads };
 }
 
@@ -59,17 +66,11 @@ describe('FlagStore memory bound', () => {
   });
 
   it('asks the database again for an app whose load failed', async () => {
-    const { dataSource } = countingDatabase();
-    const answer = (sql: string, params: unknown[]): Promise<unknown> => dataSource.query(sql, params);
+    const { load } = countingDatabase();
     let fail = true;
-    const flaky = {
-      options: { url: undefined },
-      query: (sql: string, params: unknown[]): Promise<unknown> =>
-        fail ? Promise.reject(new Error('database unavailable')) : answer(sql, params),
-    };
     const store = new FlagStore(
-      flaky as unknown as DataSource,
-      { logLevel: 'silent', flagStoreMaxApps: 5 } as AppConfig,
+      readModel((appId) => (fail ? Promise.reject(new Error('database unavailable')) : load(appId))),
+      CONFIG,
     );
     await expect(store.get('a')).rejects.toThrow('database unavailable');
     fail = false;
@@ -79,27 +80,22 @@ describe('FlagStore memory bound', () => {
 
 describe('FlagStore overrides', () => {
   it('indexes overrides by device, so a request reads its own device’s only, newest first', async () => {
-    const { dataSource } = countingDatabase();
-    const flagsOf = (sql: string, params: unknown[]): Promise<unknown> => dataSource.query(sql, params as [string]);
-    const rows = [
-      { flag_id: 'a-flag', device_key_id: 'device-1', forced_value: 'true', expires_at: null },
-      { flag_id: 'a-flag', device_key_id: 'device-2', forced_value: 'false', expires_at: null },
-      { flag_id: 'a-flag', device_key_id: 'device-1', forced_value: 'false', expires_at: null },
+    const { load } = countingDatabase();
+    const overrides = [
+      { flagId: 'a-flag', deviceKeyId: 'device-1', forcedValue: 'true', expiresAt: null },
+      { flagId: 'a-flag', deviceKeyId: 'device-2', forcedValue: 'false', expiresAt: null },
+      { flagId: 'a-flag', deviceKeyId: 'device-1', forcedValue: 'false', expiresAt: null },
       // A flood of another device's overrides is not what device-1's requests look through.
       ...Array.from({ length: 1000 }, (_, i) => ({
-        flag_id: 'a-flag',
-        device_key_id: `other-${i}`,
-        forced_value: 'true',
-        expires_at: null,
+        flagId: 'a-flag',
+        deviceKeyId: `other-${i}`,
+        forcedValue: 'true',
+        expiresAt: null,
       })),
     ];
     const store = new FlagStore(
-      {
-        options: { url: undefined },
-        query: (sql: string, params: unknown[]) =>
-          /feature_flag_overrides/.test(sql) ? Promise.resolve(rows) : flagsOf(sql, params),
-      } as unknown as DataSource,
-      { logLevel: 'silent', flagStoreMaxApps: 5 } as AppConfig,
+      readModel(async (appId) => ({ ...(await load(appId)), overrides })),
+      CONFIG,
     );
     const set = await store.get('a');
     expect(

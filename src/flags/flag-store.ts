@@ -1,18 +1,15 @@
 import { hash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import type { Logger } from 'pino';
 import { createLogger } from '../common/logging/logger.js';
-import { PgListener } from '../database/pg-listener.js';
+import type { PgListener } from '../database/pg-listener.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { compileFlagSet, type CompiledFlag } from './evaluation/compile-flag.js';
 import { planFlagSet, type FlagSetPlan } from './evaluation/flag-set-plan.js';
-import type { FlagDefinition, FlagOverrideRecord } from './evaluation/flag-types.js';
-
-export const FLAG_CHANGES_CHANNEL = 'flag_changes';
+import type { FlagOverrideRecord } from './evaluation/flag-types.js';
+import { FlagStoreRepository } from './flag-store.repository.js';
 
 export interface AppFlagSet {
   /** Compiled once, for GET /flags and the evaluate endpoint's trace. */
@@ -60,16 +57,14 @@ export class FlagStore implements OnModuleInit, OnModuleDestroy {
   private readonly commit: string;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly repository: FlagStoreRepository,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.changes.setMaxListeners(0);
     this.maxApps = config.flagStoreMaxApps ?? Number.POSITIVE_INFINITY;
     this.commit = config.serviceCommit ?? '';
     const logger: Logger = createLogger(config).child({ component: 'flag-store' });
-    this.listener = new PgListener({
-      url: (dataSource.options as { url?: string }).url,
-      channel: FLAG_CHANGES_CHANNEL,
+    this.listener = repository.listener({
       logger,
       onMessage: (appId) => this.invalidate(appId),
       // While disconnected, notifications may have been missed: everything cached is dropped.
@@ -127,46 +122,19 @@ export class FlagStore implements OnModuleInit, OnModuleDestroy {
   }
 
   private async load(appId: string): Promise<AppFlagSet> {
-    const [flags, overrides] = await Promise.all([
-      this.dataSource.query<
-        {
-          id: string;
-          key: string;
-          value_type: string;
-          default_value: string;
-          environments: FlagDefinition['environments'];
-        }[]
-      >(`SELECT id, key, value_type, default_value, environments FROM feature_flags WHERE app_id = $1 ORDER BY key`, [
-        appId,
-      ]),
-      this.dataSource.query<
-        { flag_id: string; device_key_id: string; forced_value: string; expires_at: Date | null }[]
-      >(
-        `SELECT o.flag_id, o.device_key_id, o.forced_value, o.expires_at
-           FROM feature_flag_overrides o JOIN feature_flags f ON f.id = o.flag_id
-          WHERE f.app_id = $1 AND (o.expires_at IS NULL OR o.expires_at > now())
-          ORDER BY o.created_at DESC`,
-        [appId],
-      ),
-    ]);
+    const { flags, overrides } = await this.repository.load(appId);
     const byDevice = new Map<string, Map<string, FlagOverrideRecord[]>>();
     for (const row of overrides) {
-      let byFlag = byDevice.get(row.device_key_id);
-      if (!byFlag) byDevice.set(row.device_key_id, (byFlag = new Map<string, FlagOverrideRecord[]>()));
-      const list = byFlag.get(row.flag_id) ?? [];
-      list.push({ deviceKeyId: row.device_key_id, forcedValue: row.forced_value, expiresAt: row.expires_at });
-      byFlag.set(row.flag_id, list);
+      let byFlag = byDevice.get(row.deviceKeyId);
+      if (!byFlag) byDevice.set(row.deviceKeyId, (byFlag = new Map<string, FlagOverrideRecord[]>()));
+      const list = byFlag.get(row.flagId) ?? [];
+      list.push({ deviceKeyId: row.deviceKeyId, forcedValue: row.forcedValue, expiresAt: row.expiresAt });
+      byFlag.set(row.flagId, list);
     }
-    const definitions: FlagDefinition[] = flags.map((row) => ({
-      id: row.id,
-      key: row.key,
-      valueType: row.value_type as FlagDefinition['valueType'],
-      defaultValue: row.default_value,
-      environments: row.environments,
-    }));
-    const compiled = compileFlagSet(definitions);
+    const compiled = compileFlagSet(flags);
     // Rows come ordered by key and jsonb text is normalised by PostgreSQL: every instance digests the same text.
-    const version = hash('sha256', `${this.commit}\n${JSON.stringify(flags)}`, 'base64url');
+    const version = hash('sha256', `${this.commit}
+${JSON.stringify(flags)}`, 'base64url');
     return { flags: compiled, plan: planFlagSet(compiled), version, overridesByDevice: byDevice };
   }
 }

@@ -1,3 +1,4 @@
+import type { OrganizationId } from '../common/access/tenant-id.js';
 import { Column, CreateDateColumn, Entity, PrimaryColumn, UpdateDateColumn } from 'typeorm';
 import type { Environment, FlagEnvironmentConfig, FlagValueType } from './evaluation/flag-types.js';
 
@@ -7,7 +8,7 @@ export class FeatureFlag {
   id!: string;
 
   @Column('uuid', { name: 'organization_id' })
-  organizationId!: string;
+  organizationId!: OrganizationId;
 
   @Column('uuid', { name: 'app_id' })
   appId!: string;
@@ -49,7 +50,7 @@ export class FlagOverride {
   id!: string;
 
   @Column('uuid', { name: 'organization_id' })
-  organizationId!: string;
+  organizationId!: OrganizationId;
 
   @Column('uuid', { name: 'flag_id' })
   flagId!: string;

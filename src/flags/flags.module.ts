@@ -18,6 +18,11 @@ import { FlagsController } from './flags.controller.js';
 import { FlagsService } from './flags.service.js';
 import { SdkFlagsController } from './sdk-flags.controller.js';
 import { AppsModule } from '../apps/apps.module.js';
+import { ChangeRequestsRepository } from './change-requests.repository.js';
+import { FlagSchedulesRepository } from './flag-schedules.repository.js';
+import { FlagStoreRepository } from './flag-store.repository.js';
+import { FlagsRepository } from './flags.repository.js';
+import { SavepointsRepository } from './savepoints.repository.js';
 
 @Module({
   imports: [
@@ -32,7 +37,18 @@ import { AppsModule } from '../apps/apps.module.js';
     WebhooksModule,
   ],
   controllers: [FlagsController, FlagsByKeyController, ChangeRequestsController, SdkFlagsController],
-  providers: [FlagsService, FlagStore, FlagSchedulesService, FlagScheduleJob, ChangeRequestsService],
+  providers: [
+    FlagsService,
+    FlagStore,
+    FlagSchedulesService,
+    FlagScheduleJob,
+    ChangeRequestsService,
+    FlagsRepository,
+    FlagSchedulesRepository,
+    ChangeRequestsRepository,
+    FlagStoreRepository,
+    SavepointsRepository,
+  ],
   exports: [FlagsService, FlagStore],
 })
 export class FlagsModule {}

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, type EntityManager } from 'typeorm';
 import { Inject } from '@nestjs/common';
 import type { AuthContext, OrgAuthContext } from '../common/access/auth-context.js';
+import type { OrganizationId } from '../common/access/tenant-id.js';
+import { UnitOfWork } from '../database/unit-of-work.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import type { Logger } from 'pino';
@@ -21,7 +21,6 @@ import {
 import { type TierDefinition } from '../common/tiers.js';
 import { AuditService } from '../audit/audit.service.js';
 import { WebhookEvents } from '../webhooks/webhook-events.js';
-import { isUniqueViolation } from '../database/unique-violation.js';
 import {
   ENVIRONMENTS,
   isEnvironment,
@@ -35,7 +34,10 @@ import { dependentsOf, prerequisiteGraphProblem } from './evaluation/validate-pr
 import { protectedEnvironments, type Protection } from './evaluation/protection.js';
 import { FeatureFlag, FlagOverride } from './flag.entity.js';
 import { isUuid } from './flag-key-param.js';
-import { FLAG_CHANGES_CHANNEL, FlagStore } from './flag-store.js';
+import { FlagStore } from './flag-store.js';
+import { FlagStoreRepository } from './flag-store.repository.js';
+import { FlagSchedulesRepository } from './flag-schedules.repository.js';
+import { FlagsRepository } from './flags.repository.js';
 import type { CreateFlagDto, CreateOverrideDto, EnvironmentConfigDto, UpdateFlagDto } from './flags.dto.js';
 import { featureUnavailable } from '../organizations/organizations.exceptions.js';
 import { PlanService } from '../organizations/plan.service.js';
@@ -51,7 +53,7 @@ type FlagChange = 'flag.created' | 'flag.updated' | 'flag.deleted';
  * as the version's author.
  */
 export interface FlagActor {
-  readonly organizationId: string;
+  readonly organizationId: OrganizationId;
   readonly email: string | null;
   readonly auth: AuthContext | null;
   /** Extra audit metadata (the schedule or change request applied). */
@@ -64,14 +66,6 @@ export function actorFromAuth(auth: OrgAuthContext): FlagActor {
 
 /** A saved change and what it switched on or off, for the notices sent once it committed. */
 export type ChangedFlag = FeatureFlag & { change?: string; toggled?: { environment: Environment; enabled: boolean }[] };
-
-/**
- * Where a change runs when the gate of protected environments makes it (ChangeRequestsService):
- * `within` its transaction, which then calls `committed()` (or `invalidate`) once it commits.
- */
-export interface ChangeScope {
-  readonly within?: EntityManager;
-}
 
 /** An environment's new state as the PUT route and scheduled changes give it. */
 export interface EnvironmentInput {
@@ -97,7 +91,10 @@ const DEVICE_ATTRIBUTES = new Set([
 @Injectable()
 export class FlagsService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly uow: UnitOfWork,
+    private readonly flags: FlagsRepository,
+    private readonly schedules: FlagSchedulesRepository,
+    private readonly storeChanges: FlagStoreRepository,
     private readonly audit: AuditService,
     private readonly store: FlagStore,
     private readonly webhooks: WebhookEvents,
@@ -114,22 +111,17 @@ export class FlagsService {
   private readonly logger: Logger;
 
   /** Throws unless the flag table answers a read (the health check of the flag store). */
-  async probe(): Promise<void> {
-    await this.dataSource.query('SELECT 1 FROM feature_flags LIMIT 1');
+  probe(): Promise<void> {
+    return this.flags.probe();
   }
 
   async list(auth: OrgAuthContext, appId: string): Promise<FeatureFlag[]> {
     await this.apps.assertExists(auth.organizationId, appId);
-    return this.dataSource.getRepository(FeatureFlag).find({
-      where: { organizationId: auth.organizationId, appId },
-      order: { key: 'ASC' },
-    });
+    return this.flags.listByApp(auth.organizationId, appId);
   }
 
   async get(auth: OrgAuthContext, flagId: string): Promise<FeatureFlag> {
-    const flag = await this.dataSource
-      .getRepository(FeatureFlag)
-      .findOneBy({ id: flagId, organizationId: auth.organizationId });
+    const flag = await this.flags.find(auth.organizationId, flagId);
     if (!flag) throw notFound('Flag');
     return flag;
   }
@@ -139,123 +131,79 @@ export class FlagsService {
    * taken as the flag's id. 404 when the app or the flag is not the caller's.
    */
   async resolveKey(auth: OrgAuthContext, appId: string, flagKey: string): Promise<string> {
-    const rows: { id: string }[] = await this.dataSource.query(
-      `SELECT id FROM feature_flags
-        WHERE organization_id = $1 AND app_id = $2 AND (key = $3 OR ($4::uuid IS NOT NULL AND id = $4::uuid))
-        ORDER BY key = $3 DESC LIMIT 1`,
-      [auth.organizationId, appId, flagKey, isUuid(flagKey) ? flagKey : null],
-    );
-    if (!rows[0]) throw notFound('Flag');
-    return rows[0].id;
+    const id = await this.flags.idByKey(auth.organizationId, appId, flagKey, isUuid(flagKey) ? flagKey : null);
+    if (!id) throw notFound('Flag');
+    return id;
   }
 
   /**
-   * The creation for `actor`, in `scope`; `id` gives the new flag its id (a change request of a
+   * The creation for `actor`, in the caller's unit of work; `id` gives the new flag its id (a change request of a
    * creation names the flag it will make). The environments of the key that are protected
    * (decision 0064: protection belongs to the key, and outlives a deleted flag) say so at once.
    */
-  async createAs(
-    actor: FlagActor,
-    appId: string,
-    input: CreateFlagDto,
-    scope: ChangeScope = {},
-    id?: string,
-  ): Promise<ChangedFlag> {
+  async createAs(actor: FlagActor, appId: string, input: CreateFlagDto, id?: string): Promise<ChangedFlag> {
     const parsed = parseFlagValue(input.valueType, input.defaultValue);
     if (!parsed.ok) throw new ValidationFailedException([{ field: 'defaultValue', message: parsed.message }]);
-    return this.change(
-      actor,
-      appId,
-      'flag.created',
-      async (manager, tier) => {
-        await this.apps.assertExists(actor.organizationId, appId, { manager });
-        if (!tier.features.percentRollout && input.valueType !== 'boolean') {
-          throw flagTypeUnavailable(tier);
-        }
-        await this.assertFlagLimit(manager, actor.organizationId, appId, tier);
-        const guarded = new Set(
-          (await this.protections(manager, actor.organizationId, appId))
-            .filter((p) => p.flagKey === input.key)
-            .map((p) => p.environment),
-        );
-        const initial = (env: Environment): FlagEnvironmentConfig => ({
-          ...(guarded.has(env) ? { requireApproval: true } : {}),
-          enabled: false,
-          value: input.defaultValue,
-          rules: [],
-        });
-        const environments = {
-          production: initial('production'),
-          staging: initial('staging'),
-          development: initial('development'),
-        };
-        const flag = manager.create(FeatureFlag, {
-          ...(id ? { id } : {}),
-          organizationId: actor.organizationId,
-          appId,
-          key: input.key,
-          name: input.name,
-          description: input.description ?? '',
-          valueType: input.valueType,
-          defaultValue: input.defaultValue,
-          environments,
-          version: 1,
-          createdBy: actor.email,
-        });
-        try {
-          await manager.save(flag);
-        } catch (error) {
-          if (isUniqueViolation(error)) throw conflict(`A flag with the key "${input.key}" already exists in this app`);
-          throw error;
-        }
-        return flag;
-      },
-      scope.within,
-    );
-  }
-
-  /** The protected environments of the app's flag keys, flag or not (decision 0064). */
-  private async protections(manager: EntityManager, organizationId: string, appId: string): Promise<Protection[]> {
-    const rows = await manager.query<{ flag_key: string; environment: Environment }[]>(
-      `SELECT flag_key, environment FROM feature_flag_protections WHERE organization_id = $1 AND app_id = $2`,
-      [organizationId, appId],
-    );
-    return rows.map((row) => ({ flagKey: row.flag_key, environment: row.environment }));
+    return this.change(actor, appId, 'flag.created', async (tier) => {
+      await this.apps.assertExists(actor.organizationId, appId, { manager: this.uow.manager() }); // seam: src/apps/apps.repository.ts#assertExists
+      if (!tier.features.percentRollout && input.valueType !== 'boolean') {
+        throw flagTypeUnavailable(tier);
+      }
+      await this.assertFlagLimit(actor.organizationId, appId, tier);
+      const guarded = new Set(
+        (await this.flags.protections(actor.organizationId, appId))
+          .filter((p) => p.flagKey === input.key)
+          .map((p) => p.environment),
+      );
+      const initial = (env: Environment): FlagEnvironmentConfig => ({
+        ...(guarded.has(env) ? { requireApproval: true } : {}),
+        enabled: false,
+        value: input.defaultValue,
+        rules: [],
+      });
+      const environments = {
+        production: initial('production'),
+        staging: initial('staging'),
+        development: initial('development'),
+      };
+      const flag = await this.flags.insert(actor.organizationId, {
+        ...(id ? { id } : {}),
+        appId,
+        key: input.key,
+        name: input.name,
+        description: input.description ?? '',
+        valueType: input.valueType,
+        defaultValue: input.defaultValue,
+        environments,
+        createdBy: actor.email,
+      });
+      if (!flag) throw conflict(`A flag with the key "${input.key}" already exists in this app`);
+      return flag;
+    });
   }
 
   /**
    * The environments in which what the key `key` of the app serves reaches a protected
    * environment (its own protection, or a protected dependent's), as the plan has it now.
    */
-  async protectedEnvironmentsOf(
-    manager: EntityManager,
-    organizationId: string,
-    appId: string,
-    key: string,
-  ): Promise<Environment[]> {
-    const protections = await this.protections(manager, organizationId, appId);
+  async protectedEnvironmentsOf(organizationId: OrganizationId, appId: string, key: string): Promise<Environment[]> {
+    const protections: Protection[] = await this.flags.protections(organizationId, appId);
     if (!protections.length) return [];
-    return protectedEnvironments(key, await this.appFlags(manager, appId), protections);
+    return protectedEnvironments(key, await this.flags.appFlags(organizationId, appId), protections);
   }
 
-  /** The PATCH for `actor`, in `scope`. */
-  updateAs(actor: FlagActor, flagId: string, input: UpdateFlagDto, scope: ChangeScope = {}): Promise<ChangedFlag> {
-    return this.modify(
-      actor,
-      flagId,
-      'flag.updated',
-      (flag) => {
-        if (input.defaultValue !== undefined) {
-          const parsed = parseFlagValue(flag.valueType, input.defaultValue);
-          if (!parsed.ok) throw new ValidationFailedException([{ field: 'defaultValue', message: parsed.message }]);
-          flag.defaultValue = input.defaultValue;
-        }
-        if (input.name !== undefined) flag.name = input.name;
-        if (input.description !== undefined) flag.description = input.description;
-        return 'updated';
-      },
-      scope,
-    );
+  /** The PATCH for `actor`, in the caller's unit of work. */
+  updateAs(actor: FlagActor, flagId: string, input: UpdateFlagDto): Promise<ChangedFlag> {
+    return this.modify(actor, flagId, 'flag.updated', (flag) => {
+      if (input.defaultValue !== undefined) {
+        const parsed = parseFlagValue(flag.valueType, input.defaultValue);
+        if (!parsed.ok) throw new ValidationFailedException([{ field: 'defaultValue', message: parsed.message }]);
+        flag.defaultValue = input.defaultValue;
+      }
+      if (input.name !== undefined) flag.name = input.name;
+      if (input.description !== undefined) flag.description = input.description;
+      return 'updated';
+    });
   }
 
   /** Replaces one environment's state, value and rules, within the plan's targeting features (through the gate). */
@@ -264,30 +212,26 @@ export class FlagsService {
     flagId: string,
     environment: Environment,
     input: EnvironmentInput,
-    scope: ChangeScope = {},
   ): Promise<ChangedFlag> {
-    const edit = (flag: FeatureFlag, tier: TierDefinition, manager: EntityManager) =>
-      this.applyEnvironment(flag, tier, environment, input, manager);
-    return this.modify(actor, flagId, 'flag.updated', edit, scope);
+    const edit = (flag: FeatureFlag, tier: TierDefinition) => this.applyEnvironment(flag, tier, environment, input);
+    return this.modify(actor, flagId, 'flag.updated', edit);
   }
 
-  /** Marks an environment as requiring approved change requests (Enterprise), or clears it. */
+  /**
+   * Marks an environment as requiring approved change requests (Enterprise), or clears it; then
+   * what follows the commit (caches, notices).
+   */
   async setApproval(auth: OrgAuthContext, flagId: string, environment: string, requireApproval: boolean) {
     const checked = checkEnvironment(environment);
-    return this.modify(actorFromAuth(auth), flagId, 'flag.updated', async (flag, tier, manager) => {
+    const changed = await this.modify(actorFromAuth(auth), flagId, 'flag.updated', async (flag, tier) => {
       if (!tier.features.approvalWorkflows) {
         throw featureUnavailable('Change approvals are available on the Enterprise plan');
       }
       // The key's protection (decision 0064) decides; the environment's JSON mirrors it for readers.
-      await manager.query(
-        requireApproval
-          ? `INSERT INTO feature_flag_protections (organization_id, app_id, flag_key, environment, created_by)
-             VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`
-          : `DELETE FROM feature_flag_protections
-              WHERE organization_id = $1 AND app_id = $2 AND flag_key = $3 AND environment = $4`,
-        requireApproval
-          ? [flag.organizationId, flag.appId, flag.key, checked, auth.caller.email]
-          : [flag.organizationId, flag.appId, flag.key, checked],
+      await this.flags.setProtection(
+        auth.organizationId,
+        { appId: flag.appId, flagKey: flag.key, environment: checked },
+        requireApproval ? { createdBy: auth.caller.email } : null,
       );
       const { requireApproval: _previous, ...rest } = flag.environments[checked];
       flag.environments = {
@@ -296,6 +240,8 @@ export class FlagsService {
       };
       return `${checked} ${requireApproval ? 'requires' : 'no longer requires'} approval`;
     });
+    await this.uow.afterCommit(() => this.committed(changed));
+    return changed;
   }
 
   /**
@@ -307,7 +253,6 @@ export class FlagsService {
     tier: TierDefinition,
     environment: Environment,
     input: EnvironmentInput,
-    manager: EntityManager,
   ): Promise<string> {
     const rules = input.rules.map((rule, index) => ({
       name: rule.name,
@@ -341,7 +286,7 @@ export class FlagsService {
         })),
       },
     };
-    if (input.prerequisites !== undefined) await this.assertPrerequisites(manager, flag);
+    if (input.prerequisites !== undefined) await this.assertPrerequisites(flag);
     return `${environment} ${input.enabled ? 'enabled' : 'disabled'}, ${input.rules.length} rules`;
   }
 
@@ -350,8 +295,8 @@ export class FlagsService {
    * typed for its flag (422), no unknown key, no cycle, no chain deeper than 5 (400). The
    * organization row is locked by the change, so no concurrent change builds a cycle alongside.
    */
-  private async assertPrerequisites(manager: EntityManager, flag: FeatureFlag): Promise<void> {
-    const others = await this.appFlags(manager, flag.appId);
+  private async assertPrerequisites(flag: FeatureFlag): Promise<void> {
+    const others = await this.flags.appFlags(flag.organizationId, flag.appId);
     const types = new Map(others.map((other) => [other.key, other.valueType]));
     const problems = ENVIRONMENTS.flatMap((environment) =>
       (flag.environments[environment].prerequisites ?? []).flatMap((prerequisite, index) => {
@@ -374,43 +319,25 @@ export class FlagsService {
     if (problems.length) throw new ValidationFailedException(problems);
   }
 
-  private appFlags(manager: EntityManager, appId: string): Promise<FeatureFlag[]> {
-    return manager.getRepository(FeatureFlag).find({ where: { appId } });
-  }
-
-  /** The deletion for `actor`, in `scope`; the flag as it was. */
-  async removeAs(actor: FlagActor, flagId: string, scope: ChangeScope = {}): Promise<ChangedFlag> {
-    const manager = scope.within ?? this.dataSource.manager;
-    const flag = await manager
-      .getRepository(FeatureFlag)
-      .findOneBy({ id: flagId, organizationId: actor.organizationId });
+  /** The deletion for `actor`, in the caller's unit of work; the flag as it was. */
+  async removeAs(actor: FlagActor, flagId: string): Promise<ChangedFlag> {
+    const flag = await this.flags.find(actor.organizationId, flagId);
     if (!flag) throw notFound('Flag');
-    return this.change(
-      actor,
-      flag.appId,
-      'flag.deleted',
-      async (transaction) => {
-        const locked = await this.lockedFlag(transaction, actor.organizationId, flagId);
-        if (!locked) throw notFound('Flag');
-        const dependents = dependentsOf(await this.appFlags(transaction, flag.appId), flag.key);
-        if (dependents.length) {
-          throw flagHasDependents(flag.key, dependents);
-        }
-        await transaction.delete(FeatureFlag, { id: flagId, organizationId: actor.organizationId });
-        return locked;
-      },
-      scope.within,
-    );
+    return this.change(actor, flag.appId, 'flag.deleted', async () => {
+      const locked = await this.flags.find(actor.organizationId, flagId, { lock: true });
+      if (!locked) throw notFound('Flag');
+      const dependents = dependentsOf(await this.flags.appFlags(actor.organizationId, flag.appId), flag.key);
+      if (dependents.length) {
+        throw flagHasDependents(flag.key, dependents);
+      }
+      await this.flags.remove(actor.organizationId, flagId);
+      return locked;
+    });
   }
 
   async history(auth: OrgAuthContext, flagId: string) {
     await this.get(auth, flagId);
-    const rows: { version: number; change: string; changed_by: string | null; created_at: Date; snapshot: unknown }[] =
-      await this.dataSource.query(
-        `SELECT version, change, changed_by, created_at, snapshot FROM feature_flag_versions
-          WHERE flag_id = $1 AND organization_id = $2 ORDER BY version DESC`,
-        [flagId, auth.organizationId],
-      );
+    const rows = await this.flags.versions(auth.organizationId, flagId);
     return rows.map((row) => ({
       version: row.version,
       change: row.change,
@@ -421,145 +348,99 @@ export class FlagsService {
   }
 
   /** Restores an earlier version's settings as a new version (plans with `rollback`; through the gate). */
-  rollbackAs(actor: FlagActor, flagId: string, version: number, scope: ChangeScope = {}): Promise<ChangedFlag> {
-    return this.modify(
-      actor,
-      flagId,
-      'flag.updated',
-      async (flag, tier, manager) => {
-        if (!tier.features.rollback) {
-          throw featureUnavailable('Rollback is available from the Pro plan');
-        }
-        const rows: { snapshot: Snapshot }[] = await manager.query(
-          `SELECT snapshot FROM feature_flag_versions WHERE flag_id = $1 AND version = $2`,
-          [flagId, version],
-        );
-        if (!rows[0]) throw notFound(`Version ${version} of this flag`);
-        const snapshot = rows[0].snapshot;
-        flag.name = snapshot.name;
-        flag.description = snapshot.description;
-        flag.defaultValue = snapshot.defaultValue;
-        // Which environments require approval is protection, not content: a rollback keeps it as it is now.
-        const current = flag.environments;
-        flag.environments = Object.fromEntries(
-          ENVIRONMENTS.map((env) => {
-            const { requireApproval: _old, ...restored } = snapshot.environments[env];
-            return [env, current[env].requireApproval ? { ...restored, requireApproval: true } : restored];
-          }),
-        ) as FeatureFlag['environments'];
-        const restored = ENVIRONMENTS.some((env) => snapshot.environments[env].prerequisites?.length);
-        if (restored && !tier.features.flagDependencies) {
-          throw featureUnavailable('Flag prerequisites are available from the Business plan');
-        }
-        // The app's flags may have changed since: the restored prerequisites must still hold.
-        if (restored) await this.assertPrerequisites(manager, flag);
-        return `rolled back to version ${version}`;
-      },
-      scope,
-    );
+  rollbackAs(actor: FlagActor, flagId: string, version: number): Promise<ChangedFlag> {
+    return this.modify(actor, flagId, 'flag.updated', async (flag, tier) => {
+      if (!tier.features.rollback) {
+        throw featureUnavailable('Rollback is available from the Pro plan');
+      }
+      const snapshot = await this.flags.snapshot(actor.organizationId, flagId, version);
+      if (!snapshot) throw notFound(`Version ${version} of this flag`);
+      flag.name = snapshot.name;
+      flag.description = snapshot.description;
+      flag.defaultValue = snapshot.defaultValue;
+      // Which environments require approval is protection, not content: a rollback keeps it as it is now.
+      const current = flag.environments;
+      flag.environments = Object.fromEntries(
+        ENVIRONMENTS.map((env) => {
+          const { requireApproval: _old, ...restored } = snapshot.environments[env];
+          return [env, current[env].requireApproval ? { ...restored, requireApproval: true } : restored];
+        }),
+      ) as FeatureFlag['environments'];
+      const restored = ENVIRONMENTS.some((env) => snapshot.environments[env].prerequisites?.length);
+      if (restored && !tier.features.flagDependencies) {
+        throw featureUnavailable('Flag prerequisites are available from the Business plan');
+      }
+      // The app's flags may have changed since: the restored prerequisites must still hold.
+      if (restored) await this.assertPrerequisites(flag);
+      return `rolled back to version ${version}`;
+    });
   }
 
   /** The environments of version `version` of a flag, or null when there is no such version. */
-  async versionEnvironments(organizationId: string, flagId: string, version: number) {
-    const rows: { snapshot: Snapshot }[] = await this.dataSource.query(
-      `SELECT snapshot FROM feature_flag_versions WHERE flag_id = $1 AND organization_id = $2 AND version = $3`,
-      [flagId, organizationId, version],
-    );
-    return rows[0]?.snapshot.environments ?? null;
+  async versionEnvironments(organizationId: OrganizationId, flagId: string, version: number) {
+    return (await this.flags.snapshot(organizationId, flagId, version))?.environments ?? null;
   }
 
   async listOverrides(auth: OrgAuthContext, flagId: string): Promise<FlagOverride[]> {
     await this.get(auth, flagId);
-    return this.dataSource.getRepository(FlagOverride).find({
-      where: { flagId, organizationId: auth.organizationId },
-      order: { createdAt: 'DESC' },
-    });
+    return this.flags.overrides(auth.organizationId, flagId);
   }
 
-  /** The override for `actor`, in `scope` (the caller invalidates the app's flags once it commits). */
+  /** The override for `actor`, in the caller's unit of work (which invalidates the app's flags once it commits). */
   async createOverrideAs(
     actor: FlagActor,
     flagId: string,
     input: CreateOverrideDto,
-    scope: ChangeScope = {},
   ): Promise<{ value: FlagOverride; appId: string }> {
-    const flag = await (scope.within ?? this.dataSource.manager)
-      .getRepository(FeatureFlag)
-      .findOneBy({ id: flagId, organizationId: actor.organizationId });
-    if (!flag) throw notFound('Flag');
-    const parsed = parseFlagValue(flag.valueType, input.forcedValue);
-    if (!parsed.ok) {
-      throw badRequest(`forcedValue: ${parsed.message} (the flag's type is ${flag.valueType})`, {
-        hint: 'Check the "forcedValue" field',
-      });
-    }
-    const run = async (manager: EntityManager) => {
-      const created = manager.create(FlagOverride, {
-        organizationId: actor.organizationId,
+    return this.uow.run(async () => {
+      const flag = await this.flags.find(actor.organizationId, flagId);
+      if (!flag) throw notFound('Flag');
+      const parsed = parseFlagValue(flag.valueType, input.forcedValue);
+      if (!parsed.ok) {
+        throw badRequest(`forcedValue: ${parsed.message} (the flag's type is ${flag.valueType})`, {
+          hint: 'Check the "forcedValue" field',
+        });
+      }
+      const value = await this.flags.insertOverride(actor.organizationId, {
         flagId,
         deviceKeyId: input.deviceKeyId,
         forcedValue: input.forcedValue,
         expiresAt: input.expiresAt ?? null,
         createdBy: actor.email,
       });
-      await manager.save(created);
-      await this.audit.record(
-        actor.auth,
-        {
-          organizationId: actor.organizationId,
-          action: 'flag_override.created',
-          resourceType: 'flag',
-          resourceId: flagId,
-          metadata: { deviceKeyId: input.deviceKeyId, ...actor.via },
-        },
-        manager,
-      );
-      await notify(manager, flag.appId);
-      return created;
-    };
-    const value = scope.within ? await run(scope.within) : await this.dataSource.transaction(run);
-    return { value, appId: flag.appId };
+      await this.audit.record(actor.auth, {
+        organizationId: actor.organizationId,
+        action: 'flag_override.created',
+        resourceType: 'flag',
+        resourceId: flagId,
+        metadata: { deviceKeyId: input.deviceKeyId, ...actor.via },
+      });
+      await this.storeChanges.notifyChanged(flag.appId);
+      return { value, appId: flag.appId };
+    });
   }
 
   /** One override of the flag, or null. */
-  async findOverride(manager: EntityManager, organizationId: string, flagId: string, overrideId: string) {
-    return manager.getRepository(FlagOverride).findOneBy({ id: overrideId, flagId, organizationId });
+  findOverride(organizationId: OrganizationId, flagId: string, overrideId: string): Promise<FlagOverride | null> {
+    return this.flags.findOverride(organizationId, flagId, overrideId);
   }
 
-  /** The removal for `actor`, in `scope` (the caller invalidates the app's flags once it commits). */
-  async deleteOverrideAs(
-    actor: FlagActor,
-    flagId: string,
-    overrideId: string,
-    scope: ChangeScope = {},
-  ): Promise<{ appId: string }> {
-    const flag = await (scope.within ?? this.dataSource.manager)
-      .getRepository(FeatureFlag)
-      .findOneBy({ id: flagId, organizationId: actor.organizationId });
-    if (!flag) throw notFound('Flag');
-    const run = async (manager: EntityManager) => {
-      const result = await manager.delete(FlagOverride, {
-        id: overrideId,
-        flagId,
+  /** The removal for `actor`, in the caller's unit of work (which invalidates the app's flags once it commits). */
+  async deleteOverrideAs(actor: FlagActor, flagId: string, overrideId: string): Promise<{ appId: string }> {
+    return this.uow.run(async () => {
+      const flag = await this.flags.find(actor.organizationId, flagId);
+      if (!flag) throw notFound('Flag');
+      if (!(await this.flags.removeOverride(actor.organizationId, flagId, overrideId))) throw notFound('Override');
+      await this.audit.record(actor.auth, {
         organizationId: actor.organizationId,
+        action: 'flag_override.deleted',
+        resourceType: 'flag',
+        resourceId: flagId,
+        metadata: { overrideId, ...actor.via },
       });
-      if (!result.affected) throw notFound('Override');
-      await this.audit.record(
-        actor.auth,
-        {
-          organizationId: actor.organizationId,
-          action: 'flag_override.deleted',
-          resourceType: 'flag',
-          resourceId: flagId,
-          metadata: { overrideId, ...actor.via },
-        },
-        manager,
-      );
-      await notify(manager, flag.appId);
-    };
-    if (scope.within) await run(scope.within);
-    else await this.dataSource.transaction(run);
-    return { appId: flag.appId };
+      await this.storeChanges.notifyChanged(flag.appId);
+      return { appId: flag.appId };
+    });
   }
 
   /** Forgets the app's flags on this instance at once (the notification does it everywhere). */
@@ -568,97 +449,61 @@ export class FlagsService {
   }
 
   /**
-   * Loads the flag locked, applies `edit`, and saves it as the next version, in `scope` (the
-   * request's own transaction when it has none).
+   * Loads the flag locked, applies `edit`, and saves it as the next version, in the caller's unit
+   * of work (its own when none is open).
    */
   async modify(
     actor: FlagActor,
     flagId: string,
     event: FlagChange,
-    edit: (flag: FeatureFlag, tier: TierDefinition, manager: EntityManager) => string | Promise<string>,
-    { within }: ChangeScope = {},
+    edit: (flag: FeatureFlag, tier: TierDefinition) => string | Promise<string>,
   ): Promise<ChangedFlag> {
-    // Not locked here: the organization row is locked first, then the flag (in `change`), on every path.
-    const rows: { app_id: string }[] = await (within ?? this.dataSource.manager).query(
-      `SELECT app_id FROM feature_flags WHERE id = $1 AND organization_id = $2`,
-      [flagId, actor.organizationId],
-    );
-    const appId = rows[0]?.app_id;
-    if (!appId) throw notFound('Flag');
-    return this.change(
-      actor,
-      appId,
-      event,
-      async (manager, tier) => {
-        const flag = await this.lockedFlag(manager, actor.organizationId, flagId);
+    return this.uow.run(async () => {
+      // Not locked here: the organization row is locked first, then the flag (in `change`), on every path.
+      const appId = await this.flags.appOf(actor.organizationId, flagId);
+      if (!appId) throw notFound('Flag');
+      return this.change(actor, appId, event, async (tier) => {
+        const flag = await this.flags.find(actor.organizationId, flagId, { lock: true });
         if (!flag) throw notFound('Flag');
         const before = Object.fromEntries(ENVIRONMENTS.map((env) => [env, flag.environments[env].enabled]));
-        const change = await edit(flag, tier, manager);
+        const change = await edit(flag, tier);
         flag.version += 1;
-        await manager.save(flag);
+        await this.flags.save(actor.organizationId, flag);
         const toggled = ENVIRONMENTS.filter((env) => flag.environments[env].enabled !== before[env]).map(
           (environment) => ({ environment, enabled: flag.environments[environment].enabled }),
         );
         return Object.assign(flag, { change, toggled });
-      },
-      within,
-    );
-  }
-
-  private lockedFlag(manager: EntityManager, organizationId: string, flagId: string): Promise<FeatureFlag | null> {
-    return manager
-      .createQueryBuilder(FeatureFlag, 'f')
-      .setLock('pessimistic_write')
-      .where('f.id = :flagId AND f.organization_id = :org', { flagId, org: organizationId })
-      .getOne();
+      });
+    });
   }
 
   /**
-   * One transaction per change: the change, its version snapshot, its audit entry, the webhook
-   * event and the notification every instance's flag cache listens for commit together.
+   * One unit of work per change (the caller's when one is open): the change, its version
+   * snapshot, its audit entry, the webhook event and the notification every instance's flag cache
+   * listens for commit together. What follows the commit (`committed`) is the caller's.
    */
-  private async change(
+  private change(
     actor: FlagActor,
     appId: string,
     event: FlagChange,
-    work: (manager: EntityManager, tier: TierDefinition) => Promise<ChangedFlag>,
-    within?: EntityManager,
+    work: (tier: TierDefinition) => Promise<ChangedFlag>,
   ): Promise<ChangedFlag> {
-    const run = async (manager: EntityManager) => {
-      const plan = await this.plans.planOf(actor.organizationId, { manager, lock: true });
-      const result = await work(manager, plan);
+    return this.uow.run(async () => {
+      const plan = await this.plans.planOf(actor.organizationId, { manager: this.uow.manager(), lock: true }); // seam: src/organizations/plan.service.ts#planOf
+      const result = await work(plan);
       if (event !== 'flag.deleted') {
-        await manager.query(
-          `INSERT INTO feature_flag_versions (flag_id, organization_id, version, snapshot, change, changed_by)
-           VALUES ($1, $2, $3, $4, $5, $6)`,
-          [
-            result.id,
-            actor.organizationId,
-            result.version,
-            JSON.stringify(snapshotOf(result)),
-            result.change ?? 'created',
-            actor.email,
-          ],
-        );
+        await this.flags.recordVersion(actor.organizationId, result, result.change ?? 'created', actor.email);
       } else {
-        await manager.query(
-          `UPDATE feature_flag_schedules SET status = 'failed', failure_reason = 'The flag was deleted'
-            WHERE flag_id = $1 AND organization_id = $2 AND status = 'pending'`,
-          [result.id, actor.organizationId],
-        );
+        await this.schedules.failPending(actor.organizationId, result.id, 'The flag was deleted');
       }
-      await this.audit.record(
-        actor.auth,
-        {
-          organizationId: actor.organizationId,
-          action: event,
-          resourceType: 'flag',
-          resourceId: result.id,
-          metadata: { key: result.key, version: result.version, ...actor.via },
-        },
-        manager,
-      );
-      await this.webhooks.flagChanged(manager, actor.organizationId, FLAG_EVENT_KIND[event], {
+      await this.audit.record(actor.auth, {
+        organizationId: actor.organizationId,
+        action: event,
+        resourceType: 'flag',
+        resourceId: result.id,
+        metadata: { key: result.key, version: result.version, ...actor.via },
+      });
+      await this.webhooks.announceFlagChange(actor.organizationId, FLAG_EVENT_KIND[event], {
         flag_id: result.id,
         flag_key: result.key,
         app_id: appId,
@@ -667,13 +512,9 @@ export class FlagsService {
         change: result.change ?? FLAG_EVENT_KIND[event],
         changed_by: actor.email,
       });
-      await notify(manager, appId);
+      await this.storeChanges.notifyChanged(appId);
       return result;
-    };
-    if (within) return run(within);
-    const flag = await this.dataSource.transaction(run);
-    this.committed(flag);
-    return flag;
+    });
   }
 
   /** What follows a committed change: this instance's cache at once, and the flagToggle notice. */
@@ -705,20 +546,12 @@ export class FlagsService {
   }
 
   /** Free counts flags per organization; paid plans per app (DESIGN.md section 10). */
-  private async assertFlagLimit(
-    manager: EntityManager,
-    organizationId: string,
-    appId: string,
-    tier: TierDefinition,
-  ): Promise<void> {
+  private async assertFlagLimit(organizationId: OrganizationId, appId: string, tier: TierDefinition): Promise<void> {
     const limit = tier.limits.maxFeatureFlags;
     if (limit === null) return;
     const perOrganization = tier.flagLimitScope === 'organization';
-    const rows: { count: string }[] = await manager.query(
-      `SELECT count(*) FROM feature_flags WHERE ${perOrganization ? 'organization_id' : 'app_id'} = $1`,
-      [perOrganization ? organizationId : appId],
-    );
-    if (Number(rows[0].count) >= limit) {
+    const count = await this.flags.count(organizationId, perOrganization ? undefined : appId);
+    if (count >= limit) {
       throw flagLimitReached(tier, limit);
     }
   }
@@ -740,29 +573,6 @@ export class FlagsService {
       throw ruleLimitReached(maxRules);
     }
   }
-}
-
-interface Snapshot {
-  name: string;
-  description: string;
-  defaultValue: string;
-  environments: Record<Environment, FlagEnvironmentConfig>;
-}
-
-function snapshotOf(flag: FeatureFlag): Snapshot & { key: string; valueType: string } {
-  return {
-    key: flag.key,
-    name: flag.name,
-    description: flag.description,
-    valueType: flag.valueType,
-    defaultValue: flag.defaultValue,
-    environments: flag.environments,
-  };
-}
-
-/** Delivered to every listening instance when the transaction commits, and not before. */
-async function notify(manager: EntityManager, appId: string): Promise<void> {
-  await manager.query(`SELECT pg_notify($1, $2)`, [FLAG_CHANGES_CHANNEL, appId]);
 }
 
 export function checkEnvironment(environment: string): Environment {

@@ -1,14 +1,12 @@
 import { createPrivateKey, type KeyObject } from 'node:crypto';
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { Cron, CronExpression, Interval } from '@nestjs/schedule';
-import { InjectDataSource } from '@nestjs/typeorm';
 import type { Logger } from 'pino';
-import { DataSource } from 'typeorm';
+import { AppsRepository } from '../apps/apps.repository.js';
+import type { AppId } from '../common/access/tenant-id.js';
 import { createLogger } from '../common/logging/logger.js';
-import { withAdvisoryLock } from '../common/scheduling/advisory-lock.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { queryRows } from '../database/sql.js';
 import {
   APNS_PRODUCTION_ORIGIN,
   APNS_SANDBOX_ORIGIN,
@@ -18,9 +16,11 @@ import {
   type ApnsAnswer,
 } from './apns-client.js';
 import { apnsOutcome } from './apns-payload.js';
+import { PushCredentialsRepository } from './push-credentials.repository.js';
+import { PushDeliveriesRepository, type ClaimedPush } from './push-deliveries.repository.js';
 import { PushKey } from './push-key.js';
+import { PushTokensRepository } from './push-tokens.repository.js';
 import { openSealed } from './secret-box.js';
-import { appBundleId } from '../apps/apps.repository.js';
 
 /** Attempts per push; 429 and 5xx answers and connection failures are retried until then. */
 export const MAX_PUSH_ATTEMPTS = 5;
@@ -32,16 +32,6 @@ const BATCH = 50;
 const KEEP_FINISHED_DAYS = 30;
 /** Advisory lock key of the pruning job (arbitrary; unique among the service's locks). */
 const PRUNE_LOCK = 727_902;
-
-interface ClaimedPush {
-  id: string;
-  app_id: string;
-  push_token_id: string | null;
-  device_token: string;
-  payload: Record<string, unknown>;
-  attempts: number;
-  bundle_id: string;
-}
 
 interface Credentials {
   origin: string;
@@ -67,9 +57,12 @@ export class PushDispatcher implements OnModuleDestroy {
   private sweeping = false;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly pushKey: PushKey,
+    private readonly deliveries: PushDeliveriesRepository,
+    private readonly tokens: PushTokensRepository,
+    private readonly storedCredentials: PushCredentialsRepository,
+    private readonly apps: AppsRepository,
   ) {
     this.logger = createLogger(config).child({ component: 'push-dispatcher' });
   }
@@ -94,19 +87,7 @@ export class PushDispatcher implements OnModuleDestroy {
   @Cron(CronExpression.EVERY_HOUR, { name: 'push-prune' })
   async prune(): Promise<void> {
     try {
-      await withAdvisoryLock(this.dataSource, PRUNE_LOCK, async (manager) => {
-        for (;;) {
-          const rows = await queryRows<{ one: number }>(
-            manager,
-            `DELETE FROM push_deliveries WHERE id IN (
-               SELECT id FROM push_deliveries
-                WHERE status <> 'pending' AND created_at < now() - make_interval(days => ${KEEP_FINISHED_DAYS})
-                LIMIT 1000)
-             RETURNING 1 AS one`,
-          );
-          if (rows.length < 1000) return;
-        }
-      });
+      await this.deliveries.pruneFinished(KEEP_FINISHED_DAYS, PRUNE_LOCK);
     } catch (error) {
       this.logger.error({ err: error }, 'pruning pushes failed');
     }
@@ -116,24 +97,19 @@ export class PushDispatcher implements OnModuleDestroy {
   async sweep(): Promise<number> {
     let attempted = 0;
     for (;;) {
-      const claimed = await queryRows<ClaimedPush>(
-        this.dataSource,
-        `UPDATE push_deliveries d
-            SET attempts = d.attempts + 1, lease_until = now() + make_interval(secs => ${LEASE_S}), updated_at = now()
-          WHERE d.id IN (
-            SELECT id FROM push_deliveries
-             WHERE status = 'pending' AND next_attempt_at <= now() AND (lease_until IS NULL OR lease_until < now())
-             ORDER BY next_attempt_at LIMIT ${BATCH} FOR UPDATE SKIP LOCKED)
-          RETURNING d.id, d.app_id, d.push_token_id, d.device_token, d.payload, d.attempts,
-                    ${appBundleId('d.app_id')} AS bundle_id`,
-      );
-      await Promise.all(claimed.map((push) => this.deliver(push)));
+      const claimed = await this.deliveries.claimDue(BATCH, LEASE_S);
+      const topics = await this.apps.bundleIds([...new Set(claimed.map((push) => push.app_id))]);
+      await Promise.all(claimed.map((push) => this.deliver(push, topics.get(push.app_id))));
       attempted += claimed.length;
       if (claimed.length < BATCH) return attempted;
     }
   }
 
-  private async deliver(push: ClaimedPush): Promise<void> {
+  private async deliver(push: ClaimedPush, topic: string | undefined): Promise<void> {
+    if (topic === undefined) {
+      await this.record(push, 'failed', null, 'The app does not exist any more');
+      return;
+    }
     const credentials = await this.credentialsFor(push.app_id);
     if (!credentials) {
       await this.record(push, 'failed', null, 'The app has no APNs credentials any more');
@@ -145,7 +121,7 @@ export class PushDispatcher implements OnModuleDestroy {
         origin: credentials.origin,
         deviceToken: push.device_token,
         providerToken: await this.providerToken(credentials),
-        topic: push.bundle_id,
+        topic,
         payload: JSON.stringify(push.payload),
       });
     } catch (error) {
@@ -159,10 +135,7 @@ export class PushDispatcher implements OnModuleDestroy {
         return;
       case 'unregistered':
         await this.record(push, 'unregistered', answer.status, answer.reason);
-        await this.dataSource.query(`DELETE FROM push_tokens WHERE app_id = $1 AND device_token = $2`, [
-          push.app_id,
-          push.device_token,
-        ]);
+        await this.tokens.removeDead(push.app_id, push.device_token);
         return;
       case 'renew_token':
         credentials.token = null;
@@ -183,32 +156,16 @@ export class PushDispatcher implements OnModuleDestroy {
       return;
     }
     const delay = RETRY_DELAYS_S[Math.min(push.attempts, RETRY_DELAYS_S.length) - 1];
-    await this.dataSource.query(
-      `UPDATE push_deliveries SET lease_until = NULL, next_attempt_at = now() + make_interval(secs => $2),
-              last_status = $3, last_error = $4, updated_at = now()
-        WHERE id = $1`,
-      [push.id, delay, status, error],
-    );
+    await this.deliveries.retryLater(push.id, delay, status, error);
   }
 
   private async record(push: ClaimedPush, status: string, httpStatus: number | null, error: string | null) {
-    await this.dataSource.query(
-      `UPDATE push_deliveries SET status = $2, lease_until = NULL, last_status = $3, last_error = $4, updated_at = now()
-        WHERE id = $1`,
-      [push.id, status, httpStatus, error],
-    );
+    await this.deliveries.finish(push.id, status, httpStatus, error);
   }
 
   /** The app's credentials, reread when they change (`updated_at`); the key opened once per change. */
-  private async credentialsFor(appId: string): Promise<Credentials | null> {
-    const rows = await this.dataSource.query<
-      { key_id: string; team_id: string; private_key_encrypted: string; environment: string; version: string }[]
-    >(
-      `SELECT key_id, team_id, private_key_encrypted, environment, updated_at::text AS version
-         FROM push_credentials WHERE app_id = $1`,
-      [appId],
-    );
-    const row = rows[0];
+  private async credentialsFor(appId: AppId): Promise<Credentials | null> {
+    const row = await this.storedCredentials.sealedFor(appId);
     if (!row) {
       this.credentials.delete(appId);
       return null;

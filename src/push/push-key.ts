@@ -1,10 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
-import { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { storedServiceSecret } from '../database/service-settings.js';
+import { PushCredentialsRepository } from './push-credentials.repository.js';
 
 /**
  * The key that encrypts stored APNs signing keys: PUSH_ENCRYPTION_KEY, else one generated once
@@ -16,7 +14,7 @@ export class PushKey {
   private key: Promise<Buffer> | null = null;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly credentials: PushCredentialsRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -30,9 +28,7 @@ export class PushKey {
   }
 
   private async stored(): Promise<Buffer> {
-    const value = await storedServiceSecret(this.dataSource, 'push_encryption_key', () =>
-      randomBytes(32).toString('base64'),
-    );
+    const value = await this.credentials.storedEncryptionKey(() => randomBytes(32).toString('base64'));
     return Buffer.from(value, 'base64');
   }
 }

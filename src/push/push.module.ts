@@ -6,6 +6,9 @@ import { PushDispatcher } from './push-dispatcher.js';
 import { PushKey } from './push-key.js';
 import { PushOutbox } from './push-outbox.js';
 import { PushTokensService } from './push-tokens.service.js';
+import { PushCredentialsRepository } from './push-credentials.repository.js';
+import { PushDeliveriesRepository } from './push-deliveries.repository.js';
+import { PushTokensRepository } from './push-tokens.repository.js';
 import { AppsModule } from '../apps/apps.module.js';
 
 /**
@@ -15,7 +18,16 @@ import { AppsModule } from '../apps/apps.module.js';
 @Module({
   imports: [AuditModule, AppsModule],
   controllers: [PushCredentialsController, PushTokensController],
-  providers: [PushCredentialsService, PushTokensService, PushOutbox, PushDispatcher, PushKey],
+  providers: [
+    PushCredentialsService,
+    PushTokensService,
+    PushOutbox,
+    PushDispatcher,
+    PushKey,
+    PushCredentialsRepository,
+    PushDeliveriesRepository,
+    PushTokensRepository,
+  ],
   exports: [PushOutbox],
 })
 export class PushModule {}

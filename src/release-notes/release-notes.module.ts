@@ -3,6 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuditModule } from '../audit/audit.module.js';
 import { ReleaseNote } from './release-note.entity.js';
 import { ReleaseNotesController } from './release-notes.controller.js';
+import { ReleaseNotesRepository } from './release-notes.repository.js';
 import { ReleaseNotesService } from './release-notes.service.js';
 import { SdkReleaseNotesController } from './sdk-release-notes.controller.js';
 import { AppsModule } from '../apps/apps.module.js';
@@ -11,6 +12,6 @@ import { AppsModule } from '../apps/apps.module.js';
 @Module({
   imports: [TypeOrmModule.forFeature([ReleaseNote]), AuditModule, AppsModule],
   controllers: [ReleaseNotesController, SdkReleaseNotesController],
-  providers: [ReleaseNotesService],
+  providers: [ReleaseNotesService, ReleaseNotesRepository],
 })
 export class ReleaseNotesModule {}

@@ -8,6 +8,7 @@ import { OrganizationsModule } from '../organizations/organizations.module.js';
 import { SdkSupportController } from './sdk-support.controller.js';
 import { SupportTicket, SupportTicketMessage } from './support-ticket.entity.js';
 import { SupportController } from './support.controller.js';
+import { SupportRepository } from './support.repository.js';
 import { SupportService } from './support.service.js';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 
@@ -23,6 +24,6 @@ import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
     PushModule,
   ],
   controllers: [SupportController, SdkSupportController],
-  providers: [SupportService],
+  providers: [SupportService, SupportRepository],
 })
 export class SupportModule {}
