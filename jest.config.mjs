@@ -24,6 +24,9 @@ const shared = {
     '/node_modules/@nestjs/throttler/.+\\.js$': '<rootDir>/test/harness/esm-require-bridge.cjs',
   },
   transformIgnorePatterns: ['/node_modules/(?!@nestjs/throttler/)'],
+  // The Reflect metadata API decorators (class-transformer's, Nest's) write to, as production's entry
+  // point loads it (src/app.ts) before any decorated class.
+  setupFiles: ['reflect-metadata'],
 };
 
 export default {

@@ -58,11 +58,17 @@ export default async function globalSetup() {
  */
 async function seedSigningKey(url) {
   const { DataSource } = await import('typeorm');
-  const { SigningKeysService } = await import(join(root, 'dist/src/attestation/signing-keys.service.js'));
   const dataSource = new DataSource({ type: 'postgres', url });
   await dataSource.initialize();
   try {
+    const { SigningKeysService } = await import(join(root, 'dist/src/attestation/signing-keys.service.js'));
     await new SigningKeysService(dataSource, { jwtPrivateKey: null }).onModuleInit();
+  } catch (error) {
+    // The service moved or changed shape: the tests stay right, each app makes its own key.
+    process.stderr.write(
+      `test/harness/global-setup.mjs: no signing key in the template (${error instanceof Error ? error.message : error}); ` +
+        'each test app generates its own, slower: update seedSigningKey\n',
+    );
   } finally {
     await dataSource.destroy();
   }
