@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import autocannon from 'autocannon';
-import { residentMemoryMb, startAttestationFloor, startCeilingNest, startServer } from './server.mjs';
+import { processCpuMs, residentMemoryMb, startAttestationFloor, startCeilingNest, startServer } from './server.mjs';
 import { createContext, loadFabricator, scenarios } from './scenarios.mjs';
 import { measureWebhookDelivery } from './webhook-delivery.mjs';
 import { HEALTH_P99_LIMIT_MS, measureAdversarialHealth } from './adversarial.mjs';
@@ -78,6 +78,15 @@ function load(baseUrl, scenario) {
   });
 }
 
+/** Loads `baseUrl` as `load` does and adds the CPU time the process `pid` spent per request, in µs. */
+async function measuredLoad(pid, baseUrl, scenario) {
+  const before = processCpuMs(pid);
+  const result = await load(baseUrl, scenario);
+  const total = result.requests.total;
+  result.cpuUsPerRequest = total ? Math.round(((processCpuMs(pid) - before) * 1000) / total) : null;
+  return result;
+}
+
 /** A first burst of requests, so neither side of a ratio is measured while its code is still being compiled. */
 async function warmUp(baseUrl) {
   await load(baseUrl, { path: '/health', amount: smoke ? 200 : 2000 });
@@ -88,7 +97,7 @@ async function measureBareNest() {
   const bare = await startCeilingNest();
   try {
     await warmUp(bare.baseUrl);
-    const result = await load(bare.baseUrl, { path: '/health' });
+    const result = await measuredLoad(bare.pid, bare.baseUrl, { path: '/health' });
     return {
       scenario: 'bare NestJS route, GET /health (ceiling)',
       requestsPerSecond: Math.round(result.requests.average),
@@ -96,6 +105,7 @@ async function measureBareNest() {
       p99Ms: result.latency.p99,
       non2xx: result.non2xx,
       errors: result.errors + result.timeouts,
+      cpuUsPerRequest: result.cpuUsPerRequest,
     };
   } finally {
     await bare.stop();
@@ -134,14 +144,14 @@ try {
   ceilings.bareNest = await measureBareNest();
   const bare = ceilings.bareNest;
   say(
-    `${bare.scenario.padEnd(44)} ${String(bare.requestsPerSecond).padStart(7)} req/s  p50 ${bare.p50Ms} ms  p99 ${bare.p99Ms} ms${bare.non2xx ? `  non-2xx ${bare.non2xx}` : ''}${bare.errors ? `  errors ${bare.errors}` : ''}`,
+    `${bare.scenario.padEnd(44)} ${String(bare.requestsPerSecond).padStart(7)} req/s  p50 ${bare.p50Ms} ms  p99 ${bare.p99Ms} ms  cpu ${bare.cpuUsPerRequest} µs/req${bare.non2xx ? `  non-2xx ${bare.non2xx}` : ''}${bare.errors ? `  errors ${bare.errors}` : ''}`,
   );
   await warmUp(server.baseUrl);
   let reference = null;
   for (const scenario of scenarios) {
     if (!selected(scenario.name)) continue;
     const prepared = scenario.prepare ? await scenario.prepare(context) : scenario;
-    const result = await load(server.baseUrl, { ...scenario, ...prepared });
+    const result = await measuredLoad(server.pid, server.baseUrl, { ...scenario, ...prepared });
     // A scenario that expects another status (the 304 of a conditional fetch) counts the rest instead.
     const expected = scenario.expectedStatus;
     const unexpected = expected
@@ -156,13 +166,14 @@ try {
       errors: result.errors + result.timeouts,
       ratio: null,
       name: scenario.name,
+      cpuUsPerRequest: result.cpuUsPerRequest,
     };
     if (scenario.name === 'reference') reference = row.requestsPerSecond;
     row.ratio = reference ? Math.round((row.requestsPerSecond / reference) * 100) / 100 : null;
     results.push(row);
     if (!asJson) {
       console.log(
-        `${row.scenario.padEnd(44)} ${String(row.requestsPerSecond).padStart(7)} req/s  p50 ${row.p50Ms} ms  p99 ${row.p99Ms} ms  ratio ${row.ratio ?? '-'}${row.non2xx ? `  ${expected ? `not ${expected}` : 'non-2xx'} ${row.non2xx}` : ''}${row.errors ? `  errors ${row.errors}` : ''}`,
+        `${row.scenario.padEnd(44)} ${String(row.requestsPerSecond).padStart(7)} req/s  p50 ${row.p50Ms} ms  p99 ${row.p99Ms} ms  cpu ${row.cpuUsPerRequest} µs/req  ratio ${row.ratio ?? '-'}${row.non2xx ? `  ${expected ? `not ${expected}` : 'non-2xx'} ${row.non2xx}` : ''}${row.errors ? `  errors ${row.errors}` : ''}`,
       );
     }
     // Refresh and validate: their floor next, loaded alike with requests of the same kind (new
@@ -170,7 +181,7 @@ try {
     if (scenario.floor) {
       floor ??= await startAttestationFloor({ databaseUrl: server.databaseUrl, rootPemPath });
       const again = await scenario.prepare(context);
-      const measured = await load(floor.baseUrl, { ...scenario, ...again });
+      const measured = await measuredLoad(floor.pid, floor.baseUrl, { ...scenario, ...again });
       const floorRow = {
         scenario: `${scenario.title} floor (bare NestJS)`,
         requestsPerSecond: Math.round(measured.requests.average),
@@ -180,6 +191,7 @@ try {
         errors: measured.errors + measured.timeouts,
         ratio: reference ? Math.round((measured.requests.average / reference) * 100) / 100 : null,
         name: `${scenario.name}-floor`,
+        cpuUsPerRequest: measured.cpuUsPerRequest,
       };
       results.push(floorRow);
       const share = floorRow.requestsPerSecond
@@ -187,7 +199,7 @@ try {
         : '-';
       if (!asJson) {
         console.log(
-          `${floorRow.scenario.padEnd(44)} ${String(floorRow.requestsPerSecond).padStart(7)} req/s  p50 ${floorRow.p50Ms} ms  p99 ${floorRow.p99Ms} ms  service/floor ${share}${floorRow.non2xx ? `  non-2xx ${floorRow.non2xx}` : ''}${floorRow.errors ? `  errors ${floorRow.errors}` : ''}`,
+          `${floorRow.scenario.padEnd(44)} ${String(floorRow.requestsPerSecond).padStart(7)} req/s  p50 ${floorRow.p50Ms} ms  p99 ${floorRow.p99Ms} ms  cpu ${floorRow.cpuUsPerRequest} µs/req  service/floor ${share}${floorRow.non2xx ? `  non-2xx ${floorRow.non2xx}` : ''}${floorRow.errors ? `  errors ${floorRow.errors}` : ''}`,
         );
       }
     }
@@ -335,6 +347,22 @@ if (!asJson) {
   console.log('');
   console.log('Targets (issues 22 and 33); BELOW is reported, not failed:');
   for (const target of targets) console.log(`  ${formatTarget(target)}`);
+  // CPU time per request moves far less than requests per second when other work shares the
+  // machine: the same comparisons as costs, for a run on a loaded machine.
+  const cpu = (name) => results.find((row) => row.name === name)?.cpuUsPerRequest ?? null;
+  const costs = [
+    ['GET /health / bare NestJS route', cpu('reference'), ceilings.bareNest?.cpuUsPerRequest ?? null],
+    ['GET /api/v1/flags / GET /health', cpu('flags'), cpu('reference')],
+    ['GET /api/v1/flags 304 / GET /health', cpu('flags-304'), cpu('reference')],
+    ['refresh / refresh floor', cpu('refresh'), cpu('refresh-floor')],
+    ['validate / validate floor', cpu('validate'), cpu('validate-floor')],
+  ].filter(([, a, b]) => a !== null && b);
+  if (costs.length) {
+    console.log('');
+    console.log('Server CPU per request, as a cost ratio (lower is better; 1/0.8 = 1.25 matches a 0.8 rate):');
+    for (const [title, a, b] of costs)
+      console.log(`  ${title.padEnd(38)} ${a} / ${b} µs = ${Math.round((a / b) * 100) / 100}`);
+  }
 }
 
 /**
@@ -385,19 +413,20 @@ if (asJson) {
   );
 }
 if (write) {
-  const row = (r) => `| ${r.scenario} | ${r.requestsPerSecond ?? '-'} | ${r.p50Ms} | ${r.p99Ms} | ${r.ratio ?? '-'} |`;
+  const row = (r) =>
+    `| ${r.scenario} | ${r.requestsPerSecond ?? '-'} | ${r.p50Ms} | ${r.p99Ms} | ${r.cpuUsPerRequest ?? '-'} | ${r.ratio ?? '-'} |`;
   const crypto = ceilings.crypto;
   const lines = [
     '# Benchmark results',
     '',
     `${new Date().toISOString()}, ${connections} connections, ${duration} s per scenario, loopback, embedded PostgreSQL.`,
     '',
-    '| Scenario | req/s | p50 ms | p99 ms | ratio to GET /health |',
-    '|---|---|---|---|---|',
+    '| Scenario | req/s | p50 ms | p99 ms | server CPU µs/req | ratio to GET /health |',
+    '|---|---|---|---|---|---|',
     row({ ...ceilings.bareNest, ratio: null }),
     ...(crypto
       ? [
-          `| crypto only: P-256 verify + RS256 sign, ${crypto.threads} threads (ceiling) | ${crypto.pairsPerSecond} | - | - | - |`,
+          `| crypto only: P-256 verify + RS256 sign, ${crypto.threads} threads (ceiling) | ${crypto.pairsPerSecond} | - | - | - | - |`,
         ]
       : []),
     ...results.map(row),

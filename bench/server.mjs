@@ -69,6 +69,15 @@ export function startAttestationFloor({ databaseUrl, rootPemPath }) {
   });
 }
 
+/**
+ * CPU time a process has used so far, in ms (user + system, from /proc/<pid>/stat, 100 ticks a
+ * second). Per request, it is what a route costs the server whatever else loads the machine.
+ */
+export function processCpuMs(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
 /** Resident memory of a process in MB, as the kernel counts it (VmRSS of /proc/<pid>/status). */
 export function residentMemoryMb(pid) {
   const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));

@@ -94,13 +94,6 @@ function lazyBucket(flagKey: string, context: PreparedContext): () => number | n
   };
 }
 
-function ruleMatches(rule: CompiledRule, context: PreparedContext, bucket: () => number | null): boolean {
-  for (const condition of rule.conditions) {
-    if (!conditionPasses(condition, context)) return false;
-  }
-  return rule.rolloutPercentage === null || passesRollout(rule.rolloutPercentage, bucket);
-}
-
 function traceRule(rule: CompiledRule, context: PreparedContext, bucket: () => number | null): TraceEntry {
   const conditions = rule.conditions.map((condition) => {
     const actual = context.operand(condition.attribute);
@@ -238,9 +231,21 @@ export function servedValue(
 ): CompiledValue {
   if (config === null) return fallbackValue(flag);
   if (!config.enabled) return flag.defaultValue;
-  const bucket = lazyBucket(flag.key, context);
-  for (const rule of config.rules) {
-    if (ruleMatches(rule, context, bucket)) return rule.value;
+  // Every condition, then the rollout as passesRollout decides it, written out for the hottest loop: no closure per
+  // flag, and the device's bucket hashed at most once per flag, only if a partial rollout is reached.
+  let bucket: number | null | undefined;
+  rules: for (const rule of config.rules) {
+    for (const condition of rule.conditions) {
+      if (!conditionPasses(condition, context)) continue rules;
+    }
+    const percentage = rule.rolloutPercentage;
+    if (percentage === null || percentage >= 100) return rule.value;
+    if (!(percentage > 0)) continue;
+    if (bucket === undefined) {
+      const deviceId = context.operand('device_id')?.text;
+      bucket = deviceId === undefined ? null : rolloutBucket(flag.key, deviceId);
+    }
+    if (bucket !== null && bucket < percentage) return rule.value;
   }
   return config.value;
 }
