@@ -61,11 +61,11 @@ export class FakeOrganizationsRepository implements Public<OrganizationsReposito
 
   find(organizationId: string, options: { lock?: boolean } = {}): Promise<OrganizationRecord | null> {
     if (options.lock) this.locked.push(organizationId);
-    return Promise.resolve(this.organizations.get(organizationId) ?? null);
+    return Promise.resolve(copy(this.organizations.get(organizationId)));
   }
 
   findMany(organizationIds: readonly OrganizationId[]): Promise<OrganizationRecord[]> {
-    return Promise.resolve(organizationIds.flatMap((id) => this.organizations.get(id) ?? []));
+    return Promise.resolve(organizationIds.flatMap((id) => copy(this.organizations.get(id)) ?? []));
   }
 
   lock(organizationId: string): Promise<void> {
@@ -74,11 +74,11 @@ export class FakeOrganizationsRepository implements Public<OrganizationsReposito
   }
 
   findByProviderCustomer(customerId: string): Promise<OrganizationRecord | null> {
-    return Promise.resolve([...this.organizations.values()].find((o) => o.providerCustomerId === customerId) ?? null);
+    return Promise.resolve(copy([...this.organizations.values()].find((o) => o.providerCustomerId === customerId)));
   }
 
   findBySlug(slug: string): Promise<OrganizationRecord | null> {
-    return Promise.resolve([...this.organizations.values()].find((o) => o.slug === slug) ?? null);
+    return Promise.resolve(copy([...this.organizations.values()].find((o) => o.slug === slug)));
   }
 
   setSubscription(organizationId: string, subscription: OrganizationSubscription): Promise<void> {
@@ -245,6 +245,11 @@ export class FakeOrganizationsRepository implements Public<OrganizationsReposito
   private of(organizationId: string): FakeMembership[] {
     return this.memberships.filter((m) => m.organizationId === organizationId);
   }
+}
+
+/** A row as read: later writes do not change it (tests change the stored one to set the scene). */
+function copy(organization: OrganizationRecord | undefined): OrganizationRecord | null {
+  return organization ? (Object.assign(new Organization(), organization) as OrganizationRecord) : null;
 }
 
 /** The accounts the organization features read (addresses, status), in memory. */
