@@ -20,9 +20,9 @@ export interface OrganizationSubscription {
   anchorDay: number | null;
 }
 
-/** An organization the user may switch to, as `GET /auth/orgs` lists it. */
+/** An organization the user may switch to, as `GET /auth/orgs` lists it (a response shape: a plain id). */
 export interface OrganizationSummary {
-  id: OrganizationId;
+  id: string;
   name: string;
   slug: string;
   serviceTier: string;
@@ -340,12 +340,7 @@ export class OrganizationsRepository {
             ORDER BY m.created_at, o.id`,
           [userId],
         );
-    return rows.map((row) => ({
-      id: trustOrganizationId(row.id),
-      name: row.name,
-      slug: row.slug,
-      serviceTier: row.service_tier,
-    }));
+    return rows.map((row) => ({ id: row.id, name: row.name, slug: row.slug, serviceTier: row.service_tier }));
   }
 }
 
