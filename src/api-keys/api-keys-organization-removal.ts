@@ -1,10 +1,10 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
+import type { OrganizationId } from '../common/access/tenant-id.js';
 import {
   OrganizationLifecycleService,
   type OrganizationRemovalParticipant,
 } from '../organizations/organization-lifecycle.service.js';
-import { ApiKeysService, announceApiKeysRevoked } from './api-keys.service.js';
+import { ApiKeysService } from './api-keys.service.js';
 
 /** A removed organization's keys stop working on every instance, and this one forgets them at once. */
 @Injectable()
@@ -18,8 +18,8 @@ export class ApiKeysOrganizationRemoval implements OrganizationRemovalParticipan
     this.lifecycle.register(this);
   }
 
-  async whileRemoving(manager: EntityManager, organizationIds: readonly string[]): Promise<void> {
-    for (const organizationId of organizationIds) await announceApiKeysRevoked(manager, { organizationId });
+  async removing(organizationIds: readonly OrganizationId[]): Promise<void> {
+    for (const organizationId of organizationIds) await this.apiKeys.announceOrganizationRemoved(organizationId);
   }
 
   afterRemoval(organizationIds: readonly string[]): void {

@@ -1,39 +1,29 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, IsNull, type EntityManager } from 'typeorm';
+import type { EntityManager } from 'typeorm';
 import { ROLES, type ApiKeyScope, type Role } from '../common/access/access.decorator.js';
 import type { OrgAuthContext } from '../common/access/auth-context.js';
+import type { OrganizationId } from '../common/access/tenant-id.js';
 import { forbidden, notFound } from '../common/errors/app-exception.js';
 import { AuditService } from '../audit/audit.service.js';
 import { createLogger } from '../common/logging/logger.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { PgListener } from '../database/pg-listener.js';
+import type { PgListener } from '../database/pg-listener.js';
+import { UnitOfWork } from '../database/unit-of-work.js';
+import { OrganizationsService } from '../organizations/organizations.service.js';
 import { PlanService } from '../organizations/plan.service.js';
-import { ApiKey, type ApiKeyType } from './api-key.entity.js';
+import { UsersService } from '../users/users.service.js';
+import type { ApiKey, ApiKeyType } from './api-key.entity.js';
 import { generateApiKey, hashApiKey } from './api-key-secret.js';
-import { membershipJoin, organizationJoin } from '../organizations/organizations.service.js';
-import { usersFrom } from '../users/users.service.js';
+import { ApiKeysRepository } from './api-keys.repository.js';
+
+export { API_KEY_REVOCATIONS_CHANNEL, type ApiKeyRevocation } from './api-keys.repository.js';
 
 export interface NewApiKey {
   name: string;
   scopes: ApiKeyScope[];
   type?: ApiKeyType;
   expiresAt?: Date | null;
-}
-
-/** The channel on which committed key revocations reach every instance's memory of recent keys. */
-export const API_KEY_REVOCATIONS_CHANNEL = 'api_key_revocations';
-
-/** What stops remembered keys: one key, an organization's keys, or one member's keys in it. */
-export type ApiKeyRevocation = { keyId: string } | { organizationId: string; userId?: string };
-
-/**
- * Tells every instance, when the caller's transaction commits, to forget the keys a revocation
- * names (a revoked or rotated key, a removed member's personal keys, a deleted organization's).
- */
-export async function announceApiKeysRevoked(manager: EntityManager, revocation: ApiKeyRevocation): Promise<void> {
-  await manager.query(`SELECT pg_notify($1, $2)`, [API_KEY_REVOCATIONS_CHANNEL, JSON.stringify(revocation)]);
 }
 
 function parseRevocation(payload: string): { keyId?: string; organizationId?: string; userId?: string } | null {
@@ -67,14 +57,15 @@ export class ApiKeysService implements OnModuleInit, OnModuleDestroy {
   private readonly listener: PgListener;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly uow: UnitOfWork,
+    private readonly keys: ApiKeysRepository,
     private readonly audit: AuditService,
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly plans: PlanService,
+    private readonly organizations: OrganizationsService,
+    private readonly users: UsersService,
   ) {
-    this.listener = new PgListener({
-      url: (dataSource.options as { url?: string }).url,
-      channel: API_KEY_REVOCATIONS_CHANNEL,
+    this.listener = keys.revocationListener({
       logger: createLogger(config).child({ component: 'api-key-revocations' }),
       onMessage: (payload) => this.receive(payload),
       // Notifications may have been missed while away: nothing remembered is trusted any more.
@@ -91,95 +82,101 @@ export class ApiKeysService implements OnModuleInit, OnModuleDestroy {
   }
 
   list(auth: OrgAuthContext): Promise<ApiKey[]> {
-    return this.dataSource.getRepository(ApiKey).find({
-      where: { organizationId: auth.organizationId, revokedAt: IsNull() },
-      order: { createdAt: 'DESC' },
-    });
+    return this.keys.listActive(auth.organizationId);
   }
 
   async create(auth: OrgAuthContext, input: NewApiKey): Promise<{ key: string; record: ApiKey }> {
-    return this.dataSource.transaction(async (manager) => {
-      const created = await this.issue(manager, auth.organizationId, auth.caller.userId, input);
-      await this.audit.record(
-        auth,
-        {
-          organizationId: auth.organizationId,
-          action: 'apikey.created',
-          resourceType: 'api_key',
-          resourceId: created.record.id,
-          metadata: { name: input.name, prefix: created.record.prefix, scopes: input.scopes },
-        },
-        manager,
-      );
+    return this.uow.run(async () => {
+      const created = await this.issue(undefined, auth.organizationId, auth.caller.userId, input);
+      await this.audit.record(auth, {
+        organizationId: auth.organizationId,
+        action: 'apikey.created',
+        resourceType: 'api_key',
+        resourceId: created.record.id,
+        metadata: { name: input.name, prefix: created.record.prefix, scopes: input.scopes },
+      });
       return created;
     });
   }
 
-  /** Creates a key inside the caller's transaction (dashboard, CLI login, management CLI). */
+  /**
+   * Creates a key in the open unit of work (dashboard, CLI login, management CLI). `manager` is for
+   * the callers that still open their transaction by hand (deprecated: run them in a unit of work).
+   */
   async issue(
-    manager: EntityManager,
-    organizationId: string,
+    manager: EntityManager | undefined,
+    organizationId: OrganizationId | string,
     createdBy: string | null,
     input: NewApiKey,
   ): Promise<{ key: string; record: ApiKey }> {
-    if (input.scopes.includes('admin:team')) await this.assertEnterprise(manager, organizationId);
+    if (input.scopes.includes('admin:team')) await this.assertEnterprise(organizationId, manager);
     const type = input.type ?? 'service';
     const { key, prefix, hash } = generateApiKey(type);
-    const record = manager.create(ApiKey, {
+    const record = await this.keys.insert(
       organizationId,
-      createdBy,
-      name: input.name,
-      keyType: type,
-      prefix,
-      keyHash: hash,
-      scopes: input.scopes,
-      expiresAt: input.expiresAt ?? null,
-      lastUsedAt: null,
-      revokedAt: null,
-    });
-    await manager.save(record);
+      {
+        createdBy,
+        name: input.name,
+        keyType: type,
+        prefix,
+        keyHash: hash,
+        scopes: input.scopes,
+        expiresAt: input.expiresAt ?? null,
+      },
+      manager,
+    );
     return { key, record };
   }
 
   /** New secret for the same key record; the old secret stops working at once. */
   async rotate(auth: OrgAuthContext, id: string): Promise<{ key: string; record: ApiKey }> {
-    return this.dataSource
-      .transaction(async (manager) => {
-        const record = await this.findActive(manager, auth.organizationId, id);
+    return this.uow
+      .run(async () => {
+        const record = await this.findActive(auth.organizationId, id);
         const { key, prefix, hash } = generateApiKey(record.keyType);
-        await manager.update(ApiKey, { id }, { prefix, keyHash: hash, lastUsedAt: null });
-        await announceApiKeysRevoked(manager, { keyId: id });
-        await this.audit.record(
-          auth,
-          {
-            organizationId: auth.organizationId,
-            action: 'apikey.rotated',
-            resourceType: 'api_key',
-            resourceId: id,
-            metadata: { previousPrefix: record.prefix, prefix },
-          },
-          manager,
-        );
+        await this.keys.replaceSecret(auth.organizationId, id, prefix, hash);
+        await this.keys.announceRevoked({ keyId: id });
+        await this.audit.record(auth, {
+          organizationId: auth.organizationId,
+          action: 'apikey.rotated',
+          resourceType: 'api_key',
+          resourceId: id,
+          metadata: { previousPrefix: record.prefix, prefix },
+        });
         return { key, record: { ...record, prefix, lastUsedAt: null } };
       })
       .finally(() => this.forget(id));
   }
 
   async revoke(auth: OrgAuthContext, id: string): Promise<void> {
-    await this.revokeInTransaction(auth, id).finally(() => this.forget(id));
+    await this.uow
+      .run(async () => {
+        const record = await this.findActive(auth.organizationId, id);
+        await this.keys.revoke(auth.organizationId, id);
+        await this.keys.announceRevoked({ keyId: id });
+        await this.audit.record(auth, {
+          organizationId: auth.organizationId,
+          action: 'apikey.revoked',
+          resourceType: 'api_key',
+          resourceId: id,
+          metadata: { prefix: record.prefix },
+        });
+      })
+      .finally(() => this.forget(id));
   }
 
   /**
-   * Revokes the personal (`gpat_`) keys a user holds in the organization, in the caller's
-   * transaction (a removed member's), and announces it to every instance when that commits.
+   * Revokes the personal (`gpat_`) keys a user holds in the organization, in the open unit of work
+   * (a removed member's), and announces it to every instance when that commits.
    */
-  async revokePersonalKeys(organizationId: string, userId: string, manager: EntityManager): Promise<void> {
-    await manager.query(
-      `UPDATE api_keys SET revoked_at = now(), updated_at = now()
-        WHERE organization_id = $1 AND created_by = $2 AND key_type = 'gpat' AND revoked_at IS NULL`,
-      [organizationId, userId],
-    );
-    await announceApiKeysRevoked(manager, { organizationId, userId });
+  async revokePersonalKeys(organizationId: OrganizationId, userId: string): Promise<void> {
+    await this.keys.revokePersonal(organizationId, userId);
+    await this.keys.announceRevoked({ organizationId, userId });
+  }
+
+  /** Tells every instance, when the open unit of work commits, that the organization's keys are gone. */
+  async announceOrganizationRemoved(organizationId: OrganizationId): Promise<void> {
+    await this.keys.announceRevoked({ organizationId });
   }
 
   /** Drops a key from the recent-keys memory of this instance. */
@@ -201,25 +198,6 @@ export class ApiKeysService implements OnModuleInit, OnModuleDestroy {
         key.id === revoked.keyId ||
         (key.organizationId === revoked.organizationId && (!revoked.userId || key.createdBy === revoked.userId)),
     );
-  }
-
-  private async revokeInTransaction(auth: OrgAuthContext, id: string): Promise<void> {
-    await this.dataSource.transaction(async (manager) => {
-      const record = await this.findActive(manager, auth.organizationId, id);
-      await manager.update(ApiKey, { id }, { revokedAt: new Date() });
-      await announceApiKeysRevoked(manager, { keyId: id });
-      await this.audit.record(
-        auth,
-        {
-          organizationId: auth.organizationId,
-          action: 'apikey.revoked',
-          resourceType: 'api_key',
-          resourceId: id,
-          metadata: { prefix: record.prefix },
-        },
-        manager,
-      );
-    });
   }
 
   /**
@@ -255,62 +233,36 @@ export class ApiKeysService implements OnModuleInit, OnModuleDestroy {
    */
   async personalRole(key: ApiKey): Promise<Role | null> {
     if (!key.createdBy) return null;
-    const rows: { role: string | null; is_super_admin: boolean }[] = await this.dataSource.query(
-      `SELECT m.role, u.is_super_admin
-         FROM ${usersFrom('u')} ${membershipJoin('m', 'u.id', '$2', { left: true })}
-        WHERE u.id = $1 AND u.status = 'active'`,
-      [key.createdBy, key.organizationId],
-    );
-    const row = rows[0];
-    if (!row) return null;
-    if (row.is_super_admin) return 'owner';
-    return (ROLES as readonly string[]).includes(row.role ?? '') ? (row.role as Role) : null;
+    const user = await this.users.findById(key.createdBy);
+    if (user?.status !== 'active') return null;
+    if (user.isSuperAdmin) return 'owner';
+    const role = await this.organizations.roleOf(key.organizationId, user.id);
+    return (ROLES as readonly string[]).includes(role ?? '') ? role : null;
   }
 
   private async lookup(hash: string): Promise<AuthenticatedKey | null> {
-    const rows: (Record<string, unknown> & { creator_email: string | null; service_tier: string })[] =
-      await this.dataSource.query(
-        `SELECT k.id, k.organization_id, k.created_by, k.name, k.key_type, k.prefix, k.scopes, k.last_used_at,
-              k.expires_at, k.created_at, u.email AS creator_email, o.tier AS service_tier
-         FROM api_keys k
-         ${organizationJoin('o', 'k.organization_id')}
-         LEFT JOIN ${usersFrom('u')} ON u.id = k.created_by
-        WHERE k.key_hash = $1 AND o.active AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())`,
-        [hash],
-      );
-    const row = rows[0];
-    if (!row) return null;
-    const key = Object.assign(new ApiKey(), {
-      id: row.id,
-      organizationId: row.organization_id,
-      createdBy: row.created_by,
-      name: row.name,
-      keyType: row.key_type,
-      prefix: row.prefix,
-      scopes: row.scopes,
-      lastUsedAt: row.last_used_at,
-      expiresAt: row.expires_at,
-      createdAt: row.created_at,
-    });
+    const key = await this.keys.findLiveByHash(hash);
+    if (!key) return null;
+    const organization = await this.organizations.find(key.organizationId);
+    if (!organization?.isActive) return null;
+    const creatorEmail = key.createdBy ? await this.users.addressOf(key.createdBy) : null;
     this.touch(key);
-    return { key, creatorEmail: row.creator_email, serviceTier: row.service_tier };
+    return { key, creatorEmail, serviceTier: organization.serviceTier };
   }
 
   private touch(key: ApiKey): void {
     if (key.lastUsedAt && Date.now() - key.lastUsedAt.getTime() < LAST_USED_RESOLUTION_MS) return;
     key.lastUsedAt = new Date();
-    void this.dataSource
-      .query(`UPDATE api_keys SET last_used_at = now() WHERE id = $1`, [key.id])
-      .catch(() => undefined);
+    void this.keys.touch(key.id).catch(() => undefined);
   }
 
-  private async findActive(manager: EntityManager, organizationId: string, id: string): Promise<ApiKey> {
-    const record = await manager.findOne(ApiKey, { where: { id, organizationId, revokedAt: IsNull() } });
+  private async findActive(organizationId: OrganizationId, id: string): Promise<ApiKey> {
+    const record = await this.keys.findActive(organizationId, id);
     if (!record) throw notFound('API key');
     return record;
   }
 
-  private async assertEnterprise(manager: EntityManager, organizationId: string): Promise<void> {
+  private async assertEnterprise(organizationId: OrganizationId | string, manager?: EntityManager): Promise<void> {
     if ((await this.plans.planOf(organizationId, { manager })).tier !== 'enterprise') {
       throw forbidden('The admin:team scope is available on the Enterprise plan only', {
         hint: 'Upgrade to Enterprise or choose other scopes',

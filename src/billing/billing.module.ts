@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { AuditModule } from '../audit/audit.module.js';
 import { OrganizationsModule } from '../organizations/organizations.module.js';
 import { BillingOrganizationRemoval } from './billing-organization-removal.js';
+import { BillingEventsRepository } from './billing-events.repository.js';
 import { BillingController } from './billing.controller.js';
 import { BillingPortalService } from './billing-portal.service.js';
 import { StripeClient } from './stripe-client.js';
@@ -11,6 +12,12 @@ import { StripeWebhookService } from './stripe-webhook.service.js';
 @Module({
   imports: [AuditModule, OrganizationsModule],
   controllers: [BillingController],
-  providers: [BillingPortalService, StripeWebhookService, StripeClient, BillingOrganizationRemoval],
+  providers: [
+    BillingEventsRepository,
+    BillingPortalService,
+    StripeWebhookService,
+    StripeClient,
+    BillingOrganizationRemoval,
+  ],
 })
 export class BillingModule {}

@@ -1,12 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, type EntityManager } from 'typeorm';
 import { badRequest, serviceUnavailable } from '../common/errors/app-exception.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { AuditService } from '../audit/audit.service.js';
-import type { Organization } from '../organizations/organization.entity.js';
+import { UnitOfWork } from '../database/unit-of-work.js';
+import type { OrganizationRecord } from '../organizations/organizations.repository.js';
 import { OrganizationsService } from '../organizations/organizations.service.js';
+import { BillingEventsRepository } from './billing-events.repository.js';
 import { verifiedStripeEvent } from './stripe-signature.js';
 import {
   isSubscriptionEvent,
@@ -32,7 +32,8 @@ export type WebhookOutcome = 'applied' | 'stale' | 'unmatched' | 'duplicate' | '
 @Injectable()
 export class StripeWebhookService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly uow: UnitOfWork,
+    private readonly events: BillingEventsRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly audit: AuditService,
     private readonly organizations: OrganizationsService,
@@ -48,27 +49,26 @@ export class StripeWebhookService {
     if (!isSubscriptionEvent(event.type)) return 'ignored';
     const change = subscriptionChange(event.type, event.data.object);
     if (!change) throw badRequest('data.object is not a subscription');
-    return this.dataSource.transaction((manager) =>
-      this.apply(manager, event, event.type as SubscriptionEventType, change),
-    );
+    return this.uow.run(() => this.apply(event, event.type as SubscriptionEventType, change));
   }
 
   private async apply(
-    manager: EntityManager,
     event: StripeEvent,
     type: SubscriptionEventType,
     change: SubscriptionChange,
   ): Promise<WebhookOutcome> {
-    const organization = await this.findOrganization(manager, change);
+    const organization = await this.findOrganization(change);
     const createdAt = new Date(event.created * 1000);
     let outcome: 'applied' | 'stale' | 'unmatched' = 'unmatched';
-    if (organization) outcome = (await this.isStale(manager, organization, createdAt, change)) ? 'stale' : 'applied';
-    const recorded: unknown[] = await manager.query(
-      `INSERT INTO billing_events (event_id, event_type, organization_id, event_created_at, outcome)
-       VALUES ($1, $2, $3, $4, $5) ON CONFLICT (event_id) DO NOTHING RETURNING event_id`,
-      [event.id, type, organization?.id ?? null, createdAt, outcome],
-    );
-    if (!recorded.length) return 'duplicate';
+    if (organization) outcome = (await this.isStale(organization, createdAt, change)) ? 'stale' : 'applied';
+    const recorded = await this.events.record({
+      eventId: event.id,
+      eventType: type,
+      organizationId: organization?.id ?? null,
+      createdAt,
+      outcome,
+    });
+    if (!recorded) return 'duplicate';
     if (!organization || outcome !== 'applied') return outcome;
 
     const next =
@@ -80,44 +80,36 @@ export class StripeWebhookService {
             periodEnd: change.currentPeriodEnd,
             anchorDay: change.anchorDay,
           };
-    await this.organizations.setSubscription(
-      organization.id,
-      {
-        tier: next.tier,
-        customerId: change.customerId,
-        subscriptionId: next.subscriptionId,
-        periodEnd: next.periodEnd,
-        anchorDay: next.anchorDay,
+    await this.organizations.setSubscription(organization.id, {
+      tier: next.tier,
+      customerId: change.customerId,
+      subscriptionId: next.subscriptionId,
+      periodEnd: next.periodEnd,
+      anchorDay: next.anchorDay,
+    });
+    await this.audit.record(null, {
+      organizationId: organization.id,
+      action: 'billing.subscription_updated',
+      resourceType: 'subscription',
+      resourceId: change.subscriptionId,
+      metadata: {
+        eventId: event.id,
+        eventType: type,
+        status: change.status,
+        tier: { from: organization.serviceTier, to: next.tier },
       },
-      manager,
-    );
-    await this.audit.record(
-      null,
-      {
-        organizationId: organization.id,
-        action: 'billing.subscription_updated',
-        resourceType: 'subscription',
-        resourceId: change.subscriptionId,
-        metadata: {
-          eventId: event.id,
-          eventType: type,
-          status: change.status,
-          tier: { from: organization.serviceTier, to: next.tier },
-        },
-      },
-      manager,
-    );
+    });
     return 'applied';
   }
 
   /** By the organization id the checkout put in the metadata, else by the Stripe customer; locked. */
-  private async findOrganization(manager: EntityManager, change: SubscriptionChange): Promise<Organization | null> {
+  private async findOrganization(change: SubscriptionChange): Promise<OrganizationRecord | null> {
     if (change.organizationId) {
-      const byId = await this.organizations.find(change.organizationId, { manager, lock: true });
+      const byId = await this.organizations.find(change.organizationId, { lock: true });
       if (byId) return byId;
     }
     if (!change.customerId) return null;
-    return this.organizations.findByProviderCustomer(change.customerId, { manager, lock: true });
+    return this.organizations.findByProviderCustomer(change.customerId, { lock: true });
   }
 
   /**
@@ -125,8 +117,7 @@ export class StripeWebhookService {
    * not the organization's current one ending (a replaced subscription must not downgrade).
    */
   private async isStale(
-    manager: EntityManager,
-    organization: Organization,
+    organization: OrganizationRecord,
     createdAt: Date,
     change: SubscriptionChange,
   ): Promise<boolean> {
@@ -137,11 +128,7 @@ export class StripeWebhookService {
     ) {
       return true;
     }
-    const newer: unknown[] = await manager.query(
-      `SELECT 1 FROM billing_events WHERE organization_id = $1 AND outcome = 'applied' AND event_created_at > $2 LIMIT 1`,
-      [organization.id, createdAt],
-    );
-    return newer.length > 0;
+    return this.events.appliedAfter(organization.id, createdAt);
   }
 }
 

@@ -2,12 +2,16 @@ import { isEmail } from 'class-validator';
 import { API_KEY_SCOPES, type ApiKeyScope } from '../common/access/access.decorator.js';
 import { isRawTier, RAW_TIERS } from '../common/tiers.js';
 import { API_KEY_TYPES, type ApiKeyType } from '../api-keys/api-key.entity.js';
+import { ApiKeysRepository } from '../api-keys/api-keys.repository.js';
 import { ApiKeysService } from '../api-keys/api-keys.service.js';
 import { AuditRepository } from '../audit/audit.repository.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { AuditService } from '../audit/audit.service.js';
 import { hashPassword, MIN_PASSWORD_LENGTH } from '../auth/passwords.js';
+import { OrganizationsRepository } from '../organizations/organizations.repository.js';
 import { OrganizationsService } from '../organizations/organizations.service.js';
+import { AccountLifecycleService } from '../users/account-lifecycle.service.js';
+import { UsersService } from '../users/users.service.js';
 import { PlanService } from '../organizations/plan.service.js';
 import { queryRows } from '../database/sql.js';
 import type { CliArgs } from './cli-args.js';
@@ -39,7 +43,7 @@ export async function createUser(context: CliContext, args: CliArgs) {
     if (!rows.length) throw new CliError(`a user with the e-mail ${email} already exists`);
     const userId = rows[0].id;
     if (!orgName) return { userId, organizationId: null, organizationSlug: null };
-    const organization = await new OrganizationsService(dataSource).createWithOwner(manager, {
+    const organization = await organizationsOf(dataSource).createWithOwner(manager, {
       name: orgName,
       tier,
       ownerId: userId,
@@ -99,12 +103,16 @@ export async function createApiKey(context: CliContext, args: CliArgs) {
     if (!members.length) throw new CliError(`${email} is not an active member of ${slug}`);
     userId = members[0].id;
   }
-  const plans = new PlanService(new OrganizationsService(dataSource));
+  const unitOfWork = new UnitOfWork(dataSource);
+  const organizations = organizationsOf(dataSource);
   const service = new ApiKeysService(
-    dataSource,
-    new AuditService(new AuditRepository(new UnitOfWork(dataSource))),
+    unitOfWork,
+    new ApiKeysRepository(unitOfWork, dataSource),
+    new AuditService(new AuditRepository(unitOfWork)),
     context.config,
-    plans,
+    new PlanService(organizations),
+    organizations,
+    new UsersService(dataSource, new AccountLifecycleService()),
   );
   try {
     const { key, record } = await dataSource.transaction((manager) =>
@@ -118,4 +126,12 @@ export async function createApiKey(context: CliContext, args: CliArgs) {
   } catch (error) {
     throw new CliError(error instanceof Error ? error.message : String(error));
   }
+}
+
+/** The organizations feature's service as the commands use it (creating an organization, its plan). */
+function organizationsOf(dataSource: Awaited<ReturnType<CliContext['dataSource']>>): OrganizationsService {
+  return new OrganizationsService(
+    new OrganizationsRepository(new UnitOfWork(dataSource)),
+    new UsersService(dataSource, new AccountLifecycleService()),
+  );
 }

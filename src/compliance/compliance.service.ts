@@ -1,42 +1,48 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import type { OrgAuthContext } from '../common/access/auth-context.js';
+import type { OrganizationId } from '../common/access/tenant-id.js';
 import { badRequest } from '../common/errors/app-exception.js';
+import type { TierDefinition } from '../common/tiers.js';
 import { AuditService } from '../audit/audit.service.js';
+import { UnitOfWork } from '../database/unit-of-work.js';
 import type { ComplianceSettings } from './compliance-checks.js';
-import { complianceSettingsOf, type ComplianceSettingsInForce } from './compliance-settings.js';
+import { settingsInForce, type ComplianceSettingsInForce } from './compliance-settings.js';
 import type { UpdateComplianceDto } from './compliance.dto.js';
+import { ComplianceRepository } from './compliance.repository.js';
 import { PlanService } from '../organizations/plan.service.js';
 
 type Field = keyof ComplianceSettings;
 
-const COLUMNS: Readonly<Record<Field, string>> = {
-  maxRiskScore: 'max_risk_score',
-  minOsVersion: 'min_os_version',
-  minAppVersion: 'min_app_version',
-  blockOnJailbreak: 'block_on_jailbreak',
-  allowedCountries: 'allowed_countries',
-};
-const FIELDS = Object.keys(COLUMNS) as Field[];
-
-type StoredRow = Record<(typeof COLUMNS)[Field], unknown>;
+const FIELDS: readonly Field[] = [
+  'maxRiskScore',
+  'minOsVersion',
+  'minAppVersion',
+  'blockOnJailbreak',
+  'allowedCountries',
+];
 
 /**
  * The organization's compliance settings: read by any member on any plan (the defaults below
  * Business), changed by Admins on plans with `complianceRules`. Device details, the
- * `device.high_risk` threshold and reporting read them through `complianceSettingsOf`.
+ * `device.high_risk` threshold and reporting read them through `settingsInForce`.
  */
 @Injectable()
 export class ComplianceService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly uow: UnitOfWork,
+    private readonly settings: ComplianceRepository,
     private readonly audit: AuditService,
     private readonly plans: PlanService,
   ) {}
 
   async get(auth: OrgAuthContext): Promise<ComplianceSettingsInForce> {
-    return complianceSettingsOf(this.dataSource, auth.organizationId, await this.plans.planOf(auth.organizationId));
+    return this.settingsInForce(auth.organizationId, await this.plans.planOf(auth.organizationId));
+  }
+
+  /** The settings in force under `plan` (the defaults without `complianceRules`, with no read). */
+  async settingsInForce(organizationId: OrganizationId, plan: TierDefinition): Promise<ComplianceSettingsInForce> {
+    if (!plan.features.complianceRules) return settingsInForce(null, plan);
+    return settingsInForce(await this.settings.find(organizationId), plan);
   }
 
   /** A partial update under a lock of the settings row, audited with each change. */
@@ -48,50 +54,29 @@ export class ComplianceService {
         hint: `Settings: ${FIELDS.join(', ')}`,
       });
     }
-    return this.dataSource.transaction(async (manager) => {
-      const plan = await this.plans.requireFeature(
-        auth.organizationId,
-        'complianceRules',
-        {
-          message: 'Compliance rules are available from the Business plan',
-          hint: 'Upgrade the plan to set compliance rules',
-        },
-        { manager },
-      );
-      await manager.query(
-        `INSERT INTO compliance_settings (organization_id) VALUES ($1) ON CONFLICT (organization_id) DO NOTHING`,
-        [auth.organizationId],
-      );
-      const [stored] = await manager.query<StoredRow[]>(
-        `SELECT ${FIELDS.map((field) => COLUMNS[field]).join(', ')}
-           FROM compliance_settings WHERE organization_id = $1 FOR UPDATE`,
-        [auth.organizationId],
-      );
-      const changed = given.filter((field) => !sameValue(stored[COLUMNS[field]], changes[field]));
+    return this.uow.run(async () => {
+      const plan = await this.plans.requireFeature(auth.organizationId, 'complianceRules', {
+        message: 'Compliance rules are available from the Business plan',
+        hint: 'Upgrade the plan to set compliance rules',
+      });
+      const stored = await this.settings.lock(auth.organizationId);
+      const changed = given.filter((field) => !sameValue(stored[field], changes[field]));
       if (changed.length) {
-        await manager.query(
-          `UPDATE compliance_settings
-              SET ${changed.map((field, i) => `${COLUMNS[field]} = $${i + 2}`).join(', ')}, updated_at = now()
-            WHERE organization_id = $1`,
-          [auth.organizationId, ...changed.map((field) => changes[field])],
+        await this.settings.update(
+          auth.organizationId,
+          Object.fromEntries(changed.map((field) => [field, changes[field]])) as Partial<ComplianceSettings>,
         );
-        await this.audit.record(
-          auth,
-          {
-            organizationId: auth.organizationId,
-            action: 'compliance.updated',
-            resourceType: 'compliance_settings',
-            resourceId: auth.organizationId,
-            metadata: {
-              changes: Object.fromEntries(
-                changed.map((field) => [field, { from: stored[COLUMNS[field]], to: changes[field] }]),
-              ),
-            },
+        await this.audit.record(auth, {
+          organizationId: auth.organizationId,
+          action: 'compliance.updated',
+          resourceType: 'compliance_settings',
+          resourceId: auth.organizationId,
+          metadata: {
+            changes: Object.fromEntries(changed.map((field) => [field, { from: stored[field], to: changes[field] }])),
           },
-          manager,
-        );
+        });
       }
-      return complianceSettingsOf(manager, auth.organizationId, plan);
+      return this.settingsInForce(auth.organizationId, plan);
     });
   }
 }

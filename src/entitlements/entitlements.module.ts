@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { WebhooksModule } from '../webhooks/webhooks.module.js';
 import { EntitlementsController } from './entitlements.controller.js';
+import { EntitlementsRepository } from './entitlements.repository.js';
 import { EntitlementsService } from './entitlements.service.js';
 import { SubscriptionClaims } from './subscription-claims.js';
 
@@ -8,7 +9,7 @@ import { SubscriptionClaims } from './subscription-claims.js';
 @Module({
   imports: [WebhooksModule],
   controllers: [EntitlementsController],
-  providers: [EntitlementsService, SubscriptionClaims],
+  providers: [EntitlementsRepository, EntitlementsService, SubscriptionClaims],
   exports: [SubscriptionClaims],
 })
 export class EntitlementsModule {}

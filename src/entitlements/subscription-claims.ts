@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
-import { entitlementFromRow, toSubscriptionClaim, type EntitlementRow } from './entitlement-state.js';
+import type { OrganizationId } from '../common/access/tenant-id.js';
+import { toSubscriptionClaim } from './entitlement-state.js';
+import { EntitlementsRepository } from './entitlements.repository.js';
 
 /**
  * The reserved `subscription` claim of attestation tokens, read from ingested entitlements:
@@ -9,16 +9,10 @@ import { entitlementFromRow, toSubscriptionClaim, type EntitlementRow } from './
  */
 @Injectable()
 export class SubscriptionClaims {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(private readonly entitlements: EntitlementsRepository) {}
 
-  async claimFor(organizationId: string, subjectId: string | null): Promise<Record<string, unknown>> {
+  async claimFor(organizationId: OrganizationId | string, subjectId: string | null): Promise<Record<string, unknown>> {
     if (!subjectId) return toSubscriptionClaim(null);
-    const rows = await this.dataSource.query<EntitlementRow[]>(
-      `SELECT subject_id, tier, status, interval, source, product_id, expires_at, source_subscription_id, environment,
-              auto_renew, updated_at
-         FROM subject_entitlements WHERE organization_id = $1 AND subject_id = $2`,
-      [organizationId, subjectId],
-    );
-    return toSubscriptionClaim(rows[0] ? entitlementFromRow(rows[0]) : null);
+    return toSubscriptionClaim(await this.entitlements.find(organizationId, subjectId));
   }
 }

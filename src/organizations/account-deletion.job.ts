@@ -1,14 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Cron, CronExpression } from '@nestjs/schedule';
-import { InjectDataSource } from '@nestjs/typeorm';
 import type { Logger } from 'pino';
-import { DataSource } from 'typeorm';
-import { withAdvisoryLock } from '../common/scheduling/advisory-lock.js';
+import { AdvisoryLocks } from '../common/scheduling/advisory-lock.js';
 import { createLogger } from '../common/logging/logger.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
+import { UnitOfWork } from '../database/unit-of-work.js';
 import { ACCOUNT_DELETION_GRACE_DAYS } from './account-deletion.service.js';
 import { OrganizationLifecycleService } from './organization-lifecycle.service.js';
+import { OrganizationsRepository } from './organizations.repository.js';
 import { UsersService } from '../users/users.service.js';
 
 /** Advisory lock key of this job (arbitrary; unique among the service's locks). */
@@ -25,8 +25,10 @@ export class AccountDeletionJob {
   private readonly logger: Logger;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly uow: UnitOfWork,
+    private readonly locks: AdvisoryLocks,
     @Inject(APP_CONFIG) config: AppConfig,
+    private readonly organizations: OrganizationsRepository,
     private readonly lifecycle: OrganizationLifecycleService,
     private readonly users: UsersService,
   ) {
@@ -44,25 +46,17 @@ export class AccountDeletionJob {
 
   /** The number of accounts deleted, or null when another instance is running the job. */
   async run(): Promise<number | null> {
-    const outcome = await withAdvisoryLock(this.dataSource, ACCOUNT_DELETION_LOCK, async (manager) => {
+    const outcome = await this.locks.run(ACCOUNT_DELETION_LOCK, async () => {
       let deleted = 0;
       for (;;) {
-        const batch = await manager.transaction(async (transaction) => {
-          const ids = await this.users.dueForDeletion(transaction, ACCOUNT_DELETION_GRACE_DAYS, BATCH);
+        const batch = await this.uow.run(async () => {
+          const ids = await this.users.dueForDeletion(this.uow.manager(), ACCOUNT_DELETION_GRACE_DAYS, BATCH); // seam: src/users/users.service.ts#dueForDeletion
           if (!ids.length) return 0;
-          const organizations: { id: string }[] = await transaction.query(
-            `SELECT o.id FROM organizations o
-              WHERE o.id IN (SELECT organization_id FROM memberships WHERE user_id = ANY($1::uuid[]))
-                AND NOT EXISTS (SELECT 1 FROM memberships m
-                                 WHERE m.organization_id = o.id AND m.user_id <> ALL($1::uuid[]))
-                FOR UPDATE`,
-            [ids],
-          );
-          const organizationIds = organizations.map((organization) => organization.id);
+          const organizationIds = await this.organizations.lockOrganizationsOnlyOf(ids);
           // Their device tokens and keys stop working on every instance once this commits.
-          await this.lifecycle.whileRemoving(transaction, organizationIds);
-          await transaction.query(`DELETE FROM organizations WHERE id = ANY($1::uuid[])`, [organizationIds]);
-          await this.users.delete(transaction, ids);
+          await this.lifecycle.removing(organizationIds);
+          await this.organizations.delete(organizationIds);
+          await this.users.delete(this.uow.manager(), ids); // seam: src/users/users.service.ts#delete
           return ids.length;
         });
         deleted += batch;

@@ -1,9 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import type { OrgAuthContext } from '../common/access/auth-context.js';
+import type { OrganizationId } from '../common/access/tenant-id.js';
 import { AuditService } from '../audit/audit.service.js';
-import { NotificationPreferences } from './notification-preferences.entity.js';
+import { UnitOfWork } from '../database/unit-of-work.js';
+import type { NotificationPreferences } from './notification-preferences.entity.js';
+import { NotificationPreferencesRepository } from './notification-preferences.repository.js';
 
 export const PREFERENCE_FIELDS = [
   'newFeatureRequest',
@@ -40,12 +41,14 @@ export const DEFAULT_PREFERENCES: Readonly<Preferences> = {
 @Injectable()
 export class NotificationPreferencesService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly uow: UnitOfWork,
+    private readonly preferences: NotificationPreferencesRepository,
     private readonly audit: AuditService,
   ) {}
 
-  async get(organizationId: string): Promise<Preferences> {
-    const row = await this.dataSource.getRepository(NotificationPreferences).findOneBy({ organizationId });
+  /** The preferences in force; a plain `string` id serves callers that do not hold a branded one yet. */
+  async get(organizationId: OrganizationId | string): Promise<Preferences> {
+    const row = await this.preferences.find(organizationId);
     return row ? pickPreferences(row) : { ...DEFAULT_PREFERENCES };
   }
 
@@ -53,32 +56,21 @@ export class NotificationPreferencesService {
   async update(auth: OrgAuthContext, changes: Partial<Preferences>): Promise<Preferences> {
     const given = PREFERENCE_FIELDS.filter((field) => changes[field] !== undefined);
     if (!given.length) return this.get(auth.organizationId);
-    return this.dataSource.transaction(async (manager) => {
-      await manager.query(
-        `INSERT INTO notification_preferences (organization_id) VALUES ($1) ON CONFLICT (organization_id) DO NOTHING`,
-        [auth.organizationId],
-      );
-      const current = await manager.findOneOrFail(NotificationPreferences, {
-        where: { organizationId: auth.organizationId },
-        lock: { mode: 'pessimistic_write' },
-      });
+    return this.uow.run(async () => {
+      const current = await this.preferences.lock(auth.organizationId);
       const changed = given.filter((field) => current[field] !== changes[field]);
       if (!changed.length) return pickPreferences(current);
       const update = Object.fromEntries(changed.map((field) => [field, changes[field]])) as Partial<Preferences>;
-      await manager.update(NotificationPreferences, { organizationId: auth.organizationId }, update);
-      await this.audit.record(
-        auth,
-        {
-          organizationId: auth.organizationId,
-          action: 'notification_preferences.updated',
-          resourceType: 'notification_preferences',
-          resourceId: auth.organizationId,
-          metadata: {
-            changes: Object.fromEntries(changed.map((field) => [field, { from: current[field], to: changes[field] }])),
-          },
+      await this.preferences.update(auth.organizationId, update);
+      await this.audit.record(auth, {
+        organizationId: auth.organizationId,
+        action: 'notification_preferences.updated',
+        resourceType: 'notification_preferences',
+        resourceId: auth.organizationId,
+        metadata: {
+          changes: Object.fromEntries(changed.map((field) => [field, { from: current[field], to: changes[field] }])),
         },
-        manager,
-      );
+      });
       return { ...pickPreferences(current), ...update };
     });
   }

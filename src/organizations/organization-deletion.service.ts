@@ -1,14 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import type { Logger } from 'pino';
-import { DataSource } from 'typeorm';
 import { actorOf, type OrgAuthContext } from '../common/access/auth-context.js';
 import { notFound } from '../common/errors/app-exception.js';
 import { createLogger } from '../common/logging/logger.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
+import { UnitOfWork } from '../database/unit-of-work.js';
 import { OrganizationLifecycleService } from './organization-lifecycle.service.js';
-import { OrganizationsService } from './organizations.service.js';
+import { OrganizationsRepository } from './organizations.repository.js';
 import { UsersService } from '../users/users.service.js';
 
 /** Deletes a whole organization: its data, its subscription, and the accounts that only it held. */
@@ -17,9 +16,9 @@ export class OrganizationDeletionService {
   private readonly logger: Logger;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly uow: UnitOfWork,
     @Inject(APP_CONFIG) config: AppConfig,
-    private readonly organizations: OrganizationsService,
+    private readonly organizations: OrganizationsRepository,
     private readonly lifecycle: OrganizationLifecycleService,
     private readonly users: UsersService,
   ) {
@@ -34,20 +33,21 @@ export class OrganizationDeletionService {
    * cancelled first, so a failure at the provider leaves the organization as it was.
    */
   async delete(auth: OrgAuthContext): Promise<void> {
-    const organization = await this.organizations.get(auth.organizationId);
+    const organization = await this.organizations.find(auth.organizationId);
+    if (!organization) throw notFound('Organization');
     await this.lifecycle.beforeRemoval([organization]);
-    const deactivated = await this.dataSource.transaction(async (manager) => {
-      const locked = await this.organizations.find(auth.organizationId, { manager, lock: true });
+    const deactivated = await this.uow.run(async () => {
+      const locked = await this.organizations.find(auth.organizationId, { lock: true });
       if (!locked) throw notFound('Organization');
       // Accounts that only this organization held are disabled and signed out everywhere.
-      const userIds = await this.users.deactivate(manager, await this.organizations.soleMembers(locked.id, manager));
+      const userIds = await this.users.deactivate(this.uow.manager(), await this.organizations.soleMembers(locked.id)); // seam: src/users/users.service.ts#deactivate
       // Every instance stops honouring the organization's device tokens and keys once this commits.
-      await this.lifecycle.whileRemoving(manager, [locked.id]);
-      await manager.query(`DELETE FROM organizations WHERE id = $1`, [locked.id]);
+      await this.lifecycle.removing([locked.id]);
+      await this.organizations.delete([locked.id]);
+      // Keys and apps this instance remembers went with the organization.
+      await this.uow.afterCommit(() => this.lifecycle.afterRemoval([locked.id]));
       return userIds.length;
     });
-    // Keys and apps this instance remembers went with the organization.
-    this.lifecycle.afterRemoval([organization.id]);
     // The audit log went with the organization; the service log keeps the trace.
     this.logger.info(
       { organizationId: organization.id, slug: organization.slug, actor: actorOf(auth), deactivated },

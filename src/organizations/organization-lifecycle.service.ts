@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
+import type { OrganizationId } from '../common/access/tenant-id.js';
+import { UnitOfWork } from '../database/unit-of-work.js';
 import type { Organization } from './organization.entity.js';
 
 /**
@@ -15,13 +17,15 @@ export interface OrganizationRemovalParticipant {
    */
   beforeRemoval?(organizations: readonly Organization[]): Promise<void>;
   /**
-   * Inside the transaction that schedules the organizations' removal (they go with the account of
+   * In the unit of work that schedules the organizations' removal (they go with the account of
    * their only member when its deletion falls due): nothing new may join them from now on.
    */
-  whileScheduling?(manager: EntityManager, organizationIds: readonly string[]): Promise<void>;
-  /** Inside the transaction that deletes the organizations' rows (announcements fire on commit). */
+  scheduling?(organizationIds: readonly OrganizationId[]): Promise<void>;
+  /** In the unit of work that deletes the organizations' rows (announcements fire on commit). */
+  removing?(organizationIds: readonly OrganizationId[]): Promise<void>;
+  /** @deprecated `removing`, for participants that still write on a manager they are handed. */
   whileRemoving?(manager: EntityManager, organizationIds: readonly string[]): Promise<void>;
-  /** After that transaction has committed: this instance forgets what it remembered of them. */
+  /** After that unit of work has committed: this instance forgets what it remembered of them. */
   afterRemoval?(organizationIds: readonly string[]): void;
 }
 
@@ -29,6 +33,8 @@ export interface OrganizationRemovalParticipant {
 @Injectable()
 export class OrganizationLifecycleService {
   private readonly participants: OrganizationRemovalParticipant[] = [];
+
+  constructor(private readonly uow: UnitOfWork) {}
 
   register(participant: OrganizationRemovalParticipant): void {
     this.participants.push(participant);
@@ -39,14 +45,19 @@ export class OrganizationLifecycleService {
     for (const participant of this.participants) await participant.beforeRemoval?.(organizations);
   }
 
-  async whileScheduling(manager: EntityManager, organizationIds: readonly string[]): Promise<void> {
+  /** In the caller's unit of work. */
+  async scheduling(organizationIds: readonly OrganizationId[]): Promise<void> {
     if (!organizationIds.length) return;
-    for (const participant of this.participants) await participant.whileScheduling?.(manager, organizationIds);
+    for (const participant of this.participants) await participant.scheduling?.(organizationIds);
   }
 
-  async whileRemoving(manager: EntityManager, organizationIds: readonly string[]): Promise<void> {
+  /** In the caller's unit of work. */
+  async removing(organizationIds: readonly OrganizationId[]): Promise<void> {
     if (!organizationIds.length) return;
-    for (const participant of this.participants) await participant.whileRemoving?.(manager, organizationIds);
+    for (const participant of this.participants) {
+      await participant.removing?.(organizationIds);
+      await participant.whileRemoving?.(this.uow.manager(), organizationIds); // seam: src/apps/apps-organization-removal.ts#whileRemoving
+    }
   }
 
   afterRemoval(organizationIds: readonly string[]): void {

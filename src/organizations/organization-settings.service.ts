@@ -1,12 +1,13 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import type { OrgAuthContext } from '../common/access/auth-context.js';
+import type { OrganizationId } from '../common/access/tenant-id.js';
 import { notFound } from '../common/errors/app-exception.js';
 import { tierDefinition, tierDisplayName } from '../common/tiers.js';
 import { AuditService } from '../audit/audit.service.js';
 import { isUniqueViolation } from '../database/unique-violation.js';
-import { Organization } from './organization.entity.js';
+import { UnitOfWork } from '../database/unit-of-work.js';
+import type { Organization } from './organization.entity.js';
+import { OrganizationsRepository } from './organizations.repository.js';
 import { OrganizationSourcesService } from './organization-sources.service.js';
 import { OrganizationsService } from './organizations.service.js';
 
@@ -27,14 +28,15 @@ export interface BillingSummary {
 @Injectable()
 export class OrganizationSettingsService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly uow: UnitOfWork,
+    private readonly repository: OrganizationsRepository,
     private readonly organizations: OrganizationsService,
     private readonly audit: AuditService,
     private readonly sources: OrganizationSourcesService,
   ) {}
 
-  async get(organizationId: string): Promise<Organization> {
-    const organization = await this.dataSource.getRepository(Organization).findOneBy({ id: organizationId });
+  async get(organizationId: OrganizationId): Promise<Organization> {
+    const organization = await this.repository.find(organizationId);
     if (!organization) throw notFound('Organization');
     return organization;
   }
@@ -51,36 +53,27 @@ export class OrganizationSettingsService {
   }
 
   private renameOnce(auth: OrgAuthContext, name: string): Promise<Organization> {
-    return this.dataSource.transaction(async (manager) => {
-      const current = await manager.findOne(Organization, {
-        where: { id: auth.organizationId },
-        lock: { mode: 'pessimistic_write' },
-      });
+    return this.uow.run(async () => {
+      const current = await this.repository.find(auth.organizationId, { lock: true });
       if (!current) throw notFound('Organization');
       if (current.name === name) return current;
-      const slug = await this.organizations.uniqueSlug(manager, name, current.id);
-      await manager.query(`UPDATE organizations SET name = $2, slug = $3, updated_at = now() WHERE id = $1`, [
-        current.id,
-        name,
-        slug,
-      ]);
-      await this.audit.record(
-        auth,
-        {
-          organizationId: current.id,
-          action: 'org.settings_updated',
-          resourceType: 'organization',
-          resourceId: current.id,
-          metadata: { name: { from: current.name, to: name }, slug: { from: current.slug, to: slug } },
-        },
-        manager,
-      );
-      return manager.findOneByOrFail(Organization, { id: current.id });
+      const slug = await this.organizations.uniqueSlug(name, current.id);
+      await this.repository.rename(current.id, name, slug);
+      await this.audit.record(auth, {
+        organizationId: current.id,
+        action: 'org.settings_updated',
+        resourceType: 'organization',
+        resourceId: current.id,
+        metadata: { name: { from: current.name, to: name }, slug: { from: current.slug, to: slug } },
+      });
+      const renamed = await this.repository.find(current.id);
+      if (!renamed) throw notFound('Organization');
+      return renamed;
     });
   }
 
   /** MAD counts the devices that attested since the start of the current calendar month (UTC). */
-  async billingSummary(organizationId: string): Promise<BillingSummary> {
+  async billingSummary(organizationId: OrganizationId): Promise<BillingSummary> {
     const organization = await this.get(organizationId);
     const madUsed = await this.sources.monthlyActiveDevices(organizationId);
     return {

@@ -1,11 +1,13 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuditModule } from '../audit/audit.module.js';
+import { AdvisoryLocks } from '../common/scheduling/advisory-lock.js';
 import { AccountController } from './account.controller.js';
 import { AccountDeletionJob } from './account-deletion.job.js';
 import { AccountDeletionService } from './account-deletion.service.js';
 import { Membership } from './membership.entity.js';
 import { NotificationPreferences } from './notification-preferences.entity.js';
+import { NotificationPreferencesRepository } from './notification-preferences.repository.js';
 import { NotificationPreferencesService } from './notification-preferences.service.js';
 import { OrganizationController } from './organization.controller.js';
 import { Organization } from './organization.entity.js';
@@ -13,6 +15,7 @@ import { OrganizationDeletionService } from './organization-deletion.service.js'
 import { OrganizationLifecycleService } from './organization-lifecycle.service.js';
 import { OrganizationSettingsService } from './organization-settings.service.js';
 import { OrganizationSourcesService } from './organization-sources.service.js';
+import { OrganizationsRepository } from './organizations.repository.js';
 import { OrganizationsService } from './organizations.service.js';
 import { PlanService } from './plan.service.js';
 import { QuickstartService } from './quickstart.service.js';
@@ -31,6 +34,9 @@ import { UsersModule } from '../users/users.module.js';
   imports: [TypeOrmModule.forFeature([Organization, Membership, NotificationPreferences]), AuditModule, UsersModule],
   controllers: [OrganizationController, AccountController],
   providers: [
+    OrganizationsRepository,
+    NotificationPreferencesRepository,
+    AdvisoryLocks,
     OrganizationsService,
     PlanService,
     OrganizationLifecycleService,

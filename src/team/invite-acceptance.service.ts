@@ -1,58 +1,48 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, type EntityManager } from 'typeorm';
+import type { EntityManager } from 'typeorm';
 import type { Role } from '../common/access/access.decorator.js';
 import type { SessionCaller } from '../common/access/auth-context.js';
 import { forbidden, gone, notFound } from '../common/errors/app-exception.js';
 import { sha256Hex } from '../common/crypto.js';
 import { AuditService } from '../audit/audit.service.js';
+import { UnitOfWork } from '../database/unit-of-work.js';
 import type { Organization } from '../organizations/organization.entity.js';
 import { OrganizationsService } from '../organizations/organizations.service.js';
-import { Invite } from './invite.entity.js';
+import { InvitesRepository } from './invites.repository.js';
 import { TeamNotificationsService } from './team-notifications.service.js';
-import { trustOrganizationId } from '../common/access/tenant-id.js';
 
-/** The invitee's side of an invite: following the link joins the organization. */
+/**
+ * The invitee's side of an invite: following the link joins the organization. `pendingFor`,
+ * `pendingCount` and `markAccepted` serve single sign-on's join; their `manager` parameter is for
+ * that caller while it opens its transaction by hand (deprecated: run it in a unit of work).
+ */
 @Injectable()
 export class InviteAcceptanceService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly uow: UnitOfWork,
+    private readonly invites: InvitesRepository,
     private readonly organizations: OrganizationsService,
     private readonly audit: AuditService,
     private readonly teamNotifications: TeamNotificationsService,
   ) {}
 
   /** The newest unexpired pending invite of the address, for a sign-in that joins without the link. */
-  async pendingFor(
+  pendingFor(
     organizationId: string,
     email: string,
-    manager: EntityManager,
+    manager?: EntityManager,
   ): Promise<{ id: string; role: Role } | null> {
-    const [invite]: { id: string; role: Role }[] = await manager.query(
-      `SELECT id, role FROM invites
-        WHERE organization_id = $1 AND lower(email) = lower($2) AND status = 'pending' AND expires_at > now()
-        ORDER BY created_at DESC LIMIT 1`,
-      [organizationId, email],
-    );
-    return invite ?? null;
+    return this.invites.newestPendingFor(organizationId, email, manager);
   }
 
-  /** How many unexpired invites are pending (each holds a seat), in the caller's transaction. */
-  async pendingCount(organizationId: string, manager: EntityManager): Promise<number> {
-    const [row]: { n: number }[] = await manager.query(
-      `SELECT count(*)::int AS n FROM invites WHERE organization_id = $1 AND status = 'pending' AND expires_at > now()`,
-      [organizationId],
-    );
-    return row.n;
+  /** How many unexpired invites are pending (each holds a seat). */
+  pendingCount(organizationId: string, manager?: EntityManager): Promise<number> {
+    return this.invites.unexpiredPendingCount(organizationId, manager);
   }
 
-  /** Records that `userId` joined through the invite, in the transaction that made them a member. */
-  async markAccepted(organizationId: string, inviteId: string, userId: string, manager: EntityManager): Promise<void> {
-    await manager.query(
-      `UPDATE invites SET status = 'accepted', accepted_by = $3, accepted_at = now(), updated_at = now()
-        WHERE id = $2 AND organization_id = $1`,
-      [organizationId, inviteId, userId],
-    );
+  /** Records that `userId` joined through the invite, in the unit of work that made them a member. */
+  markAccepted(organizationId: string, inviteId: string, userId: string, manager?: EntityManager): Promise<void> {
+    return this.invites.markAccepted(organizationId, inviteId, userId, manager);
   }
 
   /**
@@ -60,33 +50,24 @@ export class InviteAcceptanceService {
    * concurrent one) answers the same organization and creates no second membership.
    */
   async accept(caller: SessionCaller, token: string): Promise<Organization> {
-    let accepted = null as Invite | null;
-    const joined = await this.dataSource.transaction(async (manager): Promise<Organization | 'expired'> => {
-      const invite = await manager
-        .createQueryBuilder(Invite, 'i')
-        .setLock('pessimistic_write')
-        .where('i.token_hash = :hash', { hash: sha256Hex(token) })
-        .getOne();
+    const joined = await this.uow.run(async (): Promise<Organization | 'expired'> => {
+      const invite = await this.invites.lockByTokenHash(sha256Hex(token));
       if (!invite) throw notFound('Invite');
-      const organization = await this.organizations.get(invite.organizationId, { manager });
+      const organization = await this.organizations.get(invite.organizationId);
       if (invite.status === 'accepted' && invite.acceptedBy === caller.userId) return organization;
       if (invite.status === 'accepted' || invite.status === 'revoked') throw notFound('Invite');
       if (invite.status === 'expired' || invite.expiresAt.getTime() <= Date.now()) {
         // Committed, not thrown from here: a throw would roll the `expired` status back with it.
-        if (invite.status !== 'expired') await manager.update(Invite, { id: invite.id }, { status: 'expired' });
+        if (invite.status !== 'expired') await this.invites.setStatus(invite.organizationId, invite.id, 'expired');
         return 'expired';
       }
       if (invite.email.toLowerCase() !== caller.email.toLowerCase()) {
         throw forbidden('This invite was sent to another e-mail address');
       }
-      await this.organizations.addMember(invite.organizationId, caller.userId, invite.role, manager);
-      await manager.update(
-        Invite,
-        { id: invite.id },
-        { status: 'accepted', acceptedBy: caller.userId, acceptedAt: new Date() },
-      );
+      await this.organizations.addMember(invite.organizationId, caller.userId, invite.role);
+      await this.invites.markAccepted(invite.organizationId, invite.id, caller.userId);
       await this.audit.record(
-        { caller, organizationId: trustOrganizationId(invite.organizationId), ipAddress: null },
+        { caller, organizationId: invite.organizationId, ipAddress: null },
         {
           organizationId: invite.organizationId,
           action: 'invite.accepted',
@@ -94,14 +75,12 @@ export class InviteAcceptanceService {
           resourceId: invite.id,
           metadata: { email: invite.email, role: invite.role },
         },
-        manager,
       );
-      accepted = invite;
+      // After the commit: the inviter hears of it once, and only if the membership really exists.
+      await this.uow.afterCommit(() => this.teamNotifications.inviteAccepted(invite));
       return organization;
     });
     if (joined === 'expired') throw gone('This invite has expired', { hint: 'Ask for a new invite' });
-    // After the commit: the inviter hears of it once, and only if the membership really exists.
-    if (accepted) this.teamNotifications.inviteAccepted(accepted);
     return joined;
   }
 }

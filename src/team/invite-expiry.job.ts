@@ -1,13 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Cron, CronExpression } from '@nestjs/schedule';
-import { InjectDataSource } from '@nestjs/typeorm';
 import type { Logger } from 'pino';
-import { DataSource } from 'typeorm';
-import { withAdvisoryLock } from '../common/scheduling/advisory-lock.js';
+import { AdvisoryLocks } from '../common/scheduling/advisory-lock.js';
 import { createLogger } from '../common/logging/logger.js';
-import { queryRows } from '../database/sql.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
+import { InvitesRepository } from './invites.repository.js';
 
 /** Advisory lock key of this job (arbitrary; unique among the service's locks). */
 const INVITE_EXPIRY_LOCK = 727_101;
@@ -18,7 +16,8 @@ export class InviteExpiryJob {
   private readonly logger: Logger;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly locks: AdvisoryLocks,
+    private readonly invites: InvitesRepository,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.logger = createLogger(config).child({ component: 'invite-expiry-job' });
@@ -35,15 +34,7 @@ export class InviteExpiryJob {
 
   /** The number of invites expired, or null when another instance is running the job. */
   async run(): Promise<number | null> {
-    const outcome = await withAdvisoryLock(this.dataSource, INVITE_EXPIRY_LOCK, async (manager) => {
-      const expired = await queryRows(
-        manager,
-        `UPDATE invites SET status = 'expired', updated_at = now()
-          WHERE status = 'pending' AND expires_at <= now()
-        RETURNING id`,
-      );
-      return expired.length;
-    });
+    const outcome = await this.locks.run(INVITE_EXPIRY_LOCK, () => this.invites.expireAllOverdue());
     if (!outcome.ran) return null;
     if (outcome.result) this.logger.info({ expired: outcome.result }, 'invites expired');
     return outcome.result;

@@ -1,8 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, type EntityManager } from 'typeorm';
 import type { Role } from '../common/access/access.decorator.js';
 import type { OrgAuthContext } from '../common/access/auth-context.js';
+import type { OrganizationId } from '../common/access/tenant-id.js';
 import { conflict, notFound } from '../common/errors/app-exception.js';
 import { seatsTaken } from './team.exceptions.js';
 import { randomSecret, sha256Hex } from '../common/crypto.js';
@@ -11,12 +10,14 @@ import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { AuditService } from '../audit/audit.service.js';
 import { isUniqueViolation } from '../database/unique-violation.js';
+import { UnitOfWork } from '../database/unit-of-work.js';
 import { MailService } from '../mail/mail.service.js';
 import { mailTemplates } from '../mail/mail-templates.js';
-import { Invite } from './invite.entity.js';
-import { membershipJoin, OrganizationsService } from '../organizations/organizations.service.js';
+import type { Invite } from './invite.entity.js';
+import { InvitesRepository } from './invites.repository.js';
+import { OrganizationsService } from '../organizations/organizations.service.js';
 import { assertMayManageOwners, lockOrganizationForTeamWrite } from './team-policy.js';
-import { usersFrom } from '../users/users.service.js';
+import { UsersService } from '../users/users.service.js';
 
 export const INVITE_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 
@@ -24,8 +25,10 @@ export const INVITE_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 @Injectable()
 export class InvitesService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly uow: UnitOfWork,
+    private readonly invites: InvitesRepository,
     private readonly organizations: OrganizationsService,
+    private readonly users: UsersService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly audit: AuditService,
     private readonly mail: MailService,
@@ -33,14 +36,7 @@ export class InvitesService {
 
   /** Pending invites, newest first; one past its expiry no longer counts even before the job marks it. */
   listPending(auth: OrgAuthContext): Promise<Invite[]> {
-    return this.dataSource
-      .getRepository(Invite)
-      .createQueryBuilder('i')
-      .where('i.organization_id = :organizationId', { organizationId: auth.organizationId })
-      .andWhere(`i.status = 'pending' AND i.expires_at > now()`)
-      .orderBy('i.created_at', 'DESC')
-      .addOrderBy('i.id', 'DESC')
-      .getMany();
+    return this.invites.listPending(auth.organizationId);
   }
 
   /**
@@ -51,51 +47,47 @@ export class InvitesService {
     const role = input.role ?? 'member';
     const email = input.email.trim();
     const token = randomSecret(32);
-    const { invite, organizationName } = await this.dataSource.transaction(async (manager) => {
-      const organization = await lockOrganizationForTeamWrite(this.organizations, manager, auth);
+    return this.uow.run(async () => {
+      const organization = await lockOrganizationForTeamWrite(this.organizations, auth);
       if (role === 'owner') assertMayManageOwners(auth);
-      await this.expireOverdue(manager, auth.organizationId);
-      await this.assertNotMemberOrInvited(manager, auth.organizationId, email);
+      // Overdue invites stop holding a seat and stop blocking a new invite at once, not at the next job run.
+      await this.invites.expireOverdue(auth.organizationId);
+      await this.assertNotMemberOrInvited(auth.organizationId, email);
       const limit = tierDefinition(organization.serviceTier).limits.maxSeats;
-      const used = await this.seatsUsed(manager, auth.organizationId);
+      const used =
+        (await this.organizations.memberCount(auth.organizationId)) +
+        (await this.invites.pendingCount(auth.organizationId));
       if (used >= limit) {
         throw seatsTaken(limit, used);
       }
-      const created = manager.create(Invite, {
-        organizationId: auth.organizationId,
-        email,
-        role,
-        tokenHash: sha256Hex(token),
-        status: 'pending',
-        invitedBy: auth.caller.kind === 'session' ? auth.caller.userId : null,
-        acceptedBy: null,
-        acceptedAt: null,
-        expiresAt: new Date(Date.now() + INVITE_TTL_MS),
-      });
+      let created: Invite;
       try {
-        await manager.save(created);
+        created = await this.invites.insert(auth.organizationId, {
+          email,
+          role,
+          tokenHash: sha256Hex(token),
+          invitedBy: auth.caller.kind === 'session' ? auth.caller.userId : null,
+          expiresAt: new Date(Date.now() + INVITE_TTL_MS),
+        });
       } catch (error) {
         if (isUniqueViolation(error)) throw alreadyInvited();
         throw error;
       }
-      await this.audit.record(
-        auth,
-        {
-          organizationId: auth.organizationId,
-          action: 'invite.created',
-          resourceType: 'invite',
-          resourceId: created.id,
-          metadata: { email, role },
-        },
-        manager,
+      await this.audit.record(auth, {
+        organizationId: auth.organizationId,
+        action: 'invite.created',
+        resourceType: 'invite',
+        resourceId: created.id,
+        metadata: { email, role },
+      });
+      await this.uow.afterCommit(() =>
+        this.mail.sendLater({
+          to: email,
+          ...mailTemplates.invite(this.acceptLink(token), organization.name, role, auth.caller.email),
+        }),
       );
-      return { invite: created, organizationName: organization.name };
+      return created;
     });
-    this.mail.sendLater({
-      to: email,
-      ...mailTemplates.invite(this.acceptLink(token), organizationName, role, auth.caller.email),
-    });
-    return invite;
   }
 
   /**
@@ -103,12 +95,9 @@ export class InvitesService {
    * invite is a membership by now, which is removed as a member instead (409).
    */
   async revoke(auth: OrgAuthContext, inviteId: string): Promise<void> {
-    await this.dataSource.transaction(async (manager) => {
-      await lockOrganizationForTeamWrite(this.organizations, manager, auth);
-      const invite = await manager.findOne(Invite, {
-        where: { id: inviteId, organizationId: auth.organizationId },
-        lock: { mode: 'pessimistic_write' },
-      });
+    await this.uow.run(async () => {
+      await lockOrganizationForTeamWrite(this.organizations, auth);
+      const invite = await this.invites.lock(auth.organizationId, inviteId);
       if (!invite) throw notFound('Invite');
       switch (invite.status) {
         case 'revoked':
@@ -120,52 +109,26 @@ export class InvitesService {
           break;
       }
       if (invite.expiresAt.getTime() <= Date.now()) {
-        await manager.update(Invite, { id: invite.id }, { status: 'expired' });
+        await this.invites.setStatus(auth.organizationId, invite.id, 'expired');
         return;
       }
-      await manager.update(Invite, { id: invite.id }, { status: 'revoked' });
-      await this.audit.record(
-        auth,
-        {
-          organizationId: auth.organizationId,
-          action: 'invite.revoked',
-          resourceType: 'invite',
-          resourceId: invite.id,
-          metadata: { email: invite.email, role: invite.role },
-        },
-        manager,
-      );
+      await this.invites.setStatus(auth.organizationId, invite.id, 'revoked');
+      await this.audit.record(auth, {
+        organizationId: auth.organizationId,
+        action: 'invite.revoked',
+        resourceType: 'invite',
+        resourceId: invite.id,
+        metadata: { email: invite.email, role: invite.role },
+      });
     });
   }
 
-  /** Overdue invites stop holding a seat and stop blocking a new invite at once, not at the next job run. */
-  private async expireOverdue(manager: EntityManager, organizationId: string): Promise<void> {
-    await manager.query(
-      `UPDATE invites SET status = 'expired', updated_at = now()
-        WHERE organization_id = $1 AND status = 'pending' AND expires_at <= now()`,
-      [organizationId],
-    );
-  }
-
-  private async assertNotMemberOrInvited(manager: EntityManager, organizationId: string, email: string): Promise<void> {
-    const [row] = await manager.query<{ member: boolean; invited: boolean }[]>(
-      `SELECT EXISTS (SELECT 1 FROM ${usersFrom('u')} ${membershipJoin('m', 'u.id', '$1')}
-                       WHERE lower(u.email) = lower($2)) AS member,
-              EXISTS (SELECT 1 FROM invites
-                       WHERE organization_id = $1 AND lower(email) = lower($2) AND status = 'pending') AS invited`,
-      [organizationId, email],
-    );
-    if (row.member) throw conflict('That address already belongs to a member of this organization');
-    if (row.invited) throw alreadyInvited();
-  }
-
-  private async seatsUsed(manager: EntityManager, organizationId: string): Promise<number> {
-    const members = await this.organizations.memberCount(organizationId, manager);
-    const [row] = await manager.query<{ pending: string }[]>(
-      `SELECT count(*) AS pending FROM invites WHERE organization_id = $1 AND status = 'pending'`,
-      [organizationId],
-    );
-    return members + Number(row.pending);
+  private async assertNotMemberOrInvited(organizationId: OrganizationId, email: string): Promise<void> {
+    const user = await this.users.findByEmail(email, { manager: this.uow.manager() }); // seam: src/users/users.service.ts#findByEmail
+    if (user && (await this.organizations.roleOf(organizationId, user.id)) !== null) {
+      throw conflict('That address already belongs to a member of this organization');
+    }
+    if (await this.invites.hasPending(organizationId, email)) throw alreadyInvited();
   }
 
   /** The accept page of the dashboard (BASE_URL when no separate dashboard origin is configured). */

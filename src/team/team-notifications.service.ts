@@ -1,6 +1,4 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import type { Logger } from 'pino';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
@@ -9,8 +7,8 @@ import { MailService } from '../mail/mail.service.js';
 import { NotificationPreferencesService } from '../organizations/notification-preferences.service.js';
 import type { Invite } from './invite.entity.js';
 import { inviteAcceptedMail } from './team-mail.js';
-import { membershipJoin, organizationJoin } from '../organizations/organizations.service.js';
-import { usersFrom } from '../users/users.service.js';
+import { OrganizationsService } from '../organizations/organizations.service.js';
+import { UsersService } from '../users/users.service.js';
 
 /** Notices about the team that go out after the change that caused them has committed. */
 @Injectable()
@@ -18,10 +16,11 @@ export class TeamNotificationsService {
   private readonly logger: Logger;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly mail: MailService,
     private readonly preferences: NotificationPreferencesService,
+    private readonly organizations: OrganizationsService,
+    private readonly users: UsersService,
   ) {
     this.logger = createLogger(config).child({ component: 'team-notifications' });
   }
@@ -41,20 +40,15 @@ export class TeamNotificationsService {
   private async notifyInviter(organizationId: string, inviterId: string, inviteeEmail: string, role: string) {
     const preferences = await this.preferences.get(organizationId);
     if (!preferences.teamInvite) return;
-    const rows: { email: string; organization_name: string }[] = await this.dataSource.query(
-      `SELECT u.email, o.name AS organization_name
-         FROM ${usersFrom('u')}
-         ${membershipJoin('m', 'u.id', '$2')}
-         ${organizationJoin('o', '$2')}
-        WHERE u.id = $1 AND u.status = 'active'`,
-      [inviterId, organizationId],
-    );
-    const inviter = rows[0];
-    if (!inviter) return;
+    // The inviter is told only while an active member of the organization.
+    const organization = await this.organizations.find(organizationId);
+    if (!organization || (await this.organizations.roleOf(organization.id, inviterId)) === null) return;
+    const inviter = await this.users.findById(inviterId);
+    if (inviter?.status !== 'active') return;
     const membersUrl = `${this.config.dashboardOrigins[0] ?? this.config.baseUrl}/settings/team`;
     await this.mail.send({
       to: inviter.email,
-      ...inviteAcceptedMail(inviter.organization_name, inviteeEmail, role, membersUrl),
+      ...inviteAcceptedMail(organization.name, inviteeEmail, role, membersUrl),
     });
   }
 }

@@ -2,12 +2,14 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { ApiKeysModule } from '../api-keys/api-keys.module.js';
 import { AuditModule } from '../audit/audit.module.js';
+import { AdvisoryLocks } from '../common/scheduling/advisory-lock.js';
 import { MailModule } from '../mail/mail.module.js';
 import { OrganizationsModule } from '../organizations/organizations.module.js';
 import { Invite } from './invite.entity.js';
 import { InviteAcceptanceService } from './invite-acceptance.service.js';
 import { InviteExpiryJob } from './invite-expiry.job.js';
 import { InvitesController } from './invites.controller.js';
+import { InvitesRepository } from './invites.repository.js';
 import { InvitesService } from './invites.service.js';
 import { MembersController } from './members.controller.js';
 import { MembersService } from './members.service.js';
@@ -30,6 +32,8 @@ import { TeamOrganizationRemoval } from './team-organization-removal.js';
   ],
   controllers: [MembersController, InvitesController],
   providers: [
+    InvitesRepository,
+    AdvisoryLocks,
     MembersService,
     InvitesService,
     InviteAcceptanceService,

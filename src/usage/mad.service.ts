@@ -4,6 +4,7 @@ import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { tierDefinition } from '../common/tiers.js';
 import { billingPeriod, calendarMonth, periodKey } from './billing-period.js';
+import { MadRepository } from './mad.repository.js';
 import { UsageAlertsService } from './usage-alerts.service.js';
 import { quotaExceeded } from './usage.exceptions.js';
 
@@ -42,6 +43,7 @@ export class MadService {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly alerts: UsageAlertsService,
+    private readonly counters: MadRepository,
   ) {}
 
   /**
@@ -58,14 +60,15 @@ export class MadService {
   }
 
   /**
-   * Counts the device in the current period, inside the attestation's transaction. A new device
+   * Counts the device in the current period, in the attestation's unit of work (`manager`: the
+   * transaction the attestation still opens by hand; deprecated, pass undefined in a unit of work). A new device
    * over the plan's limit after the grace period is refused with 402 (the transaction then rolls
    * the count back); devices already known keep working. `alreadyCounted` (read with
    * `madDeviceCounted` for `periodStarts(tenant, now)`) skips the upserts, which would find the
    * device counted and change nothing.
    */
   async count(
-    manager: EntityManager,
+    manager: EntityManager | undefined,
     tenant: CountingTenant,
     deviceId: string,
     isNewDevice: boolean,
@@ -75,47 +78,21 @@ export class MadService {
     const limit = tierDefinition(tenant.serviceTier).limits.maxMAD;
     if (alreadyCounted) return { counted: false, current: 0, limit, inGrace: false } satisfies MadOutcome;
     const [billing, calendar] = this.periodStarts(tenant, now);
-    if (calendar) await this.increment(manager, tenant.organizationId, calendar, deviceId);
-    const row = await this.increment(manager, tenant.organizationId, billing, deviceId);
+    if (calendar) await this.counters.count(tenant.organizationId, calendar, deviceId, manager);
+    const row = await this.counters.count(tenant.organizationId, billing, deviceId, manager);
     if (!row) return { counted: false, current: 0, limit, inGrace: false } satisfies MadOutcome;
-    const current = row.active_devices;
+    const current = row.activeDevices;
     // The alert's claim on the counter row waits for this transaction to end, so it sees the commit.
     this.alerts.notify(tenant.organizationId, billing, current, limit);
     if (limit === null || current <= limit)
       return { counted: true, current, limit, inGrace: false } satisfies MadOutcome;
     if (!isNewDevice) return { counted: true, current, limit, inGrace: false } satisfies MadOutcome;
 
-    const overSince = row.over_limit_since ?? now;
-    if (!row.over_limit_since) {
-      await manager.query(
-        `UPDATE mad_counters SET over_limit_since = $3 WHERE organization_id = $1 AND period_start = $2`,
-        [tenant.organizationId, billing, now],
-      );
-    }
+    const overSince = row.overLimitSince ?? now;
+    if (!row.overLimitSince) await this.counters.markOverLimit(tenant.organizationId, billing, now, manager);
     if (now.getTime() - overSince.getTime() < MAD_GRACE_MS) {
       return { counted: true, current, limit, inGrace: true } satisfies MadOutcome;
     }
     throw quotaExceeded(limit, current - 1, `${this.config.dashboardOrigins[0] ?? this.config.baseUrl}/billing`);
-  }
-
-  private async increment(
-    manager: EntityManager,
-    organizationId: string,
-    periodStart: string,
-    deviceId: string,
-  ): Promise<{ active_devices: number; over_limit_since: Date | null } | null> {
-    const rows: { active_devices: number; over_limit_since: Date | null }[] = await manager.query(
-      `WITH fresh AS (
-         INSERT INTO mad_devices (organization_id, period_start, device_id) VALUES ($1, $2, $3)
-         ON CONFLICT DO NOTHING RETURNING 1
-       )
-       INSERT INTO mad_counters (organization_id, period_start, active_devices)
-       SELECT $1, $2, 1 FROM fresh
-       ON CONFLICT (organization_id, period_start)
-       DO UPDATE SET active_devices = mad_counters.active_devices + 1
-       RETURNING active_devices, over_limit_since`,
-      [organizationId, periodStart, deviceId],
-    );
-    return rows[0] ?? null;
   }
 }

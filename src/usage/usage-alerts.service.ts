@@ -1,14 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { createLogger } from '../common/logging/logger.js';
-import { queryRows } from '../database/sql.js';
+import { UnitOfWork } from '../database/unit-of-work.js';
 import { MailService } from '../mail/mail.service.js';
 import { renderMail } from '../mail/mail-templates.js';
 import { NotificationPreferencesService } from '../organizations/notification-preferences.service.js';
 import { OrganizationsService } from '../organizations/organizations.service.js';
+import { MadRepository } from './mad.repository.js';
 
 /** Alert levels, in percent of the plan's MAD limit. */
 export const USAGE_ALERT_LEVELS = [80, 100] as const;
@@ -23,7 +22,8 @@ export class UsageAlertsService {
   private readonly logger;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly uow: UnitOfWork,
+    private readonly counters: MadRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly mail: MailService,
     private readonly preferences: NotificationPreferencesService,
@@ -37,20 +37,15 @@ export class UsageAlertsService {
     if (limit === null) return;
     const level = [...USAGE_ALERT_LEVELS].reverse().find((candidate) => current * 100 >= candidate * limit);
     if (!level) return;
-    void this.send(organizationId, periodStart, level, current, limit).catch((error: unknown) =>
-      this.logger.error({ err: error, organizationId }, 'usage alert failed'),
-    );
+    // Outside the attestation's unit of work: the claim waits for it to end, so it sees the commit.
+    void this.uow
+      .outside(() => this.send(organizationId, periodStart, level, current, limit))
+      .catch((error: unknown) => this.logger.error({ err: error, organizationId }, 'usage alert failed'));
   }
 
   private async send(organizationId: string, periodStart: string, level: number, current: number, limit: number) {
     // Claims the level atomically: of many concurrent attestations, one sends the alert.
-    const claimed = await queryRows(
-      this.dataSource,
-      `UPDATE mad_counters SET alerts_sent = array_append(alerts_sent, $3)
-        WHERE organization_id = $1 AND period_start = $2 AND NOT ($3 = ANY(alerts_sent)) RETURNING 1`,
-      [organizationId, periodStart, String(level)],
-    );
-    if (!claimed.length) return;
+    if (!(await this.counters.claimAlert(organizationId, periodStart, level))) return;
     if (!(await this.preferences.get(organizationId)).usageAlert) return;
     const message = renderMail({
       subject:

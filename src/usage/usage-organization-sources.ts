@@ -1,13 +1,12 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { OrganizationSourcesService } from '../organizations/organization-sources.service.js';
+import { MadRepository } from './mad.repository.js';
 
 /** The month's device count on the organization's billing summary, read from usage's counters. */
 @Injectable()
 export class UsageOrganizationSources implements OnModuleInit {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly counters: MadRepository,
     private readonly sources: OrganizationSourcesService,
   ) {}
 
@@ -16,12 +15,7 @@ export class UsageOrganizationSources implements OnModuleInit {
   }
 
   /** The devices that attested since the start of the current calendar month (UTC). */
-  async monthlyActiveDevices(organizationId: string): Promise<number> {
-    const rows: { active_devices: number }[] = await this.dataSource.query(
-      `SELECT active_devices FROM mad_counters
-        WHERE organization_id = $1 AND period_start = date_trunc('month', now() AT TIME ZONE 'utc')::date`,
-      [organizationId],
-    );
-    return rows[0]?.active_devices ?? 0;
+  monthlyActiveDevices(organizationId: string): Promise<number> {
+    return this.counters.calendarMonthActiveDevices(organizationId);
   }
 }

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import type { OrganizationId } from '../common/access/tenant-id.js';
 import { nextTier, tierDefinition } from '../common/tiers.js';
 import { billingPeriod, periodKey } from './billing-period.js';
+import { MadRepository } from './mad.repository.js';
 import { UsageCache } from './usage-cache.js';
 import { OrganizationsService } from '../organizations/organizations.service.js';
 
@@ -26,17 +26,17 @@ const DAY_MS = 86_400_000;
 @Injectable()
 export class UsageService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly counters: MadRepository,
     private readonly cache: UsageCache,
     private readonly organizations: OrganizationsService,
   ) {}
 
-  canonical(organizationId: string): Promise<CanonicalUsage> {
+  canonical(organizationId: OrganizationId): Promise<CanonicalUsage> {
     return this.cache.getOrCompute(`canonical:${organizationId}`, () => this.compute(organizationId));
   }
 
   /** The pre-MAD names: `attestationsUsed` is MAD. */
-  async legacy(organizationId: string) {
+  async legacy(organizationId: OrganizationId) {
     const [usage, tier] = await Promise.all([this.canonical(organizationId), this.tierOf(organizationId)]);
     const next = nextTier(tier);
     return {
@@ -51,7 +51,7 @@ export class UsageService {
     };
   }
 
-  private async compute(organizationId: string): Promise<CanonicalUsage> {
+  private async compute(organizationId: OrganizationId): Promise<CanonicalUsage> {
     const {
       serviceTier: tier,
       currentPeriodEnd: periodEnd,
@@ -59,11 +59,7 @@ export class UsageService {
     } = await this.organizations.get(organizationId);
     const now = new Date(this.cache.now());
     const period = billingPeriod(now, tier, periodEnd, billingAnchorDay);
-    const counter: { active_devices: number }[] = await this.dataSource.query(
-      `SELECT active_devices FROM mad_counters WHERE organization_id = $1 AND period_start = $2`,
-      [organizationId, periodKey(period.start)],
-    );
-    const current = counter[0]?.active_devices ?? 0;
+    const current = await this.counters.activeDevices(organizationId, periodKey(period.start));
     const definition = tierDefinition(tier);
     const limit = definition.limits.maxMAD;
     const unlimited = limit === null;
@@ -79,7 +75,7 @@ export class UsageService {
     };
   }
 
-  private async tierOf(organizationId: string): Promise<string> {
+  private async tierOf(organizationId: OrganizationId): Promise<string> {
     return (await this.organizations.get(organizationId)).serviceTier;
   }
 }

@@ -1,4 +1,6 @@
-import type { DataSource, EntityManager } from 'typeorm';
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 
 export type LockedRun<T> = { ran: true; result: T } | { ran: false };
 
@@ -27,5 +29,19 @@ export async function withAdvisoryLock<T>(
     }
   } finally {
     await runner.release();
+  }
+}
+
+/**
+ * `withAdvisoryLock` for jobs, which hold no data source (decision 0070): `work` runs while this
+ * instance holds the lock `key` on its dedicated connection, and writes through repositories in
+ * units of work of its own, as any caller does.
+ */
+@Injectable()
+export class AdvisoryLocks {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  run<T>(key: number, work: () => Promise<T>): Promise<LockedRun<T>> {
+    return withAdvisoryLock(this.dataSource, key, () => work());
   }
 }
