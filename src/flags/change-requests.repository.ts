@@ -5,7 +5,7 @@ import type { ChangeRequestState } from './change-request-state.js';
 import type { Environment } from './evaluation/flag-types.js';
 
 /** What a change request carries: one kind per write that can change what a protected environment serves. */
-export type ChangeRequestKind =
+export type Kind =
   'environment' | 'rollback' | 'schedule' | 'update' | 'deletion' | 'creation' | 'override' | 'override_removal';
 
 export interface ChangeRequestRow {
@@ -14,7 +14,7 @@ export interface ChangeRequestRow {
   app_id: string;
   flag_id: string;
   flag_key: string;
-  kind: ChangeRequestKind;
+  kind: Kind;
   environment: Environment | null;
   payload: Record<string, unknown>;
   before: unknown;
@@ -37,7 +37,7 @@ export interface NewChangeRequest {
   appId: string | null;
   flagId: string;
   flagKey: string | null;
-  kind: ChangeRequestKind;
+  kind: Kind;
   environment: Environment | null;
   payload: Record<string, unknown>;
   before: unknown;

@@ -93,6 +93,41 @@ describe('ChangeRequestsService: the gate of protected environments', () => {
     expect(world.requests.rows).toHaveLength(1);
     expect((await world.flagsService.get(world.admin, world.flag.id)).environments.production.enabled).toBe(false);
   });
+  it('holds a device override back too (overrides beat every environment) until approved and applied', async () => {
+    const world = await protectedFlag();
+    const outcome = await world.changeRequests.submit(world.author, {
+      kind: 'override',
+      flagId: world.flag.id,
+      input: { deviceKeyId: 'device-1', forcedValue: 'true' },
+    });
+    expect(outcome).toMatchObject({ proposed: { kind: 'override', state: 'pending' } });
+    expect(world.flags.overrideRows.size).toBe(0);
+    const request = (outcome as { proposed: { id: string } }).proposed;
+    await world.changeRequests.approve(world.admin, request.id);
+    await world.changeRequests.apply(world.admin, request.id);
+    expect([...world.flags.overrideRows.values()].map((row) => row.deviceKeyId)).toEqual(['device-1']);
+    expect(world.invalidated).toEqual([APP]);
+  });
+
+  it('lets a schedule an approved request made apply when due, though its environment is protected', async () => {
+    const world = await protectedFlag();
+    const runAt = new Date(Date.now() + 60_000);
+    const outcome = await world.changeRequests.submit(world.author, {
+      kind: 'schedule',
+      flagId: world.flag.id,
+      input: { environment: 'production', runAt, change: { enabled: true } },
+    });
+    const request = (outcome as { proposed: { id: string } }).proposed;
+    expect(world.schedules.rows).toEqual([]);
+    await world.changeRequests.approve(world.admin, request.id);
+    await world.changeRequests.apply(world.author, request.id);
+    expect(world.schedules.rows).toEqual([
+      expect.objectContaining({ status: 'pending', change_request_id: request.id }),
+    ]);
+    expect(await world.changeRequests.applyDueSchedule(new Date(runAt.getTime() + 1_000))).toBe(true);
+    expect(world.schedules.rows[0]).toMatchObject({ status: 'applied', applied_version: 3 });
+    expect((await world.flagsService.get(world.admin, world.flag.id)).environments.production.enabled).toBe(true);
+  });
 });
 
 describe('ChangeRequestsService: approvals', () => {

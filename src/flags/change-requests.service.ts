@@ -25,11 +25,7 @@ import {
   type FlagActor,
 } from './flags.service.js';
 import { PlanService } from '../organizations/plan.service.js';
-import {
-  ChangeRequestsRepository,
-  type ChangeRequestKind as Kind,
-  type ChangeRequestRow,
-} from './change-requests.repository.js';
+import { ChangeRequestsRepository, type ChangeRequestRow, type Kind } from './change-requests.repository.js';
 import { FlagsRepository } from './flags.repository.js';
 import { SavepointsRepository } from './savepoints.repository.js';
 
