@@ -3,13 +3,10 @@ import { API_KEY_SCOPES, type ApiKeyScope } from '../common/access/access.decora
 import { isRawTier, RAW_TIERS } from '../common/tiers.js';
 import { API_KEY_TYPES, type ApiKeyType } from '../api-keys/api-key.entity.js';
 import { ApiKeysService } from '../api-keys/api-keys.service.js';
-import { AuditRepository } from '../audit/audit.repository.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
-import { AuditService } from '../audit/audit.service.js';
 import { hashPassword, MIN_PASSWORD_LENGTH } from '../auth/passwords.js';
 import { OrganizationsService } from '../organizations/organizations.service.js';
-import { PlanService } from '../organizations/plan.service.js';
-import { queryRows } from '../database/sql.js';
+import { UsersService } from '../users/users.service.js';
 import type { CliArgs } from './cli-args.js';
 import { CliError, type CliContext } from './cli-context.js';
 
@@ -29,21 +26,23 @@ export async function createUser(context: CliContext, args: CliArgs) {
   if (password.length < MIN_PASSWORD_LENGTH)
     throw new CliError(`--password must be at least ${MIN_PASSWORD_LENGTH} characters`);
   const passwordHash = await hashPassword(password, context.config.bcryptRounds);
-  const dataSource = await context.dataSource();
-  return dataSource.transaction(async (manager) => {
-    const rows: { id: string }[] = await manager.query(
-      `INSERT INTO users (email, password_hash, status, email_verified_at, is_super_admin)
-       VALUES ($1, $2, 'active', now(), $3) ON CONFLICT ((lower(email))) DO NOTHING RETURNING id`,
-      [email, passwordHash, args.flag('super-admin')],
-    );
-    if (!rows.length) throw new CliError(`a user with the e-mail ${email} already exists`);
-    const userId = rows[0].id;
-    if (!orgName) return { userId, organizationId: null, organizationSlug: null };
-    const organization = await new OrganizationsService(dataSource).createWithOwner(manager, {
-      name: orgName,
-      tier,
-      ownerId: userId,
+  const services = await context.services();
+  const uow = services.get(UnitOfWork);
+  const users = services.get(UsersService);
+  const organizations = services.get(OrganizationsService);
+  return uow.run(async () => {
+    const userId = await users.createIfAbsent({
+      email,
+      passwordHash,
+      verified: true,
+      superAdmin: args.flag('super-admin'),
     });
+    if (!userId) throw new CliError(`a user with the e-mail ${email} already exists`);
+    if (!orgName) return { userId, organizationId: null, organizationSlug: null };
+    const organization = await organizations.createWithOwner(
+      uow.manager(), // seam: src/organizations/organizations.service.ts#createWithOwner
+      { name: orgName, tier, ownerId: userId },
+    );
     return { userId, organizationId: organization.id, organizationSlug: organization.slug };
   });
 }
@@ -52,14 +51,28 @@ export async function createUser(context: CliContext, args: CliArgs) {
 export async function setOrganizationTier(context: CliContext, args: CliArgs) {
   const slug = args.required('org');
   const tier = readTier(args.required('tier'));
-  const dataSource = await context.dataSource();
-  const rows = await queryRows<{ id: string }>(
-    dataSource,
-    `UPDATE organizations SET service_tier = $2, updated_at = now() WHERE slug = $1 RETURNING id`,
-    [slug, tier],
-  );
-  if (!rows.length) throw new CliError(`no organization has the slug ${slug}`);
-  return { organizationId: rows[0].id, organizationSlug: slug, tier };
+  const services = await context.services();
+  const uow = services.get(UnitOfWork);
+  const organizations = services.get(OrganizationsService);
+  const organizationId = await uow.run(async () => {
+    const found = await organizations.findBySlug(slug, uow.manager()); // seam: src/organizations/organizations.service.ts#findBySlug
+    // The row locked, so the subscription on record is written back unchanged: only the plan changes.
+    const current = found && (await organizations.find(found.id, { manager: uow.manager(), lock: true })); // seam: src/organizations/organizations.service.ts#find
+    if (!current) throw new CliError(`no organization has the slug ${slug}`);
+    await organizations.setSubscription(
+      current.id,
+      {
+        tier,
+        customerId: null,
+        subscriptionId: current.providerSubscriptionId,
+        periodEnd: current.currentPeriodEnd,
+        anchorDay: current.billingAnchorDay,
+      },
+      uow.manager(), // seam: src/organizations/organizations.service.ts#setSubscription
+    );
+    return current.id;
+  });
+  return { organizationId, organizationSlug: slug, tier };
 }
 
 /**
@@ -86,33 +99,32 @@ export async function createApiKey(context: CliContext, args: CliArgs) {
   }
   if (type !== 'gpat' && email)
     throw new CliError('--user is only for gpat keys; aat and service keys act as the organization');
-  const dataSource = await context.dataSource();
-  const rows: { id: string }[] = await dataSource.query(`SELECT id FROM organizations WHERE slug = $1`, [slug]);
-  if (!rows.length) throw new CliError(`no organization has the slug ${slug}`);
+  const services = await context.services();
+  const uow = services.get(UnitOfWork);
+  const organizations = services.get(OrganizationsService);
+  const organization = await organizations.findBySlug(slug);
+  if (!organization) throw new CliError(`no organization has the slug ${slug}`);
   let userId: string | null = null;
   if (email) {
-    const members: { id: string }[] = await dataSource.query(
-      `SELECT u.id FROM users u JOIN memberships m ON m.user_id = u.id AND m.organization_id = $2
-        WHERE lower(u.email) = lower($1) AND u.status = 'active'`,
-      [email, rows[0].id],
-    );
-    if (!members.length) throw new CliError(`${email} is not an active member of ${slug}`);
-    userId = members[0].id;
+    const user = await services.get(UsersService).findByEmail(email);
+    const member =
+      user?.status === 'active' && (await organizations.roleOf(organization.id, user.id)) !== null ? user : null;
+    if (!member) throw new CliError(`${email} is not an active member of ${slug}`);
+    userId = member.id;
   }
-  const plans = new PlanService(new OrganizationsService(dataSource));
-  const service = new ApiKeysService(
-    dataSource,
-    new AuditService(new AuditRepository(new UnitOfWork(dataSource))),
-    context.config,
-    plans,
-  );
+  const apiKeys = services.get(ApiKeysService);
   try {
-    const { key, record } = await dataSource.transaction((manager) =>
-      service.issue(manager, rows[0].id, userId, {
-        name: args.optional('name') ?? 'Created with the management CLI',
-        scopes: scopes as ApiKeyScope[],
-        type: type as ApiKeyType,
-      }),
+    const { key, record } = await uow.run(() =>
+      apiKeys.issue(
+        uow.manager(), // seam: src/api-keys/api-keys.service.ts#issue
+        organization.id,
+        userId,
+        {
+          name: args.optional('name') ?? 'Created with the management CLI',
+          scopes: scopes as ApiKeyScope[],
+          type: type as ApiKeyType,
+        },
+      ),
     );
     return { key, id: record.id, prefix: record.prefix };
   } catch (error) {
