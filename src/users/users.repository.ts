@@ -38,12 +38,12 @@ export class UsersRepository {
   }
 
   /** The account of an address, whatever its case; `withPassword` adds the hash, `lock` holds the row. */
-  findByEmail(email: string, options: { withPassword?: boolean; lock?: boolean } = {}): Promise<User | null> {
-    let query = this.uow
-      .manager()
-      .getRepository(User)
-      .createQueryBuilder('u')
-      .where('lower(u.email) = lower(:email)', { email });
+  findByEmail(
+    email: string,
+    options: { withPassword?: boolean; lock?: boolean } = {},
+    manager: EntityManager = this.uow.manager(),
+  ): Promise<User | null> {
+    let query = manager.getRepository(User).createQueryBuilder('u').where('lower(u.email) = lower(:email)', { email });
     if (options.withPassword) query = query.addSelect('u.passwordHash');
     if (options.lock) query = query.setLock('pessimistic_write');
     return query.getOne();
@@ -142,10 +142,5 @@ export class UsersRepository {
   /** Deletes the accounts; what they own in other tables cascades. */
   async delete(userIds: readonly string[], manager: EntityManager = this.uow.manager()): Promise<void> {
     await manager.query(`DELETE FROM users WHERE id = ANY($1::uuid[])`, [userIds]);
-  }
-
-  /** Whether any account exists (the management CLI's first-run check). */
-  async any(): Promise<boolean> {
-    return (await this.uow.manager().getRepository(User).count({ take: 1 })) > 0;
   }
 }

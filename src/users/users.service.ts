@@ -58,8 +58,17 @@ export class UsersService {
    * The account of an address, whatever its case. `withPassword` adds the hash (auth's credential
    * check only); `lock` holds the row until the unit of work ends.
    */
-  findByEmail(email: string, options: { withPassword?: boolean; lock?: boolean } = {}): Promise<User | null> {
-    return this.accounts.findByEmail(email, options);
+  findByEmail(
+    email: string,
+    options: {
+      withPassword?: boolean;
+      lock?: boolean;
+      /** @deprecated pass no manager: run in a unit of work. */
+      manager?: HandMadeTransaction;
+    } = {},
+  ): Promise<User | null> {
+    const { manager, ...read } = options;
+    return this.accounts.findByEmail(email, read, manager);
   }
 
   /** The address of the account, or null when there is none. */
