@@ -94,7 +94,8 @@ describe('PasswordGate (failure budgets, on fakes)', () => {
   });
 
   it('refuses the right password once the address’s budget is spent, with the answer of a wrong one', async () => {
-    for (let i = 0; i < SIGN_IN_BUDGETS.account.limit; i++) await refusal(gate.check(attempt({ password: 'nope-nope' })));
+    for (let i = 0; i < SIGN_IN_BUDGETS.account.limit; i++)
+      await refusal(gate.check(attempt({ password: 'nope-nope' })));
     expect(await refusal(gate.check(attempt()))).toBe('401 invalid_credentials');
     expect(await refusal(gate.check(attempt({ email: 'nobody@example.com' })))).toBe('401 invalid_credentials');
   });
@@ -109,7 +110,8 @@ describe('PasswordGate (failure budgets, on fakes)', () => {
   it('lets a browser that signed in before through a spent address budget, spending only its own', async () => {
     const user = await gate.check(attempt());
     const cookie = await gate.deviceCookieAfterSignIn(user, undefined);
-    for (let i = 0; i < SIGN_IN_BUDGETS.account.limit; i++) await refusal(gate.check(attempt({ password: 'nope-nope' })));
+    for (let i = 0; i < SIGN_IN_BUDGETS.account.limit; i++)
+      await refusal(gate.check(attempt({ password: 'nope-nope' })));
     expect(await refusal(gate.check(attempt({ deviceCookie: cookie })))).toBe('signed in');
     expect(await refusal(gate.check(attempt({ deviceCookie: cookie, password: 'nope-nope' })))).toBe(
       '401 invalid_credentials',

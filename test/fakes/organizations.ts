@@ -6,9 +6,10 @@ import type { OrganizationSummary, OrganizationsService } from '../../src/organi
  * The organizations feature as identity's services read it (organizations, memberships, roles),
  * in memory. Only the reads those services make: the organizations feature's own fake covers the rest.
  */
-export class FakeOrganizations
-  implements Pick<OrganizationsService, 'find' | 'get' | 'findBySlug' | 'roleOf' | 'listFor'>
-{
+export class FakeOrganizations implements Pick<
+  OrganizationsService,
+  'find' | 'get' | 'findBySlug' | 'roleOf' | 'listFor'
+> {
   readonly organizations = new Map<string, Organization>();
   /** Memberships in the order they were made. */
   readonly memberships: { organizationId: string; userId: string; role: Role }[] = [];
