@@ -24,7 +24,11 @@ import type { SessionsRepository } from './session/sessions.repository.js';
 import type { SsoConnectionsRepository } from './sso/sso-connections.repository.js';
 import { SsoEnforcement } from './sso/sso-enforcement.js';
 
-const config = { bcryptRounds: 4, baseUrl: 'http://api.test', dashboardOrigins: ['http://dash.test'] } as AppConfig;
+const config = {
+  bcryptRounds: 4,
+  baseUrl: 'http://api.test',
+  dashboardOrigins: ['http://dash.test'],
+} as unknown as AppConfig;
 
 /** What the service mailed, with the token of each link. */
 class FakeMail {
@@ -96,16 +100,12 @@ describe('AuthService (sign-in, e-mail and password flows, on fakes)', () => {
       new AccountLifecycleService(),
     );
     const passwords = {
-      check: async () => {
-        if (!gateAnswer) throw new Error('no account');
-        return gateAnswer;
-      },
-      deviceCookieAfterSignIn: async () => 'device-cookie',
+      check: () => (gateAnswer ? Promise.resolve(gateAnswer) : Promise.reject(new Error('no account'))),
+      deviceCookieAfterSignIn: () => Promise.resolve('device-cookie'),
     } as unknown as PasswordGate;
     const audit = {
-      record: async (_auth: unknown, entry: { action: string; organizationId: string }) => {
-        audited.push({ action: entry.action, organizationId: entry.organizationId });
-      },
+      record: (_auth: unknown, entry: { action: string; organizationId: string }) =>
+        Promise.resolve(void audited.push({ action: entry.action, organizationId: entry.organizationId })),
     } as unknown as AuditService;
     auth = new AuthService(
       uow.asUnitOfWork(),
@@ -170,12 +170,12 @@ describe('AuthService (sign-in, e-mail and password flows, on fakes)', () => {
   describe('sign-up and e-mail confirmation', () => {
     it('mails a confirmation link to a new address, and only a notice (no account, no link) to a taken one', async () => {
       const created: string[] = [];
-      (organizations as unknown as { createWithOwner: unknown }).createWithOwner = async (
+      (organizations as unknown as { createWithOwner: unknown }).createWithOwner = (
         _manager: unknown,
         input: { ownerId: string },
       ) => {
         created.push(input.ownerId);
-        return { id: 'org-new', slug: 'new' };
+        return Promise.resolve({ id: 'org-new', slug: 'new' });
       };
       // The organization is created through the organizations feature's seam, which takes the unit of work's manager.
       Object.assign(uow, { manager: () => ({}) });

@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/require-await -- in-memory fakes answer at once, behind the repositories' promise signatures */
 import type { SessionData } from 'express-session';
 import type { OrganizationId } from '../../src/common/access/tenant-id.js';
 import { AuthToken, type TokenPurpose } from '../../src/auth/auth-token.entity.js';

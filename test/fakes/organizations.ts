@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/require-await -- in-memory fakes answer at once, behind the repositories' promise signatures */
 import type { Role } from '../../src/common/access/access.decorator.js';
 import type { Organization } from '../../src/organizations/organization.entity.js';
 import type { OrganizationSummary, OrganizationsService } from '../../src/organizations/organizations.service.js';

@@ -1,5 +1,6 @@
+/* eslint-disable @typescript-eslint/require-await -- in-memory fakes answer at once, behind the repositories' promise signatures */
 import { randomUUID } from 'node:crypto';
-import { User, type UserStatus } from '../../src/users/user.entity.js';
+import { User } from '../../src/users/user.entity.js';
 import type { NewAccount, UsersRepository } from '../../src/users/users.repository.js';
 
 /** The public surface of a class, so a fake stays in step with it. */
@@ -35,7 +36,7 @@ export class FakeUsersRepository implements Public<UsersRepository> {
     const row: StoredUser = {
       id: randomUUID(),
       passwordHash: '',
-      status: 'active' as UserStatus,
+      status: 'active',
       emailVerifiedAt: new Date(0),
       isSuperAdmin: false,
       deletionRequestedAt: null,

@@ -47,22 +47,17 @@ describe('CliSessionsService (the CLI login, on fakes)', () => {
     issued = [];
     audited = [];
     const apiKeys = {
-      issue: async (
-        _manager: unknown,
-        organizationId: string,
-        userId: string | null,
-        input: { scopes: ApiKeyScope[] },
-      ) => {
+      issue: (_manager: unknown, organizationId: string, userId: string | null, input: { scopes: ApiKeyScope[] }) => {
         issued.push({ organizationId, userId, scopes: input.scopes });
-        return { key: `gpat_key${issued.length}`, record: { id: `key-${issued.length}` } };
+        return Promise.resolve({ key: `gpat_key${issued.length}`, record: { id: `key-${issued.length}` } });
       },
     } as unknown as ApiKeysService;
     const audit = {
-      record: async (_auth: unknown, entry: { action: string }) => void audited.push(entry.action),
+      record: (_auth: unknown, entry: { action: string }) => Promise.resolve(void audited.push(entry.action)),
     } as unknown as AuditService;
     service = new CliSessionsService(
       uow.asUnitOfWork(),
-      { baseUrl: 'http://api.test' } as AppConfig,
+      { baseUrl: 'http://api.test' } as unknown as AppConfig,
       sessions as unknown as CliSessionsRepository,
       apiKeys,
       audit,
