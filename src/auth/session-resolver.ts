@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import type { SessionCaller } from '../common/access/auth-context.js';
+import { tierDefinition } from '../common/tiers.js';
 import { OrganizationsService } from '../organizations/organizations.service.js';
 import { UsersService } from '../users/users.service.js';
 import { admission, signInOf, speaksForAccount } from './session/session-admission.js';
@@ -33,7 +34,11 @@ export class SessionResolver {
     if (!user || user.status !== 'active' || user.emailVerifiedAt === null) return null;
     const organization = organizationId ? await this.organizations.find(organizationId) : null;
     const role = organization ? await this.organizations.roleOf(organization.id, userId) : null;
-    const ssoEnforce = organization ? await this.connections.enforces(organization.id) : null;
+    // The connection matters only where SSO could be enforced on this member (ssoEnforcedOn).
+    const ssoEnforce =
+      organization && role !== 'owner' && tierDefinition(organization.serviceTier).features.sso
+        ? await this.connections.enforces(organization.id)
+        : null;
     const signIn = signInOf(session);
     // The one gate of what a session may act in (session-admission.ts): every route a session
     // reaches, key minting and CLI approval included, sees only an organization it admits.
