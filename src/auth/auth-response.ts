@@ -1,7 +1,7 @@
-import type { DataSource } from 'typeorm';
+import { Injectable } from '@nestjs/common';
 import { entitlementsOf } from '../common/tiers.js';
-import { membershipJoin, organizationJoin } from '../organizations/organizations.service.js';
-import { usersFrom } from '../users/users.service.js';
+import { OrganizationsService } from '../organizations/organizations.service.js';
+import { UsersService } from '../users/users.service.js';
 
 /** The auth response object of login, me, verify-email, switch-org and clear-org. */
 export interface AuthResponse {
@@ -19,55 +19,41 @@ export interface AuthResponse {
   entitlements: ReturnType<typeof entitlementsOf> | null;
 }
 
-/**
- * The auth response object of login, me, verify-email, switch-org and clear-org.
- * `user.role` is the role in the active organization, `super_admin` for a super admin outside
- * any organization they belong to, and `none` without an organization context.
- */
-export async function buildAuthResponse(
-  dataSource: DataSource,
-  userId: string,
-  organizationId: string | null,
-): Promise<AuthResponse> {
-  const rows: {
-    id: string;
-    email: string;
-    status: string;
-    email_verified_at: Date | null;
-    is_super_admin: boolean;
-    role: string | null;
-    org_id: string | null;
-    org_name: string | null;
-    org_slug: string | null;
-    org_tier: string | null;
-  }[] = await dataSource.query(
-    `SELECT u.id, u.email, u.status, u.email_verified_at, u.is_super_admin, m.role,
-            o.id AS org_id, o.name AS org_name, o.slug AS org_slug, o.tier AS org_tier
-       FROM ${usersFrom('u')}
-       ${organizationJoin('o', '$2', { left: true })}
-       ${membershipJoin('m', 'u.id', 'o.id', { left: true })}
-      WHERE u.id = $1`,
-    [userId, organizationId],
-  );
-  const row = rows[0];
-  const organization =
-    row?.org_id && row.org_tier
-      ? { id: row.org_id, name: row.org_name, slug: row.org_slug, serviceTier: row.org_tier }
+/** Builds the auth response object from the account (users) and the organization and membership (organizations). */
+@Injectable()
+export class AuthResponses {
+  constructor(
+    private readonly users: UsersService,
+    private readonly organizations: OrganizationsService,
+  ) {}
+
+  /**
+   * `user.role` is the role in the active organization, `super_admin` for a super admin outside
+   * any organization they belong to, and `none` without an organization context.
+   */
+  async build(userId: string, organizationId: string | null): Promise<AuthResponse> {
+    const user = await this.users.findById(userId);
+    if (!user) throw new Error('the auth response of an account that does not exist');
+    const found = organizationId ? await this.organizations.find(organizationId) : null;
+    const organization = found
+      ? { id: found.id, name: found.name, slug: found.slug, serviceTier: found.serviceTier }
       : null;
-  const role = organization
-    ? (row.role ?? (row.is_super_admin ? 'owner' : 'none'))
-    : row.is_super_admin
-      ? 'super_admin'
-      : 'none';
-  return {
-    user: {
-      id: row.id,
-      email: row.email,
-      role,
-      organizationId: organization?.id ?? null,
-      isActive: row.status === 'active' && row.email_verified_at !== null,
-    },
-    organization,
-    entitlements: organization ? entitlementsOf(organization.serviceTier) : null,
-  };
+    const membership = organization ? await this.organizations.roleOf(organization.id, userId) : null;
+    const role = organization
+      ? (membership ?? (user.isSuperAdmin ? 'owner' : 'none'))
+      : user.isSuperAdmin
+        ? 'super_admin'
+        : 'none';
+    return {
+      user: {
+        id: user.id,
+        email: user.email,
+        role,
+        organizationId: organization?.id ?? null,
+        isActive: user.status === 'active' && user.emailVerifiedAt !== null,
+      },
+      organization,
+      entitlements: organization ? entitlementsOf(organization.serviceTier) : null,
+    };
+  }
 }

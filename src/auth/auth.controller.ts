@@ -1,12 +1,10 @@
 import { Body, Controller, Get, HttpCode, Post, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { Access, Public } from '../common/access/access.decorator.js';
 import { Auth, type AuthContext, type SessionCaller } from '../common/access/auth-context.js';
 import { badRequest } from '../common/errors/app-exception.js';
 import { InvalidInputStatus } from '../common/validation/validation.js';
-import { buildAuthResponse } from './auth-response.js';
+import { AuthResponses } from './auth-response.js';
 import {
   ChangeEmailDto,
   ForgotPasswordDto,
@@ -31,7 +29,7 @@ export class AuthController {
     private readonly auth: AuthService,
     private readonly invites: InviteAcceptanceService,
     private readonly passwords: PasswordGate,
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly responses: AuthResponses,
   ) {}
 
   @Post('register')
@@ -53,7 +51,7 @@ export class AuthController {
     const organizationId = await this.auth.defaultOrganization(user.id);
     await startSignedInSession(request, user.id, organizationId, PASSWORD_SIGN_IN);
     await this.auth.recordLogin(user.id, organizationId, request.ip ?? null);
-    return buildAuthResponse(this.dataSource, user.id, organizationId);
+    return this.responses.build(user.id, organizationId);
   }
 
   @Post('logout')
@@ -69,7 +67,7 @@ export class AuthController {
   @Access({ session: 'user', apiKey: [] })
   async me(@Auth() auth: AuthContext) {
     if (auth.caller.kind === 'apiKey') return { email: auth.caller.email, apiKeyPrefix: auth.caller.prefix };
-    return buildAuthResponse(this.dataSource, auth.caller.userId, auth.organizationId);
+    return this.responses.build(auth.caller.userId, auth.organizationId);
   }
 
   @Post('forgot-password')
@@ -120,7 +118,7 @@ export class AuthController {
     const organizationId = await this.auth.defaultOrganization(userId);
     // The confirmation link is the account's own credential, as its password is.
     await startSignedInSession(request, userId, organizationId, PASSWORD_SIGN_IN);
-    return buildAuthResponse(this.dataSource, userId, organizationId);
+    return this.responses.build(userId, organizationId);
   }
 
   @Post('accept-invite')
@@ -148,7 +146,7 @@ export class AuthController {
     );
     request.session.organizationId = organization.id;
     await saveSession(request);
-    return buildAuthResponse(this.dataSource, auth.caller.userId!, organization.id);
+    return this.responses.build(auth.caller.userId!, organization.id);
   }
 
   /** The caller leaves an organization; it needs no session in it (see AuthService.leaveOrganization). */
@@ -171,6 +169,6 @@ export class AuthController {
   async clearOrg(@Req() request: Request, @Auth() auth: AuthContext) {
     request.session.organizationId = null;
     await saveSession(request);
-    return buildAuthResponse(this.dataSource, auth.caller.userId!, null);
+    return this.responses.build(auth.caller.userId!, null);
   }
 }

@@ -20,6 +20,12 @@ import { ExpiredCredentialsJob } from './expired-credentials.job.js';
 import { SessionResolver } from './session-resolver.js';
 import { SessionsAccountLifecycle } from './session/sessions-account-lifecycle.js';
 import { UsersModule } from '../users/users.module.js';
+import { AuthResponses } from './auth-response.js';
+import { AuthTokensRepository } from './auth-tokens.repository.js';
+import { CliSessionsRepository } from './cli-login/cli-sessions.repository.js';
+import { ExpiredCredentialsRepository } from './expired-credentials.repository.js';
+import { SessionsModule } from './session/sessions.module.js';
+import { SsoEnforcementModule } from './sso/sso-enforcement.module.js';
 
 /**
  * Credentials, sessions and keys of people: sign-up, sign-in, password and e-mail flows, the CLI
@@ -39,6 +45,8 @@ import { UsersModule } from '../users/users.module.js';
     OrganizationsModule,
     TeamModule,
     ApiKeysModule,
+    SessionsModule,
+    SsoEnforcementModule,
   ],
   controllers: [AuthController, CliSessionsController, DeviceLoginController],
   providers: [
@@ -50,6 +58,10 @@ import { UsersModule } from '../users/users.module.js';
     ExpiredCredentialsJob,
     BackgroundTasks,
     SessionsAccountLifecycle,
+    AuthResponses,
+    AuthTokensRepository,
+    CliSessionsRepository,
+    ExpiredCredentialsRepository,
   ],
   exports: [SessionResolver],
 })

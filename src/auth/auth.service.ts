@@ -1,6 +1,4 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, type EntityManager } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { assertSpeaksForAccount, type SessionCaller } from '../common/access/auth-context.js';
@@ -25,12 +23,9 @@ import { PasswordGate, type PasswordAttempt } from './password-gate.js';
 import type { User } from '../users/user.entity.js';
 import { UsersService } from '../users/users.service.js';
 import { BackgroundTasks } from '../common/scheduling/background-tasks.js';
-import {
-  assertPasswordSignInAllowed,
-  ssoConnectionState,
-  ssoEnforcedOn,
-  ssoEnforcingOrganizations,
-} from './sso/sso-enforcement.js';
+import { SsoEnforcement, ssoEnforcedOn } from './sso/sso-enforcement.js';
+import { UnitOfWork } from '../database/unit-of-work.js';
+import { SessionsRepository } from './session/sessions.repository.js';
 import { PASSWORD_SIGN_IN, admission, type SessionSignIn } from './session/session-admission.js';
 import { MembersService } from '../team/members.service.js';
 import { trustOrganizationId } from '../common/access/tenant-id.js';
@@ -43,7 +38,7 @@ export const FORGOT_PASSWORD_MESSAGE =
 @Injectable()
 export class AuthService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly uow: UnitOfWork,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly tokens: AuthTokensService,
     private readonly mail: MailService,
@@ -53,6 +48,8 @@ export class AuthService {
     private readonly background: BackgroundTasks,
     private readonly passwords: PasswordGate,
     private readonly members: MembersService,
+    private readonly enforcement: SsoEnforcement,
+    private readonly sessions: SessionsRepository,
   ) {}
 
   /**
@@ -71,11 +68,11 @@ export class AuthService {
 
   private async registerNow(input: { email: string; password: string; organizationName: string }): Promise<void> {
     const passwordHash = await hashPassword(input.password, this.config.bcryptRounds);
-    const outcome = await this.dataSource.transaction(async (manager) => {
-      const userId = await this.users.createIfAbsent(manager, { email: input.email, passwordHash });
+    const outcome = await this.uow.run(async () => {
+      const userId = await this.users.createIfAbsent({ email: input.email, passwordHash });
       if (!userId) return null;
-      await this.organizations.createWithOwner(manager, { name: input.organizationName, ownerId: userId });
-      return this.tokens.issue(manager, userId, 'verify_email');
+      await this.organizations.createWithOwner(this.uow.manager(), { name: input.organizationName, ownerId: userId }); // seam: src/organizations/organizations.service.ts#createWithOwner
+      return this.tokens.issue(userId, 'verify_email');
     });
     const mail = outcome
       ? mailTemplates.verifyEmail(this.link('/api/v1/auth/verify-email', outcome))
@@ -99,8 +96,7 @@ export class AuthService {
     if (user.status !== 'active') {
       throw accountDisabled();
     }
-    await assertPasswordSignInAllowed(
-      this.dataSource.manager,
+    await this.enforcement.assertPasswordSignInAllowed(
       user.id,
       (await this.organizations.listFor(user.id)).map((organization) => organization.id),
     );
@@ -124,7 +120,7 @@ export class AuthService {
    */
   async defaultOrganization(userId: string, signIn: SessionSignIn = PASSWORD_SIGN_IN): Promise<string | null> {
     const memberOf = await this.organizations.listFor(userId);
-    const enforcing = await ssoEnforcingOrganizations(this.dataSource.manager, userId);
+    const enforcing = await this.enforcement.enforcingOrganizations(userId);
     const first = memberOf.find(
       ({ id }) =>
         admission(signIn, { organizationId: id, member: true, isSuperAdmin: false, ssoEnforced: enforcing.has(id) })
@@ -134,12 +130,12 @@ export class AuthService {
   }
 
   async verifyEmail(token: string): Promise<string> {
-    return this.dataSource.transaction(async (manager) => {
-      const record = await this.tokens.consume(manager, 'verify_email', token);
+    return this.uow.run(async () => {
+      const record = await this.tokens.consume('verify_email', token);
       if (!record) {
         throw invalidLink();
       }
-      await this.users.markVerified(manager, record.userId);
+      await this.users.markVerified(record.userId);
       return record.userId;
     });
   }
@@ -152,10 +148,10 @@ export class AuthService {
   private async forgotPasswordNow(email: string): Promise<void> {
     const user = await this.users.findByEmail(email);
     if (!user || user.status !== 'active') return;
-    const token = await this.dataSource.transaction(async (manager) => {
-      await this.users.lock(manager, user.id);
-      if ((await this.tokens.activeCount(manager, user.id, 'reset_password')) >= MAX_ACTIVE_TOKENS) return null;
-      return this.tokens.issue(manager, user.id, 'reset_password');
+    const token = await this.uow.run(async () => {
+      await this.users.lock(user.id);
+      if ((await this.tokens.activeCount(user.id, 'reset_password')) >= MAX_ACTIVE_TOKENS) return null;
+      return this.tokens.issue(user.id, 'reset_password');
     });
     if (token)
       await this.mail.send({
@@ -171,27 +167,27 @@ export class AuthService {
       throw badRequest(`password must be at least ${MIN_PASSWORD_LENGTH} characters`);
     }
     const passwordHash = await hashPassword(password, this.config.bcryptRounds);
-    await this.dataSource.transaction(async (manager) => {
-      const record = await this.tokens.consume(manager, 'reset_password', token);
+    await this.uow.run(async () => {
+      const record = await this.tokens.consume('reset_password', token);
       if (!record) throw badRequest('The reset link is invalid or has expired', { hint: 'Ask for a new link' });
-      await this.users.setPassword(manager, record.userId, passwordHash);
-      await this.tokens.revokeAll(manager, record.userId, 'reset_password');
-      await manager.query(`DELETE FROM sessions WHERE user_id = $1`, [record.userId]);
+      await this.users.setPassword(record.userId, passwordHash);
+      await this.tokens.revokeAll(record.userId, 'reset_password');
+      await this.sessions.deleteForUsers([record.userId]);
     });
   }
 
   async changeEmail(caller: SessionCaller, newEmail: string): Promise<void> {
     assertSpeaksForAccount(caller);
-    const token = await this.dataSource.transaction(async (manager) => {
-      await this.users.lock(manager, caller.userId);
-      await this.assertEmailFree(manager, newEmail, caller.userId);
-      if ((await this.tokens.activeCount(manager, caller.userId, 'email_change')) >= MAX_ACTIVE_TOKENS) {
+    const token = await this.uow.run(async () => {
+      await this.users.lock(caller.userId);
+      await this.assertEmailFree(newEmail, caller.userId);
+      if ((await this.tokens.activeCount(caller.userId, 'email_change')) >= MAX_ACTIVE_TOKENS) {
         throw tooManyRequests(
           'Too many pending e-mail changes: confirm one or wait for the oldest to expire.',
-          await this.tokens.secondsUntilOneFrees(manager, caller.userId, 'email_change'),
+          await this.tokens.secondsUntilOneFrees(caller.userId, 'email_change'),
         );
       }
-      return this.tokens.issue(manager, caller.userId, 'email_change', newEmail);
+      return this.tokens.issue(caller.userId, 'email_change', newEmail);
     });
     this.mail.sendLater({
       to: newEmail,
@@ -200,12 +196,12 @@ export class AuthService {
   }
 
   async confirmEmailChange(token: string): Promise<string> {
-    return this.dataSource.transaction(async (manager) => {
-      const record = await this.tokens.consume(manager, 'email_change', token);
+    return this.uow.run(async () => {
+      const record = await this.tokens.consume('email_change', token);
       if (!record?.newEmail) throw badRequest('The confirmation link is invalid or has expired');
-      await this.assertEmailFree(manager, record.newEmail, record.userId);
+      await this.assertEmailFree(record.newEmail, record.userId);
       try {
-        await this.users.setAddress(manager, record.userId, record.newEmail);
+        await this.users.setAddress(record.userId, record.newEmail);
       } catch (error) {
         if (isUniqueViolation(error)) throw conflict('That e-mail address is already in use');
         throw error;
@@ -236,7 +232,7 @@ export class AuthService {
     const organization = await this.organizations.findBySlug(slug);
     if (!organization) throw notFound('Organization');
     const role = await this.organizations.roleOf(organization.id, caller.userId);
-    const connection = await ssoConnectionState(this.dataSource.manager, organization.id);
+    const connection = await this.enforcement.connectionState(organization);
     const verdict = admission(signIn, {
       organizationId: organization.id,
       member: role !== null,
@@ -275,9 +271,8 @@ export class AuthService {
     await this.members.leave(caller, organization.id, ipAddress);
   }
 
-  private async assertEmailFree(manager: EntityManager, email: string, userId: string): Promise<void> {
-    if (await this.users.isAddressTaken(manager, email, userId))
-      throw conflict('That e-mail address is already in use');
+  private async assertEmailFree(email: string, userId: string): Promise<void> {
+    if (await this.users.isAddressTaken(email, userId)) throw conflict('That e-mail address is already in use');
   }
 
   /** Links to API routes use BASE_URL; links to dashboard pages the first dashboard origin. */

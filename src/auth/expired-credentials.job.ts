@@ -1,13 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Cron, CronExpression } from '@nestjs/schedule';
-import { InjectDataSource } from '@nestjs/typeorm';
 import type { Logger } from 'pino';
-import { DataSource, type EntityManager } from 'typeorm';
 import { createLogger } from '../common/logging/logger.js';
-import { withAdvisoryLock } from '../common/scheduling/advisory-lock.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { queryRows } from '../database/sql.js';
+import { ExpiredCredentialsRepository } from './expired-credentials.repository.js';
 import { CLI_SESSION_RETENTION_DAYS } from './cli-login/cli-sessions.service.js';
 
 /** Advisory lock key of this job (arbitrary; unique among the service's locks). */
@@ -37,7 +34,7 @@ export class ExpiredCredentialsJob {
   private readonly logger: Logger;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly credentials: ExpiredCredentialsRepository,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.logger = createLogger(config).child({ component: 'expired-credentials-job' });
@@ -57,34 +54,15 @@ export class ExpiredCredentialsJob {
    * job's clock (tests move it forward instead of waiting a week).
    */
   async run(now: Date = new Date()): Promise<ExpiredCredentialCounts | null> {
-    const outcome = await withAdvisoryLock(this.dataSource, EXPIRED_CREDENTIALS_LOCK, async (manager) => {
-      const counts = {} as ExpiredCredentialCounts;
-      for (const { table, graceDays } of TABLES) {
-        const before = new Date(now.getTime() - graceDays * 86_400_000);
-        counts[table] = await deleteExpired(manager, table, before);
-      }
-      return counts;
-    });
-    if (!outcome.ran) return null;
-    if (Object.values(outcome.result).some((count) => count > 0)) {
-      this.logger.info(outcome.result, 'expired credentials deleted');
-    }
-    return outcome.result;
-  }
-}
-
-async function deleteExpired(manager: EntityManager, table: string, before: Date): Promise<number> {
-  let deleted = 0;
-  for (;;) {
-    // Each batch is its own statement and commit; the expiry index finds the rows.
-    const rows = await queryRows<{ one: number }>(
-      manager,
-      `DELETE FROM ${table} WHERE ctid = ANY(ARRAY(
-         SELECT ctid FROM ${table} WHERE expires_at <= $1 LIMIT ${BATCH}))
-       RETURNING 1 AS one`,
-      [before],
+    const result = await this.credentials.deleteExpired(
+      EXPIRED_CREDENTIALS_LOCK,
+      TABLES.map(({ table, graceDays }) => ({ table, before: new Date(now.getTime() - graceDays * 86_400_000) })),
+      BATCH,
     );
-    deleted += rows.length;
-    if (rows.length < BATCH) return deleted;
+    if (!result) return null;
+    if (Object.values(result).some((count) => count > 0)) {
+      this.logger.info(result, 'expired credentials deleted');
+    }
+    return result;
   }
 }

@@ -1,7 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import type { Request, Response } from 'express';
-import { DataSource } from 'typeorm';
 import { invalidCredentials, type AppException } from '../common/errors/app-exception.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
@@ -19,6 +17,7 @@ import {
   deviceTokenFor,
 } from './device-cookie.js';
 import { verifyPassword } from './passwords.js';
+import { ServiceSecretsRepository } from './service-secrets.repository.js';
 import { sessionSecret } from './session/session-setup.js';
 
 const MINUTE = 60_000;
@@ -62,7 +61,7 @@ export class PasswordGate {
   private key: Buffer | null = null;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly secrets: ServiceSecretsRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly users: UsersService,
     private readonly limits: RateLimitService,
@@ -130,7 +129,7 @@ export class PasswordGate {
   }
 
   private async signingKey(): Promise<Buffer> {
-    this.key ??= deviceCookieKey(await sessionSecret(this.config, this.dataSource));
+    this.key ??= deviceCookieKey(await sessionSecret(this.config, this.secrets));
     return this.key;
   }
 }

@@ -1,12 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import type { Request } from 'express';
-import { DataSource } from 'typeorm';
-import type { Role } from '../common/access/access.decorator.js';
 import type { SessionCaller } from '../common/access/auth-context.js';
-import { OrganizationsService, membershipJoin, organizationJoin } from '../organizations/organizations.service.js';
-import { usersFrom } from '../users/users.service.js';
+import { tierDefinition } from '../common/tiers.js';
+import { OrganizationsService } from '../organizations/organizations.service.js';
+import { UsersService } from '../users/users.service.js';
 import { admission, signInOf, speaksForAccount } from './session/session-admission.js';
+import { SsoConnectionsRepository } from './sso/sso-connections.repository.js';
 import { ssoEnforcedOn } from './sso/sso-enforcement.js';
 
 export interface ResolvedSession {
@@ -21,8 +20,9 @@ export interface ResolvedSession {
 @Injectable()
 export class SessionResolver {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly users: UsersService,
     private readonly organizations: OrganizationsService,
+    private readonly connections: SsoConnectionsRepository,
   ) {}
 
   async resolve(request: Request): Promise<ResolvedSession | null> {
@@ -30,36 +30,26 @@ export class SessionResolver {
     const userId = session?.userId;
     if (!session || !userId) return null;
     const organizationId = session.organizationId ?? null;
-    const rows: {
-      email: string;
-      is_super_admin: boolean;
-      role: Role | null;
-      org_exists: boolean;
-      service_tier: string | null;
-      sso_enforce: boolean | null;
-    }[] = await this.dataSource.query(
-      `SELECT u.email, u.is_super_admin, m.role, (o.id IS NOT NULL) AS org_exists, o.tier AS service_tier,
-              c.enforce AS sso_enforce
-         FROM ${usersFrom('u')}
-         ${organizationJoin('o', '$2', { left: true })}
-         ${membershipJoin('m', 'u.id', 'o.id', { left: true })}
-         LEFT JOIN sso_connections c ON c.organization_id = o.id
-        WHERE u.id = $1 AND u.status = 'active' AND u.email_verified_at IS NOT NULL`,
-      [userId, organizationId],
-    );
-    const row = rows[0];
-    if (!row) return null;
+    const user = await this.users.findById(userId);
+    if (!user || user.status !== 'active' || user.emailVerifiedAt === null) return null;
+    const organization = organizationId ? await this.organizations.find(organizationId) : null;
+    const role = organization ? await this.organizations.roleOf(organization.id, userId) : null;
+    // The connection matters only where SSO could be enforced on this member (ssoEnforcedOn).
+    const ssoEnforce =
+      organization && role !== 'owner' && tierDefinition(organization.serviceTier).features.sso
+        ? await this.connections.enforces(organization.id)
+        : null;
     const signIn = signInOf(session);
     // The one gate of what a session may act in (session-admission.ts): every route a session
     // reaches, key minting and CLI approval included, sees only an organization it admits.
     const member =
-      row.org_exists &&
+      organization !== null &&
       organizationId !== null &&
       admission(signIn, {
         organizationId,
-        member: row.role !== null,
-        isSuperAdmin: row.is_super_admin,
-        ssoEnforced: ssoEnforcedOn(row.sso_enforce, row.service_tier ?? 'free', row.role),
+        member: role !== null,
+        isSuperAdmin: user.isSuperAdmin,
+        ssoEnforced: ssoEnforcedOn(ssoEnforce, organization.serviceTier, role),
       }).admitted;
     if (organizationId && !member) {
       // The organization is gone, the membership was removed or the sign-in does not admit it
@@ -78,9 +68,9 @@ export class SessionResolver {
       caller: {
         kind: 'session',
         userId,
-        email: row.email,
-        isSuperAdmin: row.is_super_admin,
-        role: member ? (row.role ?? 'owner') : null,
+        email: user.email,
+        isSuperAdmin: user.isSuperAdmin,
+        role: member ? (role ?? 'owner') : null,
         speaksForAccount: forAccount,
       },
       organizationId: member ? organizationId : null,

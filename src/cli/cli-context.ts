@@ -1,3 +1,4 @@
+import type { INestApplicationContext } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { ConfigError, loadConfig, type AppConfig } from '../config/app-config.js';
 import { loadEnvFile } from '../config/env-file.js';
@@ -30,6 +31,11 @@ export interface CliContext {
   readonly databaseUrl: string;
   /** Opens the database, migrated, for commands that need it. */
   dataSource(): Promise<DataSource>;
+  /**
+   * The identity features' services (CliModule) on the database, migrated: a command calls them
+   * (`services().get(UsersService)`), never their SQL.
+   */
+  services(): Promise<INestApplicationContext>;
   close(): Promise<void>;
 }
 
@@ -46,19 +52,34 @@ export async function openCliContext(options: CliContextOptions = {}): Promise<C
   if (options.database === false) return withoutDatabaseContext(config);
   const database = await provisionDatabase(config, createLogger({ logLevel: 'warn' }));
   let dataSource: DataSource | null = null;
+  let services: INestApplicationContext | null = null;
+  let migrated: Promise<unknown> | null = null;
+  const migrate = () => (migrated ??= runMigrations(database.url));
   return {
     config,
     databaseUrl: database.url,
     async dataSource() {
       if (!dataSource) {
-        await runMigrations(database.url);
+        await migrate();
         dataSource = await new DataSource(
           dataSourceOptions(database.url, { entities: cliEntities, extra: { max: 2 } }),
         ).initialize();
       }
       return dataSource;
     },
+    async services() {
+      if (!services) {
+        await migrate();
+        const [{ NestFactory }, { CliModule }] = await Promise.all([import('@nestjs/core'), import('./cli.module.js')]);
+        services = await NestFactory.createApplicationContext(CliModule.forRoot(config, database.url), {
+          logger: false,
+          abortOnError: false,
+        });
+      }
+      return services;
+    },
     async close() {
+      await services?.close();
       await dataSource?.destroy();
       await database.stop();
     },
@@ -73,6 +94,7 @@ function withoutDatabaseContext(config: AppConfig): CliContext {
       throw refuse();
     },
     dataSource: () => Promise.reject(refuse()),
+    services: () => Promise.reject(refuse()),
     close: () => Promise.resolve(),
   };
 }

@@ -2,18 +2,11 @@ import { isEmail } from 'class-validator';
 import { API_KEY_SCOPES, type ApiKeyScope } from '../common/access/access.decorator.js';
 import { isRawTier, RAW_TIERS } from '../common/tiers.js';
 import { API_KEY_TYPES, type ApiKeyType } from '../api-keys/api-key.entity.js';
-import { ApiKeysRepository } from '../api-keys/api-keys.repository.js';
 import { ApiKeysService } from '../api-keys/api-keys.service.js';
-import { AuditRepository } from '../audit/audit.repository.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
-import { AuditService } from '../audit/audit.service.js';
 import { hashPassword, MIN_PASSWORD_LENGTH } from '../auth/passwords.js';
-import { OrganizationsRepository } from '../organizations/organizations.repository.js';
 import { OrganizationsService } from '../organizations/organizations.service.js';
-import { AccountLifecycleService } from '../users/account-lifecycle.service.js';
 import { UsersService } from '../users/users.service.js';
-import { PlanService } from '../organizations/plan.service.js';
-import { queryRows } from '../database/sql.js';
 import type { CliArgs } from './cli-args.js';
 import { CliError, type CliContext } from './cli-context.js';
 
@@ -33,21 +26,23 @@ export async function createUser(context: CliContext, args: CliArgs) {
   if (password.length < MIN_PASSWORD_LENGTH)
     throw new CliError(`--password must be at least ${MIN_PASSWORD_LENGTH} characters`);
   const passwordHash = await hashPassword(password, context.config.bcryptRounds);
-  const dataSource = await context.dataSource();
-  return dataSource.transaction(async (manager) => {
-    const rows: { id: string }[] = await manager.query(
-      `INSERT INTO users (email, password_hash, status, email_verified_at, is_super_admin)
-       VALUES ($1, $2, 'active', now(), $3) ON CONFLICT ((lower(email))) DO NOTHING RETURNING id`,
-      [email, passwordHash, args.flag('super-admin')],
-    );
-    if (!rows.length) throw new CliError(`a user with the e-mail ${email} already exists`);
-    const userId = rows[0].id;
-    if (!orgName) return { userId, organizationId: null, organizationSlug: null };
-    const organization = await organizationsOf(dataSource).createWithOwner(manager, {
-      name: orgName,
-      tier,
-      ownerId: userId,
+  const services = await context.services();
+  const uow = services.get(UnitOfWork);
+  const users = services.get(UsersService);
+  const organizations = services.get(OrganizationsService);
+  return uow.run(async () => {
+    const userId = await users.createIfAbsent({
+      email,
+      passwordHash,
+      verified: true,
+      superAdmin: args.flag('super-admin'),
     });
+    if (!userId) throw new CliError(`a user with the e-mail ${email} already exists`);
+    if (!orgName) return { userId, organizationId: null, organizationSlug: null };
+    const organization = await organizations.createWithOwner(
+      uow.manager(), // seam: src/organizations/organizations.service.ts#createWithOwner
+      { name: orgName, tier, ownerId: userId },
+    );
     return { userId, organizationId: organization.id, organizationSlug: organization.slug };
   });
 }
@@ -56,14 +51,24 @@ export async function createUser(context: CliContext, args: CliArgs) {
 export async function setOrganizationTier(context: CliContext, args: CliArgs) {
   const slug = args.required('org');
   const tier = readTier(args.required('tier'));
-  const dataSource = await context.dataSource();
-  const rows = await queryRows<{ id: string }>(
-    dataSource,
-    `UPDATE organizations SET service_tier = $2, updated_at = now() WHERE slug = $1 RETURNING id`,
-    [slug, tier],
-  );
-  if (!rows.length) throw new CliError(`no organization has the slug ${slug}`);
-  return { organizationId: rows[0].id, organizationSlug: slug, tier };
+  const services = await context.services();
+  const uow = services.get(UnitOfWork);
+  const organizations = services.get(OrganizationsService);
+  const organizationId = await uow.run(async () => {
+    const found = await organizations.findBySlug(slug, uow.manager()); // seam: src/organizations/organizations.service.ts#findBySlug
+    // The row locked, so the subscription on record is written back unchanged: only the plan changes.
+    const current = found && (await organizations.find(found.id, { manager: uow.manager(), lock: true })); // seam: src/organizations/organizations.service.ts#find
+    if (!current) throw new CliError(`no organization has the slug ${slug}`);
+    await organizations.setSubscription(current.id, {
+      tier,
+      customerId: null,
+      subscriptionId: current.providerSubscriptionId,
+      periodEnd: current.currentPeriodEnd,
+      anchorDay: current.billingAnchorDay,
+    });
+    return current.id;
+  });
+  return { organizationId, organizationSlug: slug, tier };
 }
 
 /**
@@ -90,48 +95,35 @@ export async function createApiKey(context: CliContext, args: CliArgs) {
   }
   if (type !== 'gpat' && email)
     throw new CliError('--user is only for gpat keys; aat and service keys act as the organization');
-  const dataSource = await context.dataSource();
-  const rows: { id: string }[] = await dataSource.query(`SELECT id FROM organizations WHERE slug = $1`, [slug]);
-  if (!rows.length) throw new CliError(`no organization has the slug ${slug}`);
+  const services = await context.services();
+  const uow = services.get(UnitOfWork);
+  const organizations = services.get(OrganizationsService);
+  const organization = await organizations.findBySlug(slug);
+  if (!organization) throw new CliError(`no organization has the slug ${slug}`);
   let userId: string | null = null;
   if (email) {
-    const members: { id: string }[] = await dataSource.query(
-      `SELECT u.id FROM users u JOIN memberships m ON m.user_id = u.id AND m.organization_id = $2
-        WHERE lower(u.email) = lower($1) AND u.status = 'active'`,
-      [email, rows[0].id],
-    );
-    if (!members.length) throw new CliError(`${email} is not an active member of ${slug}`);
-    userId = members[0].id;
+    const user = await services.get(UsersService).findByEmail(email);
+    const member =
+      user?.status === 'active' && (await organizations.roleOf(organization.id, user.id)) !== null ? user : null;
+    if (!member) throw new CliError(`${email} is not an active member of ${slug}`);
+    userId = member.id;
   }
-  const unitOfWork = new UnitOfWork(dataSource);
-  const organizations = organizationsOf(dataSource);
-  const service = new ApiKeysService(
-    unitOfWork,
-    new ApiKeysRepository(unitOfWork, dataSource),
-    new AuditService(new AuditRepository(unitOfWork)),
-    context.config,
-    new PlanService(organizations),
-    organizations,
-    new UsersService(dataSource, new AccountLifecycleService()),
-  );
+  const apiKeys = services.get(ApiKeysService);
   try {
-    const { key, record } = await dataSource.transaction((manager) =>
-      service.issue(manager, rows[0].id, userId, {
-        name: args.optional('name') ?? 'Created with the management CLI',
-        scopes: scopes as ApiKeyScope[],
-        type: type as ApiKeyType,
-      }),
+    const { key, record } = await uow.run(() =>
+      apiKeys.issue(
+        uow.manager(), // seam: src/api-keys/api-keys.service.ts#issue
+        organization.id,
+        userId,
+        {
+          name: args.optional('name') ?? 'Created with the management CLI',
+          scopes: scopes as ApiKeyScope[],
+          type: type as ApiKeyType,
+        },
+      ),
     );
     return { key, id: record.id, prefix: record.prefix };
   } catch (error) {
     throw new CliError(error instanceof Error ? error.message : String(error));
   }
-}
-
-/** The organizations feature's service as the commands use it (creating an organization, its plan). */
-function organizationsOf(dataSource: Awaited<ReturnType<CliContext['dataSource']>>): OrganizationsService {
-  return new OrganizationsService(
-    new OrganizationsRepository(new UnitOfWork(dataSource)),
-    new UsersService(dataSource, new AccountLifecycleService()),
-  );
 }

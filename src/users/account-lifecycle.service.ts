@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 
 /**
  * What a feature does when accounts stop being usable (deactivated with the organization that held
@@ -8,8 +7,8 @@ import type { EntityManager } from 'typeorm';
  * module starts (`AccountLifecycleService.register`); auth ends the accounts' sessions.
  */
 export interface AccountLifecycleParticipant {
-  /** Inside the transaction that takes the accounts out of use; a throw rolls the change back. */
-  whileDeactivating(manager: EntityManager, userIds: readonly string[]): Promise<void>;
+  /** Inside the unit of work that takes the accounts out of use; a throw rolls the change back. */
+  whileDeactivating(userIds: readonly string[]): Promise<void>;
 }
 
 /** The participants in taking accounts out of use, called in the order they registered. */
@@ -21,10 +20,10 @@ export class AccountLifecycleService {
     this.participants.push(participant);
   }
 
-  async whileDeactivating(manager: EntityManager, userIds: readonly string[]): Promise<void> {
+  async whileDeactivating(userIds: readonly string[]): Promise<void> {
     if (!userIds.length) return;
     // Auth registers as its module starts: an account taken out of use must not stay signed in.
     if (!this.participants.length) throw new Error('No feature ends the sessions of deactivated accounts');
-    for (const participant of this.participants) await participant.whileDeactivating(manager, userIds);
+    for (const participant of this.participants) await participant.whileDeactivating(userIds);
   }
 }

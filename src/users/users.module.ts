@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AccountLifecycleService } from './account-lifecycle.service.js';
 import { User } from './user.entity.js';
+import { UsersRepository } from './users.repository.js';
 import { UsersService } from './users.service.js';
 
 /**
@@ -13,7 +14,7 @@ import { UsersService } from './users.service.js';
  */
 @Module({
   imports: [TypeOrmModule.forFeature([User])],
-  providers: [UsersService, AccountLifecycleService],
+  providers: [UsersRepository, UsersService, AccountLifecycleService],
   exports: [UsersService, AccountLifecycleService],
 })
 export class UsersModule {}

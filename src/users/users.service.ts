@@ -1,187 +1,166 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, type EntityManager } from 'typeorm';
-import { queryRows, sqlIdentifier } from '../database/sql.js';
+import type { EntityManager } from 'typeorm';
+import { sqlIdentifier } from '../database/sql.js';
+import { UnitOfWork } from '../database/unit-of-work.js';
 import { AccountLifecycleService } from './account-lifecycle.service.js';
-import { User } from './user.entity.js';
+import type { User } from './user.entity.js';
+import { UsersRepository, type NewAccount } from './users.repository.js';
+
+export type { NewAccount } from './users.repository.js';
 
 /**
- * The accounts as a row source of another feature's query (FROM or JOIN), for the reads that stay
- * one round trip (the session behind a cookie, a key's creator, members with their addresses):
- * `users` under `alias`, exposing only `id`, `email`, `status`, `email_verified_at` and
- * `is_super_admin`. PostgreSQL flattens the sub-select, so `alias.id = …` still uses the key. The
- * password hash never leaves this feature except to auth's credential check (`findByEmail`).
+ * The accounts as a row source of another feature's query (FROM or JOIN): `users` under `alias`,
+ * exposing only `id`, `email`, `status`, `email_verified_at` and `is_super_admin`.
+ * @deprecated Ask UsersService (decision 0070); kept until the organization group's readers
+ * (team, api-keys, organizations) have moved to it, then removed by the coordinator.
  */
 export function usersFrom(alias: string): string {
   return `(SELECT id, email, status, email_verified_at, is_super_admin FROM users) ${sqlIdentifier(alias)}`;
 }
 
-/** An account as created: by sign-up (unverified), by single sign-on or by the operator (verified). */
-export interface NewAccount {
-  email: string;
-  passwordHash: string;
-  verified?: boolean;
-  superAdmin?: boolean;
-}
+/** A hand-made transaction of a caller not yet moved to a unit of work (deprecated forms only). */
+type HandMadeTransaction = EntityManager;
+
+const isTransaction = (value: unknown): value is HandMadeTransaction =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
- * The owner of the `users` table: every other feature reads and changes accounts through here.
- * Writes that belong to a larger change take the caller's transaction (`manager`) first.
+ * The owner of the accounts: every other feature reads and changes them through here. Changes
+ * run in the caller's unit of work (decision 0070); taking accounts out of use tells the
+ * participants of AccountLifecycleService (auth ends their sessions) in the same one.
+ *
+ * The forms that take a leading `EntityManager` are deprecated: they serve the organization
+ * group's callers that still open their transaction by hand, and go when those pass none.
  */
 @Injectable()
 export class UsersService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly uow: UnitOfWork,
+    private readonly accounts: UsersRepository,
     private readonly lifecycle: AccountLifecycleService,
   ) {}
 
   /** A new active account's id; a taken address (whatever its case) is a unique violation. */
-  async create(manager: EntityManager, account: NewAccount): Promise<string> {
-    const [row] = await this.insert(manager, account, '');
-    return row.id;
+  async create(account: NewAccount): Promise<string> {
+    return (await this.accounts.insert(account, false))!;
   }
 
   /** A new active account's id, or null when the address already has an account. */
-  async createIfAbsent(manager: EntityManager, account: NewAccount): Promise<string | null> {
-    const [row] = await this.insert(manager, account, 'ON CONFLICT ((lower(email))) DO NOTHING');
-    return row?.id ?? null;
+  createIfAbsent(account: NewAccount): Promise<string | null> {
+    return this.accounts.insert(account, true);
   }
 
-  async findById(userId: string, manager: EntityManager = this.dataSource.manager): Promise<User | null> {
-    return manager.getRepository(User).findOneBy({ id: userId });
+  findById(userId: string): Promise<User | null> {
+    return this.accounts.findById(userId);
   }
 
   /**
    * The account of an address, whatever its case. `withPassword` adds the hash (auth's credential
-   * check only); `lock` holds the row until the transaction of `manager` ends.
+   * check only); `lock` holds the row until the unit of work ends.
    */
-  async findByEmail(
+  findByEmail(
     email: string,
-    options: { manager?: EntityManager; withPassword?: boolean; lock?: boolean } = {},
+    options: {
+      withPassword?: boolean;
+      lock?: boolean;
+      /** @deprecated pass no manager: run in a unit of work. */
+      manager?: HandMadeTransaction;
+    } = {},
   ): Promise<User | null> {
-    let query = (options.manager ?? this.dataSource.manager)
-      .getRepository(User)
-      .createQueryBuilder('u')
-      .where('lower(u.email) = lower(:email)', { email });
-    if (options.withPassword) query = query.addSelect('u.passwordHash');
-    if (options.lock) query = query.setLock('pessimistic_write');
-    return query.getOne();
+    const { manager, ...read } = options;
+    return this.accounts.findByEmail(email, read, manager);
   }
 
   /** The address of the account, or null when there is none. */
-  async addressOf(userId: string, manager: EntityManager = this.dataSource.manager): Promise<string | null> {
-    const [row] = await manager.query<{ email: string }[]>(`SELECT email FROM users WHERE id = $1`, [userId]);
-    return row?.email ?? null;
+  addressOf(userId: string, manager?: HandMadeTransaction): Promise<string | null> {
+    return this.accounts.addressOf(userId, manager);
   }
 
   /** Whether an account other than `exceptUserId` has the address, whatever its case. */
-  async isAddressTaken(manager: EntityManager, email: string, exceptUserId: string): Promise<boolean> {
-    const rows: unknown[] = await manager.query(`SELECT 1 FROM users WHERE lower(email) = lower($1) AND id <> $2`, [
-      email,
-      exceptUserId,
-    ]);
-    return rows.length > 0;
+  isAddressTaken(email: string, exceptUserId: string): Promise<boolean> {
+    return this.accounts.isAddressTaken(email, exceptUserId);
   }
 
-  /** Holds the account's row until the transaction ends: changes to one account go one at a time. */
-  async lock(manager: EntityManager, userId: string): Promise<void> {
-    await manager.query(`SELECT 1 FROM users WHERE id = $1 FOR UPDATE`, [userId]);
+  /** Holds the account's row until the unit of work ends: changes to one account go one at a time. */
+  lock(userId: string): Promise<void>;
+  /** @deprecated pass no manager: run in a unit of work. */
+  lock(manager: HandMadeTransaction, userId: string): Promise<void>;
+  lock(first: string | HandMadeTransaction, userId?: string): Promise<void> {
+    return isTransaction(first) ? this.accounts.lock(userId!, first) : this.accounts.lock(first);
   }
 
-  async recordSignIn(userId: string, manager: EntityManager = this.dataSource.manager): Promise<void> {
-    await manager.query(`UPDATE users SET last_login_at = now() WHERE id = $1`, [userId]);
+  recordSignIn(userId: string): Promise<void> {
+    return this.accounts.recordSignIn(userId);
   }
 
   /** The address is confirmed (kept when it already was); `passwordHash` replaces the password too. */
-  async markVerified(manager: EntityManager, userId: string, passwordHash?: string): Promise<void> {
-    if (passwordHash === undefined) {
-      await manager.query(
-        `UPDATE users SET email_verified_at = COALESCE(email_verified_at, now()), updated_at = now() WHERE id = $1`,
-        [userId],
-      );
-      return;
-    }
-    await manager.query(
-      `UPDATE users SET email_verified_at = now(), password_hash = $2, updated_at = now() WHERE id = $1`,
-      [userId, passwordHash],
-    );
+  markVerified(userId: string, passwordHash?: string): Promise<void> {
+    return this.accounts.markVerified(userId, passwordHash);
   }
 
-  async setPassword(manager: EntityManager, userId: string, passwordHash: string): Promise<void> {
-    await manager.query(`UPDATE users SET password_hash = $2, updated_at = now() WHERE id = $1`, [
-      userId,
-      passwordHash,
-    ]);
+  setPassword(userId: string, passwordHash: string): Promise<void> {
+    return this.accounts.setPassword(userId, passwordHash);
   }
 
   /** A taken address is a unique violation, for the caller to answer. */
-  async setAddress(manager: EntityManager, userId: string, email: string): Promise<void> {
-    await manager.query(`UPDATE users SET email = $2, updated_at = now() WHERE id = $1`, [userId, email]);
+  setAddress(userId: string, email: string): Promise<void> {
+    return this.accounts.setAddress(userId, email);
   }
 
   /**
    * The account can no longer sign in and waits for its deletion (`dueForDeletion`); its sessions
-   * end with this transaction.
+   * end in the same unit of work.
    */
-  async markForDeletion(manager: EntityManager, userId: string): Promise<void> {
-    await manager.query(
-      `UPDATE users SET status = 'pending_deletion', deletion_requested_at = now(), updated_at = now() WHERE id = $1`,
-      [userId],
-    );
-    await this.lifecycle.whileDeactivating(manager, [userId]);
+  markForDeletion(userId: string): Promise<void>;
+  /** @deprecated pass no manager: run in a unit of work. */
+  markForDeletion(manager: HandMadeTransaction, userId: string): Promise<void>;
+  async markForDeletion(first: string | HandMadeTransaction, userId?: string): Promise<void> {
+    const manager = isTransaction(first) ? first : undefined;
+    const id = isTransaction(first) ? userId! : first;
+    await this.uow.run(async () => {
+      await this.accounts.markForDeletion(id, manager);
+      await this.lifecycle.whileDeactivating([id]);
+    });
   }
 
   /**
    * Disables those of the accounts that are active and not service administrators, and ends their
-   * sessions with this transaction; answers the ids it disabled.
+   * sessions in the same unit of work; answers the ids it disabled.
    */
-  async deactivate(manager: EntityManager, userIds: readonly string[]): Promise<string[]> {
+  deactivate(userIds: readonly string[]): Promise<string[]>;
+  /** @deprecated pass no manager: run in a unit of work. */
+  deactivate(manager: HandMadeTransaction, userIds: readonly string[]): Promise<string[]>;
+  async deactivate(first: readonly string[] | HandMadeTransaction, more?: readonly string[]): Promise<string[]> {
+    const manager = isTransaction(first) ? first : undefined;
+    const userIds = isTransaction(first) ? more! : first;
     if (!userIds.length) return [];
-    const rows = await queryRows<{ id: string }>(
-      manager,
-      `UPDATE users SET status = 'disabled', updated_at = now()
-        WHERE id = ANY($1::uuid[]) AND status = 'active' AND NOT is_super_admin
-      RETURNING id`,
-      [userIds],
-    );
-    const ids = rows.map((row) => row.id);
-    await this.lifecycle.whileDeactivating(manager, ids);
-    return ids;
+    return this.uow.run(async () => {
+      const ids = await this.accounts.deactivate(userIds, manager);
+      await this.lifecycle.whileDeactivating(ids);
+      return ids;
+    });
   }
 
   /**
    * Up to `limit` accounts whose deletion was requested at least `graceDays` ago, oldest request
-   * first, locked for the caller's transaction (rows another instance holds are skipped).
+   * first, locked for the unit of work (rows another instance holds are skipped).
    */
-  async dueForDeletion(manager: EntityManager, graceDays: number, limit: number): Promise<string[]> {
-    const rows: { id: string }[] = await manager.query(
-      `SELECT id FROM users
-        WHERE status = 'pending_deletion'
-          AND deletion_requested_at <= now() - make_interval(days => $1)
-        ORDER BY deletion_requested_at
-        LIMIT $2
-          FOR UPDATE SKIP LOCKED`,
-      [graceDays, limit],
-    );
-    return rows.map((row) => row.id);
+  dueForDeletion(graceDays: number, limit: number): Promise<string[]>;
+  /** @deprecated pass no manager: run in a unit of work. */
+  dueForDeletion(manager: HandMadeTransaction, graceDays: number, limit: number): Promise<string[]>;
+  dueForDeletion(first: number | HandMadeTransaction, second: number, third?: number): Promise<string[]> {
+    return isTransaction(first)
+      ? this.accounts.dueForDeletion(second, third!, first)
+      : this.accounts.dueForDeletion(first, second);
   }
 
   /** Deletes the accounts; what they own in other tables cascades. */
-  async delete(manager: EntityManager, userIds: readonly string[]): Promise<void> {
+  delete(userIds: readonly string[]): Promise<void>;
+  /** @deprecated pass no manager: run in a unit of work. */
+  delete(manager: HandMadeTransaction, userIds: readonly string[]): Promise<void>;
+  async delete(first: readonly string[] | HandMadeTransaction, more?: readonly string[]): Promise<void> {
+    const userIds = isTransaction(first) ? more! : first;
     if (!userIds.length) return;
-    await manager.query(`DELETE FROM users WHERE id = ANY($1::uuid[])`, [userIds]);
-  }
-
-  private insert(
-    manager: EntityManager,
-    account: NewAccount,
-    onConflict: '' | 'ON CONFLICT ((lower(email))) DO NOTHING',
-  ) {
-    return queryRows<{ id: string }>(
-      manager,
-      `INSERT INTO users (email, password_hash, status, email_verified_at, is_super_admin)
-       VALUES ($1, $2, 'active', CASE WHEN $3::boolean THEN now() END, $4) ${onConflict} RETURNING id`,
-      [account.email, account.passwordHash, account.verified ?? false, account.superAdmin ?? false],
-    );
+    await this.accounts.delete(userIds, isTransaction(first) ? first : undefined);
   }
 }

@@ -1,11 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import type { Request } from 'express';
-import { DataSource } from 'typeorm';
 import { randomSecret, safeEqual, sha256Hex } from '../../common/crypto.js';
 import { saveSession } from '../../common/http/session-cookie.js';
 import { OrganizationsService } from '../../organizations/organizations.service.js';
 import type { OrganizationChoice } from './device-pages.js';
+import { CliSessionsRepository } from '../cli-login/cli-sessions.repository.js';
 
 declare module 'express-session' {
   interface SessionData {
@@ -33,23 +32,14 @@ export function cliSessionIdOf(value: unknown): string | null {
 @Injectable()
 export class DeviceLoginService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly sessions: CliSessionsRepository,
     private readonly organizations: OrganizationsService,
   ) {}
 
   async cliSession(sessionId: string): Promise<CliSessionView | null> {
-    const rows: {
-      status: CliSessionView['status'];
-      expires_at: Date;
-      expired: boolean;
-      user_code: string | null;
-    }[] = await this.dataSource.query(
-      `SELECT status, expires_at, expires_at <= now() AS expired, user_code FROM cli_sessions WHERE id_hash = $1`,
-      [sha256Hex(sessionId)],
-    );
-    const row = rows[0];
-    return row
-      ? { status: row.status, expiresAt: new Date(row.expires_at), expired: row.expired, userCode: row.user_code }
+    const session = await this.sessions.find(sha256Hex(sessionId));
+    return session
+      ? { status: session.status, expiresAt: session.expiresAt, expired: session.expired, userCode: session.userCode }
       : null;
   }
 

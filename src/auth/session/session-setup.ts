@@ -1,7 +1,6 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import session from 'express-session';
-import type { DataSource } from 'typeorm';
 import type { AppConfig } from '../../config/app-config.js';
 import { forbidden } from '../../common/errors/app-exception.js';
 import { randomSecret } from '../../common/crypto.js';
@@ -9,7 +8,8 @@ import { composeMiddleware } from '../../common/http/compose-middleware.js';
 import { SESSION_COOKIE } from '../../common/http/session-cookie.js';
 import { PgSessionStore } from './pg-session-store.js';
 import type { SessionSignIn } from './session-admission.js';
-import { storedServiceSecret } from '../../database/service-settings.js';
+import { ServiceSecretsRepository } from '../service-secrets.repository.js';
+import { SessionsRepository } from './sessions.repository.js';
 
 export const SESSION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 
@@ -33,18 +33,20 @@ const SESSION_CREATING_PATHS = new Set([
 
 /**
  * Cookie sessions for the dashboard. The session middleware only runs for requests that carry
- * the cookie or create a session, so SDK and CI traffic never touches the session store.
+ * the cookie or create a session, so SDK and CI traffic never touches the session store. The
+ * store and the secret come from the application's SessionsModule; a third argument (app.ts still
+ * passes its data source) is ignored.
  */
 export async function setUpSessions(
   app: NestExpressApplication,
   config: AppConfig,
-  dataSource: DataSource,
+  ..._ignored: unknown[]
 ): Promise<void> {
   const secure = config.baseUrl.startsWith('https:');
   const middleware = session({
     name: SESSION_COOKIE,
-    secret: await sessionSecret(config, dataSource),
-    store: new PgSessionStore(dataSource),
+    secret: await sessionSecret(config, app.get(ServiceSecretsRepository, { strict: false })),
+    store: new PgSessionStore(app.get(SessionsRepository, { strict: false })),
     resave: false,
     saveUninitialized: false,
     rolling: false,
@@ -95,6 +97,6 @@ function originCheck(allowed: ReadonlySet<string>) {
  * or without it one generated once and kept in the database, so every instance signs cookies alike
  * and sessions survive restarts.
  */
-export async function sessionSecret(config: AppConfig, dataSource: DataSource): Promise<string> {
-  return config.sessionSecret ?? storedServiceSecret(dataSource, 'session_secret', () => randomSecret(48));
+export async function sessionSecret(config: AppConfig, secrets: ServiceSecretsRepository): Promise<string> {
+  return config.sessionSecret ?? secrets.secret('session_secret', () => randomSecret(48));
 }

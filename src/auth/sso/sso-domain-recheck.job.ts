@@ -1,16 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Cron, CronExpression } from '@nestjs/schedule';
-import { InjectDataSource } from '@nestjs/typeorm';
 import type { Logger } from 'pino';
-import { DataSource } from 'typeorm';
 import { createLogger } from '../../common/logging/logger.js';
-import { withAdvisoryLock } from '../../common/scheduling/advisory-lock.js';
 import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
+import { SsoDomainRecheckLock } from './sso-domain-recheck.repository.js';
 import { SsoDomainsService } from './sso-domains.service.js';
-
-/** Advisory lock key of this job (arbitrary; unique among the service's locks). */
-const SSO_DOMAIN_RECHECK_LOCK = 727_131;
 
 /**
  * Checks each verified SSO domain's TXT record again once a day (hourly runs, each taking the
@@ -22,7 +17,7 @@ export class SsoDomainRecheckJob {
   private readonly logger: Logger;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly lock: SsoDomainRecheckLock,
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly domains: SsoDomainsService,
   ) {
@@ -40,10 +35,8 @@ export class SsoDomainRecheckJob {
 
   /** What the run checked and took away, or null when another instance is running it. */
   async run(now: Date = new Date()): Promise<{ checked: number; lost: number } | null> {
-    const outcome = await withAdvisoryLock(this.dataSource, SSO_DOMAIN_RECHECK_LOCK, () =>
-      this.domains.recheckDue(now),
-    );
-    if (!outcome.ran) return null;
+    const outcome = await this.lock.whileHeld(() => this.domains.recheckDue(now));
+    if (!outcome) return null;
     if (outcome.result.lost > 0) this.logger.info(outcome.result, 'SSO domains lost their verification');
     return outcome.result;
   }

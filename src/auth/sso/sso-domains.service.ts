@@ -1,14 +1,13 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, type EntityManager } from 'typeorm';
 import type { OrgAuthContext } from '../../common/access/auth-context.js';
 import { AppException, conflict, notFound } from '../../common/errors/app-exception.js';
 import { tierDefinition } from '../../common/tiers.js';
 import { AuditService } from '../../audit/audit.service.js';
-import { queryRows } from '../../database/sql.js';
+import { UnitOfWork } from '../../database/unit-of-work.js';
+import { SsoConnectionsRepository, type DomainRecord } from './sso-connections.repository.js';
 import { isUniqueViolation } from '../../database/unique-violation.js';
 import { PlanService } from '../../organizations/plan.service.js';
-import { organizationJoin } from '../../organizations/organizations.service.js';
+import { OrganizationsService } from '../../organizations/organizations.service.js';
 import { challengeName, challengeValue, challengeVerdict, type ChallengeVerdict } from './domain-challenge.js';
 import { DnsTxtLookup } from './dns-txt-lookup.js';
 
@@ -19,15 +18,6 @@ export interface SsoDomain {
   readonly checkError: string | null;
   /** The TXT record that proves the domain. */
   readonly record: { readonly name: string; readonly value: string };
-}
-
-interface DomainRow {
-  organization_id: string;
-  domain: string;
-  verified_at: Date | null;
-  checked_at: Date | null;
-  check_error: string | null;
-  domain_token: string;
 }
 
 /** Verified domains are checked again after this long; the job runs hourly. */
@@ -43,27 +33,17 @@ const RECHECK_BATCH = 200;
 @Injectable()
 export class SsoDomainsService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly uow: UnitOfWork,
+    private readonly connections: SsoConnectionsRepository,
+    private readonly organizations: OrganizationsService,
     private readonly dns: DnsTxtLookup,
     private readonly audit: AuditService,
     private readonly plans: PlanService,
   ) {}
 
-  /** Keeps the listed domains (and their verification), adds new ones unverified, drops the rest. */
-  async replaceListed(manager: EntityManager, organizationId: string, domains: readonly string[]): Promise<void> {
-    await manager.query(`DELETE FROM sso_domains WHERE organization_id = $1 AND NOT (domain = ANY($2::text[]))`, [
-      organizationId,
-      domains,
-    ]);
-    await manager.query(
-      `INSERT INTO sso_domains (organization_id, domain) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING`,
-      [organizationId, domains],
-    );
-  }
-
   async list(auth: OrgAuthContext): Promise<SsoDomain[]> {
     await this.assertPlan(auth.organizationId);
-    const rows = await this.rows(this.dataSource.manager, auth.organizationId);
+    const rows = await this.connections.domains(auth.organizationId);
     if (!rows.length) throw notFound('SSO connection');
     return rows.map(toDomain);
   }
@@ -74,17 +54,17 @@ export class SsoDomainsService {
    */
   async verify(auth: OrgAuthContext, domain: string): Promise<SsoDomain> {
     await this.assertPlan(auth.organizationId);
-    const listed = (await this.rows(this.dataSource.manager, auth.organizationId)).find((row) => row.domain === domain);
+    const listed = (await this.connections.domains(auth.organizationId)).find((row) => row.domain === domain);
     if (!listed) throw notFound('SSO domain');
-    const verdict = challengeVerdict(await this.dns.lookup(challengeName(domain)), listed.domain_token);
-    const row = await this.dataSource.transaction(async (manager) => {
-      if (verdict.kind === 'proven') return this.markVerified(manager, auth, listed);
-      return this.recordFailedCheck(manager, listed, verdict, auth);
+    const verdict = challengeVerdict(await this.dns.lookup(challengeName(domain)), listed.domainToken);
+    const row = await this.uow.run(async () => {
+      if (verdict.kind === 'proven') return this.markVerified(auth, listed);
+      return this.recordFailedCheck(listed, verdict, auth);
     });
     if (!row) throw notFound('SSO domain');
     if (verdict.kind !== 'proven') {
       throw new AppException(422, 'domain_not_verified', `${domain} is not verified: ${verdict.reason}`, {
-        hint: `Publish a TXT record ${challengeName(domain)} with the value ${challengeValue(listed.domain_token)}, then verify again (DNS changes can take a while to appear)`,
+        hint: `Publish a TXT record ${challengeName(domain)} with the value ${challengeValue(listed.domainToken)}, then verify again (DNS changes can take a while to appear)`,
       });
     }
     return toDomain(row);
@@ -96,65 +76,42 @@ export class SsoDomainsService {
    * notes the error. Returns how many domains lost their verification.
    */
   async recheckDue(now: Date = new Date()): Promise<{ checked: number; lost: number }> {
-    const due = await queryRows<DomainRow>(
-      this.dataSource,
-      `SELECT d.organization_id, d.domain, d.verified_at, d.checked_at, d.check_error, c.domain_token
-         FROM sso_domains d JOIN sso_connections c ON c.organization_id = d.organization_id
-        WHERE d.verified_at IS NOT NULL AND (d.checked_at IS NULL OR d.checked_at <= $1)
-        ORDER BY d.checked_at NULLS FIRST LIMIT ${RECHECK_BATCH}`,
-      [new Date(now.getTime() - RECHECK_AFTER_HOURS * 3_600_000)],
+    const due = await this.connections.verifiedDueForCheck(
+      new Date(now.getTime() - RECHECK_AFTER_HOURS * 3_600_000),
+      RECHECK_BATCH,
     );
     let lost = 0;
     for (const row of due) {
-      const verdict = challengeVerdict(await this.dns.lookup(challengeName(row.domain)), row.domain_token);
-      await this.dataSource.transaction(async (manager) => {
+      const verdict = challengeVerdict(await this.dns.lookup(challengeName(row.domain)), row.domainToken);
+      await this.uow.run(async () => {
         if (verdict.kind === 'proven') {
-          await manager.query(
-            `UPDATE sso_domains SET checked_at = now(), check_error = NULL WHERE organization_id = $1 AND domain = $2`,
-            [row.organization_id, row.domain],
-          );
+          await this.connections.markDomainChecked(row.organizationId, row.domain);
           return;
         }
-        const updated = await this.recordFailedCheck(manager, row, verdict, null);
-        if (verdict.kind === 'missing' && updated && !updated.verified_at) lost++;
+        const updated = await this.recordFailedCheck(row, verdict, null);
+        if (verdict.kind === 'missing' && updated && !updated.verifiedAt) lost++;
       });
     }
     return { checked: due.length, lost };
   }
 
   /** Whether the organization holds the domain verified (the provider's word counts for it). */
-  async isVerified(organizationId: string, domain: string, manager: EntityManager): Promise<boolean> {
-    const rows = await queryRows<{ one: number }>(
-      manager,
-      `SELECT 1 AS one FROM sso_domains WHERE organization_id = $1 AND domain = $2 AND verified_at IS NOT NULL`,
-      [organizationId, domain],
-    );
-    return rows.length > 0;
+  isVerified(organizationId: string, domain: string): Promise<boolean> {
+    return this.connections.holdsVerified(organizationId, domain);
   }
 
   /** The slug of the organization holding the address's domain verified, while its plan has SSO. */
   async organizationSlugForEmail(email: string): Promise<string | null> {
     const domain = email.slice(email.lastIndexOf('@') + 1).toLowerCase();
-    const rows = await queryRows<{ slug: string; service_tier: string }>(
-      this.dataSource,
-      `SELECT o.slug, o.tier AS service_tier FROM sso_domains d ${organizationJoin('o', 'd.organization_id')}
-        WHERE d.domain = $1 AND d.verified_at IS NOT NULL`,
-      [domain],
-    );
-    const row = rows[0];
-    return row && tierDefinition(row.service_tier).features.sso ? row.slug : null;
+    const holder = await this.connections.verifiedHolderOf(domain);
+    const organization = holder ? await this.organizations.find(holder) : null;
+    return organization && tierDefinition(organization.serviceTier).features.sso ? organization.slug : null;
   }
 
-  private async markVerified(manager: EntityManager, auth: OrgAuthContext, listed: DomainRow): Promise<DomainRow> {
-    let rows: DomainRow[];
+  private async markVerified(auth: OrgAuthContext, listed: DomainRecord): Promise<DomainRecord | undefined> {
+    let marked: { verifiedAt: Date; checkedAt: Date } | undefined;
     try {
-      rows = await queryRows<DomainRow>(
-        manager,
-        `UPDATE sso_domains SET verified_at = coalesce(verified_at, now()), checked_at = now(), check_error = NULL
-          WHERE organization_id = $1 AND domain = $2
-          RETURNING organization_id, domain, verified_at, checked_at, check_error, $3::text AS domain_token`,
-        [auth.organizationId, listed.domain, listed.domain_token],
-      );
+      marked = await this.connections.markDomainVerified(auth.organizationId, listed.domain);
     } catch (error) {
       if (isUniqueViolation(error)) {
         throw conflict(`${listed.domain} is verified by another organization`, {
@@ -163,62 +120,40 @@ export class SsoDomainsService {
       }
       throw error;
     }
-    if (!listed.verified_at) {
-      await this.audit.record(
-        auth,
-        {
-          organizationId: auth.organizationId,
-          action: 'sso.domain_verified',
-          resourceType: 'sso_domain',
-          resourceId: listed.domain,
-          metadata: { domain: listed.domain, record: challengeName(listed.domain) },
-        },
-        manager,
-      );
+    if (!listed.verifiedAt) {
+      await this.audit.record(auth, {
+        organizationId: auth.organizationId,
+        action: 'sso.domain_verified',
+        resourceType: 'sso_domain',
+        resourceId: listed.domain,
+        metadata: { domain: listed.domain, record: challengeName(listed.domain) },
+      });
     }
-    return rows[0];
+    return marked ? { ...listed, ...marked, checkError: null } : undefined;
   }
 
   /** Notes a check that did not find the record; a definite "missing" takes a verification away. */
   private async recordFailedCheck(
-    manager: EntityManager,
-    row: DomainRow,
+    row: DomainRecord,
     verdict: Exclude<ChallengeVerdict, { kind: 'proven' }>,
     auth: OrgAuthContext | null,
-  ): Promise<DomainRow | undefined> {
-    const [updated] = await queryRows<DomainRow>(
-      manager,
-      `UPDATE sso_domains SET checked_at = now(), check_error = $3,
-              verified_at = CASE WHEN $4 THEN NULL ELSE verified_at END
-        WHERE organization_id = $1 AND domain = $2
-        RETURNING organization_id, domain, verified_at, checked_at, check_error, $5::text AS domain_token`,
-      [row.organization_id, row.domain, verdict.reason, verdict.kind === 'missing', row.domain_token],
+  ): Promise<DomainRecord | undefined> {
+    const checked = await this.connections.markDomainCheckFailed(
+      row.organizationId,
+      row.domain,
+      verdict.reason,
+      verdict.kind === 'missing',
     );
-    if (updated && row.verified_at && !updated.verified_at) {
-      await this.audit.record(
-        auth,
-        {
-          organizationId: row.organization_id,
-          action: 'sso.domain_unverified',
-          resourceType: 'sso_domain',
-          resourceId: row.domain,
-          metadata: { domain: row.domain, reason: verdict.reason },
-        },
-        manager,
-      );
+    if (checked && row.verifiedAt && !checked.verifiedAt) {
+      await this.audit.record(auth, {
+        organizationId: row.organizationId,
+        action: 'sso.domain_unverified',
+        resourceType: 'sso_domain',
+        resourceId: row.domain,
+        metadata: { domain: row.domain, reason: verdict.reason },
+      });
     }
-    return updated;
-  }
-
-  private async rows(manager: EntityManager, organizationId: string): Promise<DomainRow[]> {
-    return queryRows<DomainRow>(
-      manager,
-      `SELECT d.organization_id, d.domain, d.verified_at, d.checked_at, d.check_error, c.domain_token
-         FROM sso_connections c JOIN sso_domains d ON d.organization_id = c.organization_id
-        WHERE c.organization_id = $1
-        ORDER BY d.created_at, d.domain`,
-      [organizationId],
-    );
+    return checked ? { ...row, ...checked } : undefined;
   }
 
   private async assertPlan(organizationId: string): Promise<void> {
@@ -229,12 +164,12 @@ export class SsoDomainsService {
   }
 }
 
-function toDomain(row: DomainRow): SsoDomain {
+function toDomain(row: DomainRecord): SsoDomain {
   return {
     domain: row.domain,
-    verifiedAt: row.verified_at ? new Date(row.verified_at) : null,
-    checkedAt: row.checked_at ? new Date(row.checked_at) : null,
-    checkError: row.check_error,
-    record: { name: challengeName(row.domain), value: challengeValue(row.domain_token) },
+    verifiedAt: row.verifiedAt,
+    checkedAt: row.checkedAt,
+    checkError: row.checkError,
+    record: { name: challengeName(row.domain), value: challengeValue(row.domainToken) },
   };
 }

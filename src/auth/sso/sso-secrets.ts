@@ -1,11 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { randomSecret } from '../../common/crypto.js';
 import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
 import { SecretBox } from './secret-box.js';
-import { storedServiceSecret } from '../../database/service-settings.js';
+import { ServiceSecretsRepository } from '../service-secrets.repository.js';
 
 /**
  * Seals and opens identity providers' client secrets. The master secret is SSO_SECRET_KEY, or,
@@ -17,7 +15,7 @@ export class SsoSecrets {
   private box: Promise<SecretBox> | null = null;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly secrets: ServiceSecretsRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -43,6 +41,6 @@ export class SsoSecrets {
 
   private async masterSecret(): Promise<string> {
     if (this.config.ssoSecretKey) return this.config.ssoSecretKey;
-    return storedServiceSecret(this.dataSource, 'sso_secret_key', () => randomSecret(48));
+    return this.secrets.secret('sso_secret_key', () => randomSecret(48));
   }
 }

@@ -1,14 +1,12 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import * as oidc from 'openid-client';
-import { DataSource, type EntityManager } from 'typeorm';
 import type { SessionCaller } from '../../common/access/auth-context.js';
 import { randomSecret, safeEqual, sha256Hex } from '../../common/crypto.js';
 import { tierDefinition } from '../../common/tiers.js';
 import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
 import { AuditService } from '../../audit/audit.service.js';
-import { queryRows } from '../../database/sql.js';
+import { UnitOfWork } from '../../database/unit-of-work.js';
 import { Metrics } from '../../metrics/metrics.js';
 import { OrganizationsService } from '../../organizations/organizations.service.js';
 import { AppException } from '../../common/errors/app-exception.js';
@@ -17,9 +15,10 @@ import { hashPassword } from '../passwords.js';
 import { ProviderProblem, discoverProvider } from './oidc-client.js';
 import { SsoConnectionsService, type UsableSsoConnection } from './sso-connections.service.js';
 import { SsoDomainsService } from './sso-domains.service.js';
+import { SsoSignInRepository, type SsoAttempt } from './sso-sign-in.repository.js';
 import { InviteAcceptanceService } from '../../team/invite-acceptance.service.js';
 import { UsersService } from '../../users/users.service.js';
-import { trustOrganizationId } from '../../common/access/tenant-id.js';
+import type { OrganizationId } from '../../common/access/tenant-id.js';
 
 /** Start to callback: long enough for a password and a second factor at the provider. */
 export const SSO_ATTEMPT_TTL_SECONDS = 10 * 60;
@@ -89,14 +88,6 @@ interface ProviderIdentity {
 type Admitted =
   { readonly kind: 'signedIn'; readonly userId: string } | { readonly kind: 'linkRequired'; readonly userId: string };
 
-interface Attempt {
-  organization_id: string;
-  nonce: string;
-  code_verifier: string;
-  cli_session_id: string | null;
-  expired: boolean;
-}
-
 const START_AGAIN = 'Start the sign-in again from the beginning.';
 
 /**
@@ -111,7 +102,8 @@ export class SsoSignInService {
   private readonly providers = new Map<string, { fingerprint: string; config: oidc.Configuration; until: number }>();
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly uow: UnitOfWork,
+    private readonly records: SsoSignInRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly connections: SsoConnectionsService,
     private readonly domains: SsoDomainsService,
@@ -142,18 +134,15 @@ export class SsoSignInService {
       const state = oidc.randomState();
       const nonce = oidc.randomNonce();
       const verifier = oidc.randomPKCECodeVerifier();
-      await this.dataSource.query(`DELETE FROM sso_login_attempts WHERE expires_at <= now()`);
-      await this.dataSource.query(
-        `INSERT INTO sso_login_attempts (state_hash, organization_id, nonce, code_verifier, cli_session_id, expires_at)
-         VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6))`,
-        [
-          sha256Hex(state),
-          connection.organizationId,
+      await this.records.insertAttempt(
+        sha256Hex(state),
+        {
+          organizationId: connection.organizationId,
           nonce,
-          verifier,
-          options.cliSessionId ?? null,
-          SSO_ATTEMPT_TTL_SECONDS,
-        ],
+          codeVerifier: verifier,
+          cliSessionId: options.cliSessionId ?? null,
+        },
+        SSO_ATTEMPT_TTL_SECONDS,
       );
       const url = oidc.buildAuthorizationUrl(provider, {
         redirect_uri: this.connections.redirectUri,
@@ -200,16 +189,10 @@ export class SsoSignInService {
     if (!state || !browserState || !safeEqual(state, browserState)) {
       throw invalidState('the state parameter is missing or does not match this browser');
     }
-    const attempts = await queryRows<Attempt>(
-      this.dataSource,
-      `DELETE FROM sso_login_attempts WHERE state_hash = $1
-       RETURNING organization_id, nonce, code_verifier, cli_session_id, expires_at <= now() AS expired`,
-      [sha256Hex(state)],
-    );
-    const attempt = attempts[0];
+    const attempt = await this.records.takeAttempt(sha256Hex(state));
     if (!attempt) throw invalidState('no sign-in attempt has this state (unknown, or already used)');
     if (attempt.expired) throw invalidState('the sign-in attempt expired');
-    const connection = await this.connectionStillUsable(attempt.organization_id);
+    const connection = await this.connectionStillUsable(attempt.organizationId);
     const provider = await this.provider(connection);
     const callbackUrl = new URL(this.connections.redirectUri);
     callbackUrl.search = params.toString();
@@ -238,25 +221,22 @@ export class SsoSignInService {
         kind: 'signedIn',
         userId: admitted.userId,
         organizationId: connection.organizationId,
-        cliSessionId: attempt.cli_session_id,
+        cliSessionId: attempt.cliSessionId,
         withPassword: false,
       };
     }
     const linkToken = randomSecret(32);
-    await this.dataSource.query(`DELETE FROM sso_pending_links WHERE expires_at <= now()`);
-    await this.dataSource.query(
-      `INSERT INTO sso_pending_links (token_hash, user_id, organization_id, email, issuer, subject, cli_session_id, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, now() + make_interval(secs => $8))`,
-      [
-        sha256Hex(linkToken),
-        admitted.userId,
-        connection.organizationId,
+    await this.records.insertPendingLink(
+      sha256Hex(linkToken),
+      {
+        userId: admitted.userId,
+        organizationId: connection.organizationId,
         email,
-        connection.issuer,
-        identity.subject,
-        attempt.cli_session_id,
-        LINK_TTL_SECONDS,
-      ],
+        issuer: connection.issuer,
+        subject: identity.subject,
+        cliSessionId: attempt.cliSessionId,
+      },
+      LINK_TTL_SECONDS,
     );
     const organization = await this.organizations.get(connection.organizationId);
     return { kind: 'linkRequired', linkToken, email, organizationName: organization.name };
@@ -297,15 +277,10 @@ export class SsoSignInService {
 
   /** What the link page shows for a pending link, while it is pending. */
   async pendingLink(linkToken: string): Promise<{ email: string; organizationName: string } | null> {
-    const rows = await queryRows<{ email: string; organization_id: string }>(
-      this.dataSource,
-      `SELECT email, organization_id FROM sso_pending_links WHERE token_hash = $1 AND expires_at > now()`,
-      [sha256Hex(linkToken)],
-    );
-    const row = rows[0];
-    if (!row) return null;
-    const organization = await this.organizations.get(row.organization_id);
-    return { email: row.email, organizationName: organization.name };
+    const pending = await this.records.findPendingLink(sha256Hex(linkToken));
+    if (!pending) return null;
+    const organization = await this.organizations.get(pending.organizationId);
+    return { email: pending.email, organizationName: organization.name };
   }
 
   private async confirmLinkOrThrow(
@@ -313,19 +288,7 @@ export class SsoSignInService {
     attempt: Omit<PasswordAttempt, 'email'>,
     ipAddress: string | null,
   ) {
-    const rows = await queryRows<{
-      user_id: string;
-      organization_id: string;
-      email: string;
-      subject: string;
-      cli_session_id: string | null;
-    }>(
-      this.dataSource,
-      `SELECT user_id, organization_id, email, subject, cli_session_id FROM sso_pending_links
-        WHERE token_hash = $1 AND expires_at > now()`,
-      [sha256Hex(linkToken)],
-    );
-    const pending = rows[0];
+    const pending = await this.records.findPendingLink(sha256Hex(linkToken));
     if (!pending) throw invalidState('the link request is unknown, used or expired');
     // The password is checked by the one password gate (decision 0066), with its failure budgets.
     const account = await this.passwords.check({ ...attempt, email: pending.email }).catch((error: unknown) => {
@@ -340,7 +303,7 @@ export class SsoSignInService {
       if (error instanceof AppException && error.getStatus() === 401) return null;
       throw error;
     });
-    if (!account || account.id !== pending.user_id) {
+    if (!account || account.id !== pending.userId) {
       throw new SsoSignInFailure(
         'link_refused',
         401,
@@ -348,13 +311,10 @@ export class SsoSignInService {
         'The password is not the one of this account. Try again, or use "Forgot password" to set a new one.',
       );
     }
-    const connection = await this.connectionStillUsable(pending.organization_id);
-    const deleted = await queryRows<{ one: number }>(
-      this.dataSource,
-      `DELETE FROM sso_pending_links WHERE token_hash = $1 RETURNING 1 AS one`,
-      [sha256Hex(linkToken)],
-    );
-    if (!deleted.length) throw invalidState('the link request was already used');
+    const connection = await this.connectionStillUsable(pending.organizationId);
+    if (!(await this.records.deletePendingLink(sha256Hex(linkToken)))) {
+      throw invalidState('the link request was already used');
+    }
     const admitted = await this.admit(
       connection,
       { email: pending.email, subject: pending.subject },
@@ -366,7 +326,7 @@ export class SsoSignInService {
       kind: 'signedIn' as const,
       userId: admitted.userId,
       organizationId: connection.organizationId,
-      cliSessionId: pending.cli_session_id,
+      cliSessionId: pending.cliSessionId,
       withPassword: true,
     };
   }
@@ -375,12 +335,12 @@ export class SsoSignInService {
   private async verifiedClaims(
     provider: oidc.Configuration,
     callbackUrl: URL,
-    attempt: Attempt,
+    attempt: SsoAttempt,
     state: string,
   ): Promise<Record<string, unknown>> {
     try {
       const tokens = await oidc.authorizationCodeGrant(provider, callbackUrl, {
-        pkceCodeVerifier: attempt.code_verifier,
+        pkceCodeVerifier: attempt.codeVerifier,
         expectedState: state,
         expectedNonce: attempt.nonce,
         idTokenExpected: true,
@@ -442,10 +402,13 @@ export class SsoSignInService {
   ): Promise<Admitted> {
     const { email } = identity;
     const unusablePassword = await hashPassword(randomSecret(32), this.config.bcryptRounds);
-    return this.dataSource.transaction(async (manager) => {
-      const organization = await this.organizations.get(connection.organizationId, { manager, lock: true });
+    return this.uow.run(async () => {
+      const organization = await this.organizations.get(connection.organizationId, {
+        manager: this.uow.manager(), // seam: src/organizations/organizations.service.ts#get
+        lock: true,
+      });
       const domain = email.slice(email.lastIndexOf('@') + 1).toLowerCase();
-      if (!(await this.domains.isVerified(connection.organizationId, domain, manager))) {
+      if (!(await this.domains.isVerified(connection.organizationId, domain))) {
         throw new SsoSignInFailure(
           'domain_not_allowed',
           403,
@@ -453,7 +416,7 @@ export class SsoSignInService {
           `Addresses at ${domain} may not sign in to this organization. Ask an administrator to add the domain to the single sign-on settings and verify it.`,
         );
       }
-      const found = await this.users.findByEmail(email, { manager, lock: true });
+      const found = await this.users.findByEmail(email, { lock: true });
       if (found && (found.status !== 'active' || found.isSuperAdmin)) {
         throw new SsoSignInFailure(
           'account_unavailable',
@@ -466,78 +429,55 @@ export class SsoSignInService {
       }
       let userId: string;
       if (!found) {
-        userId = await this.users.create(manager, { email, passwordHash: unusablePassword, verified: true });
-        await this.link(manager, userId, connection, identity, 'provider');
+        userId = await this.users.create({ email, passwordHash: unusablePassword, verified: true });
+        await this.link(userId, connection, identity, 'provider');
       } else if (!found.emailVerifiedAt) {
         // The identity provider vouches for the address now. Whatever a sign-up of the address
         // left (a password, the organization it made) must not keep working: both go.
         userId = found.id;
-        await this.users.markVerified(manager, userId, unusablePassword);
-        await this.organizations.dropSoleOwnedBy(userId, manager);
-        await this.link(manager, userId, connection, identity, 'provider');
+        await this.users.markVerified(userId, unusablePassword);
+        await this.organizations.dropSoleOwnedBy(userId, this.uow.manager()); // seam: src/organizations/organizations.service.ts#dropSoleOwnedBy
+        await this.link(userId, connection, identity, 'provider');
       } else if (confirmedUserId === found.id) {
         userId = found.id;
-        await this.link(manager, userId, connection, identity, 'account');
-      } else if (await this.isLinked(manager, found.id, connection.organizationId)) {
+        await this.link(userId, connection, identity, 'account');
+      } else if (await this.records.isLinked(found.id, connection.organizationId)) {
         userId = found.id;
       } else {
         return { kind: 'linkRequired', userId: found.id };
       }
-      if ((await this.organizations.roleOf(connection.organizationId, userId, manager)) === null) {
-        await this.join(manager, connection, organization.serviceTier, email, userId, ipAddress);
+      // seam: src/organizations/organizations.service.ts#roleOf
+      if ((await this.organizations.roleOf(connection.organizationId, userId, this.uow.manager())) === null) {
+        await this.join(connection, organization.serviceTier, email, userId, ipAddress);
       }
-      await this.users.recordSignIn(userId, manager);
-      await this.audit.record(
-        this.context(userId, email, connection.organizationId, ipAddress),
-        {
-          organizationId: connection.organizationId,
-          action: 'user.login',
-          resourceType: 'user',
-          resourceId: userId,
-          metadata: { method: 'sso', issuer: connection.issuer },
-        },
-        manager,
-      );
+      await this.users.recordSignIn(userId);
+      await this.audit.record(this.context(userId, email, connection.organizationId, ipAddress), {
+        organizationId: connection.organizationId,
+        action: 'user.login',
+        resourceType: 'user',
+        resourceId: userId,
+        metadata: { method: 'sso', issuer: connection.issuer },
+      });
       return { kind: 'signedIn', userId };
     });
   }
 
-  private async isLinked(manager: EntityManager, userId: string, organizationId: string): Promise<boolean> {
-    const rows = await queryRows<{ one: number }>(
-      manager,
-      `SELECT 1 AS one FROM sso_account_links WHERE user_id = $1 AND organization_id = $2`,
-      [userId, organizationId],
-    );
-    return rows.length > 0;
-  }
-
   /** Records that the organization's provider may sign the account in; by the account's owner, audited. */
   private async link(
-    manager: EntityManager,
     userId: string,
     connection: UsableSsoConnection,
     identity: ProviderIdentity,
     createdBy: 'provider' | 'account',
   ): Promise<void> {
-    await manager.query(
-      `INSERT INTO sso_account_links (user_id, organization_id, issuer, subject, created_by)
-       VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (user_id, organization_id) DO UPDATE
-          SET issuer = EXCLUDED.issuer, subject = EXCLUDED.subject, created_by = EXCLUDED.created_by, created_at = now()`,
-      [userId, connection.organizationId, connection.issuer, identity.subject, createdBy],
-    );
+    await this.records.link(userId, connection.organizationId, connection.issuer, identity.subject, createdBy);
     if (createdBy === 'account') {
-      await this.audit.record(
-        this.context(userId, identity.email, connection.organizationId, null),
-        {
-          organizationId: connection.organizationId,
-          action: 'sso.account_linked',
-          resourceType: 'user',
-          resourceId: userId,
-          metadata: { issuer: connection.issuer },
-        },
-        manager,
-      );
+      await this.audit.record(this.context(userId, identity.email, connection.organizationId, null), {
+        organizationId: connection.organizationId,
+        action: 'sso.account_linked',
+        resourceType: 'user',
+        resourceId: userId,
+        metadata: { issuer: connection.issuer },
+      });
     }
   }
 
@@ -546,36 +486,31 @@ export class SsoSignInService {
    * seat is free (a pending invite already holds one); creates their account when there is none.
    */
   private async join(
-    manager: EntityManager,
     connection: UsableSsoConnection,
     serviceTier: string,
     email: string,
     userId: string,
     ipAddress: string | null,
   ): Promise<void> {
-    const invite = await this.invites.pendingFor(connection.organizationId, email, manager);
-    if (!invite) await this.assertSeatFree(manager, connection.organizationId, serviceTier);
+    const invite = await this.invites.pendingFor(connection.organizationId, email, this.uow.manager()); // seam: src/team/invite-acceptance.service.ts#pendingFor
+    if (!invite) await this.assertSeatFree(connection.organizationId, serviceTier);
     const role = invite?.role ?? connection.defaultRole;
-    await this.organizations.addMember(connection.organizationId, userId, role, manager);
-    if (invite) await this.invites.markAccepted(connection.organizationId, invite.id, userId, manager);
-    await this.audit.record(
-      this.context(userId, email, connection.organizationId, ipAddress),
-      {
-        organizationId: connection.organizationId,
-        action: 'member.joined',
-        resourceType: 'user',
-        resourceId: userId,
-        metadata: { email, role, method: 'sso', inviteId: invite?.id ?? null },
-      },
-      manager,
-    );
+    await this.organizations.addMember(connection.organizationId, userId, role, this.uow.manager()); // seam: src/organizations/organizations.service.ts#addMember
+    if (invite) await this.invites.markAccepted(connection.organizationId, invite.id, userId, this.uow.manager()); // seam: src/team/invite-acceptance.service.ts#markAccepted
+    await this.audit.record(this.context(userId, email, connection.organizationId, ipAddress), {
+      organizationId: connection.organizationId,
+      action: 'member.joined',
+      resourceType: 'user',
+      resourceId: userId,
+      metadata: { email, role, method: 'sso', inviteId: invite?.id ?? null },
+    });
   }
 
-  private async assertSeatFree(manager: EntityManager, organizationId: string, serviceTier: string): Promise<void> {
+  private async assertSeatFree(organizationId: string, serviceTier: string): Promise<void> {
     const limit = tierDefinition(serviceTier).limits.maxSeats;
     const used =
-      (await this.organizations.memberCount(organizationId, manager)) +
-      (await this.invites.pendingCount(organizationId, manager));
+      (await this.organizations.memberCount(organizationId, this.uow.manager())) + // seam: src/organizations/organizations.service.ts#memberCount
+      (await this.invites.pendingCount(organizationId, this.uow.manager())); // seam: src/team/invite-acceptance.service.ts#pendingCount
     if (used >= limit) {
       throw new SsoSignInFailure(
         'no_seat',
@@ -586,9 +521,9 @@ export class SsoSignInService {
     }
   }
 
-  private context(userId: string, email: string, organizationId: string, ipAddress: string | null) {
+  private context(userId: string, email: string, organizationId: OrganizationId, ipAddress: string | null) {
     const caller: SessionCaller = { kind: 'session', userId, email, isSuperAdmin: false, role: null };
-    return { caller, organizationId: trustOrganizationId(organizationId), ipAddress };
+    return { caller, organizationId, ipAddress };
   }
 
   /** The provider's configuration, discovered once per connection version and kept a while. */

@@ -16,6 +16,10 @@ import { SsoSignInController } from './sso-sign-in.controller.js';
 import { SsoSignInService } from './sso-sign-in.service.js';
 import { TeamModule } from '../../team/team.module.js';
 import { UsersModule } from '../../users/users.module.js';
+import { SessionsModule } from '../session/sessions.module.js';
+import { SsoDomainRecheckLock } from './sso-domain-recheck.repository.js';
+import { SsoEnforcementModule } from './sso-enforcement.module.js';
+import { SsoSignInRepository } from './sso-sign-in.repository.js';
 
 /**
  * Enterprise single sign-on with OpenID Connect: the organization's connection, sign-in through
@@ -31,6 +35,8 @@ import { UsersModule } from '../../users/users.module.js';
     OrganizationsModule,
     TeamModule,
     UsersModule,
+    SessionsModule,
+    SsoEnforcementModule,
   ],
   controllers: [SsoConnectionsController, SsoDomainsController, SsoSignInController, SsoDeviceLoginController],
   providers: [
@@ -40,6 +46,8 @@ import { UsersModule } from '../../users/users.module.js';
     SsoDomainRecheckJob,
     SsoSignInService,
     SsoSecrets,
+    SsoSignInRepository,
+    SsoDomainRecheckLock,
   ],
 })
 export class SsoModule {}
