@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
 import { JwtModule } from '@nestjs/jwt';
 import { AppsModule } from '../apps/apps.module.js';
 import { AuditModule } from '../audit/audit.module.js';
@@ -22,6 +23,7 @@ import { TokenService } from './token.service.js';
   imports: [
     // Device tokens are signed and verified with per-call keys (the signing-key table), so no module secret.
     JwtModule.register({}),
+    DiscoveryModule,
     RateLimitModule,
     AuditModule,
     MetricsModule,

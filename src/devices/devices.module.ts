@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
 import { AuditModule } from '../audit/audit.module.js';
 import { OrganizationsModule } from '../organizations/organizations.module.js';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
@@ -11,7 +12,7 @@ import { DevicesService } from './devices.service.js';
 
 /** Device records (list, block) and the analytics read endpoints (DESIGN.md section 4, Devices). */
 @Module({
-  imports: [RateLimitModule, AuditModule, OrganizationsModule, DevicesDataModule],
+  imports: [DiscoveryModule, RateLimitModule, AuditModule, OrganizationsModule, DevicesDataModule],
   controllers: [DevicesController, AnalyticsController],
   providers: [DevicesService, DeviceAnalyticsService, BlockedDevices, DenySetSourcesService],
   exports: [DevicesService, DeviceAnalyticsService, BlockedDevices, DenySetSourcesService, DevicesDataModule],

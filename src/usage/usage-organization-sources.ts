@@ -1,19 +1,13 @@
-import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { OrganizationSourcesService } from '../organizations/organization-sources.service.js';
+import { OrganizationSource, type OrganizationSources } from '../organizations/organization-sources.service.js';
 
 /** The month's device count on the organization's billing summary, read from usage's counters. */
 @Injectable()
-export class UsageOrganizationSources implements OnModuleInit {
-  constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly sources: OrganizationSourcesService,
-  ) {}
-
-  onModuleInit(): void {
-    this.sources.provide('monthlyActiveDevices', (organizationId) => this.monthlyActiveDevices(organizationId));
-  }
+@OrganizationSource(['monthlyActiveDevices'])
+export class UsageOrganizationSources implements Pick<OrganizationSources, 'monthlyActiveDevices'> {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   /** The devices that attested since the start of the current calendar month (UTC). */
   async monthlyActiveDevices(organizationId: string): Promise<number> {
