@@ -1,15 +1,15 @@
 import type { EntityManager } from 'typeorm';
 import { hasRole, type OrgAuthContext } from '../common/access/auth-context.js';
 import { forbidden } from '../common/errors/app-exception.js';
-import { tierDefinition } from '../common/tiers.js';
+import { PLAN_RULES, planAllows } from '../common/tiers.js';
 import type { Organization } from '../organizations/organization.entity.js';
 import type { OrganizationsService } from '../organizations/organizations.service.js';
 
 /**
  * Locks the caller's organization row for the rest of the transaction: every team write takes
  * this lock first, so seat counts, owner counts and invite states are decided one at a time.
- * A key's `admin:team` scope only works while the organization is on Enterprise (the scope can
- * outlive a downgrade), which is checked here too.
+ * A key's `admin:team` scope only works while the plan allows it (`PLAN_RULES.adminTeamScope`: the
+ * scope can outlive a downgrade), which is checked here too.
  */
 export async function lockOrganizationForTeamWrite(
   organizations: OrganizationsService,
@@ -17,8 +17,8 @@ export async function lockOrganizationForTeamWrite(
   auth: OrgAuthContext,
 ): Promise<Organization> {
   const organization = await organizations.get(auth.organizationId, { manager, lock: true });
-  if (auth.caller.kind === 'apiKey' && tierDefinition(organization.serviceTier).tier !== 'enterprise') {
-    throw forbidden('The admin:team scope works on the Enterprise plan only', {
+  if (auth.caller.kind === 'apiKey' && !planAllows(organization.serviceTier, 'adminTeamScope')) {
+    throw forbidden(PLAN_RULES.adminTeamScope.refusal, {
       hint: 'Upgrade to Enterprise, or manage the team from the dashboard',
     });
   }

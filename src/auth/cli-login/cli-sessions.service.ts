@@ -6,7 +6,7 @@ import type { ApiKeyScope, Role } from '../../common/access/access.decorator.js'
 import { hasRole, type OrgAuthContext } from '../../common/access/auth-context.js';
 import { sha256Hex } from '../../common/crypto.js';
 import { conflict, gone, notFound } from '../../common/errors/app-exception.js';
-import { tierDefinition } from '../../common/tiers.js';
+import { planAllows } from '../../common/tiers.js';
 import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
 import { newUserCode } from './user-code.js';
@@ -121,7 +121,7 @@ export class CliSessionsService {
   /**
    * A CLI key acts for its user (a personal key: every request also checks the user's current
    * role): reads for everyone, writes from Member up, claims and team administration for Admins
-   * (team administration on Enterprise only).
+   * (team administration where the plan allows it, `PLAN_RULES.adminTeamScope`).
    */
   private async scopesFor(
     manager: DataSource['manager'],
@@ -149,7 +149,7 @@ export class CliSessionsService {
       scopes.push('flags:write', 'feedback:manage', 'feedback:write', 'release_notes:write');
     }
     if (hasRole(role, 'admin')) scopes.push('claims:write');
-    if (hasRole(role, 'admin') && tierDefinition(row.service_tier).tier === 'enterprise') scopes.push('admin:team');
+    if (hasRole(role, 'admin') && planAllows(row.service_tier, 'adminTeamScope')) scopes.push('admin:team');
     return scopes;
   }
 }
