@@ -8,7 +8,6 @@ import { AuditService } from '../audit/audit.service.js';
 import { queryRows } from '../database/sql.js';
 import type { PutPushCredentialsDto } from './push.dto.js';
 import { PushKey } from './push-key.js';
-import { seal } from './secret-box.js';
 import { AppsRepository } from '../apps/apps.repository.js';
 
 interface CredentialsRow {
@@ -53,7 +52,7 @@ export class PushCredentialsService {
         { field: 'privateKey', message: 'privateKey must be the contents of an APNs .p8 key (PEM, EC P-256)' },
       ]);
     }
-    const sealed = seal(await this.pushKey.get(), pem);
+    const sealed = (await this.pushKey.box()).seal(pem, appId);
     const row = await this.dataSource.transaction(async (manager) => {
       await this.apps.assertExists(auth.organizationId, appId, { manager });
       const [saved] = await manager.query<CredentialsRow[]>(

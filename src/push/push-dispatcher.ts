@@ -19,7 +19,6 @@ import {
 } from './apns-client.js';
 import { apnsOutcome } from './apns-payload.js';
 import { PushKey } from './push-key.js';
-import { openSealed } from './secret-box.js';
 import { appBundleId } from '../apps/apps.repository.js';
 
 /** Attempts per push; 429 and 5xx answers and connection failures are retried until then. */
@@ -215,11 +214,13 @@ export class PushDispatcher implements OnModuleDestroy {
     }
     const cached = this.credentials.get(appId);
     if (cached && cached.version === row.version) return cached;
+    const pem = (await this.pushKey.box()).open(row.private_key_encrypted, appId);
+    if (pem === null) throw new Error('The stored APNs key does not open with the push encryption key');
     const fresh: Credentials = {
       origin: this.config.apnsUrl ?? (row.environment === 'production' ? APNS_PRODUCTION_ORIGIN : APNS_SANDBOX_ORIGIN),
       keyId: row.key_id,
       teamId: row.team_id,
-      privateKey: createPrivateKey(openSealed(await this.pushKey.get(), row.private_key_encrypted)),
+      privateKey: createPrivateKey(pem),
       version: row.version,
       token: null,
     };
