@@ -202,10 +202,6 @@ export const ATTESTATION_FAILURE_CODES: Readonly<Record<AttestationFailureCode, 
   },
 };
 
-export function isAttestationFailureCode(code: string): code is AttestationFailureCode {
-  return Object.hasOwn(ATTESTATION_FAILURE_CODES, code);
-}
-
 /**
  * The refusal answering `code`: its status from the catalog, and the catalog's message and hint
  * unless the refusal names its own (a verification step's finding, the app's limit it met).

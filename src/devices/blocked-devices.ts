@@ -6,7 +6,6 @@ import { debugTokenIdOf } from './debug-subject.js';
 import { DenySetSourcesService } from './deny-set-sources.service.js';
 import {
   DenySetState,
-  MAX_TOKEN_LIFETIME_MS,
   type BlockChange,
   type DenySetDelta,
   type Revocation,
@@ -23,7 +22,6 @@ import { PgListener } from '../database/pg-listener.js';
 /** How stale another instance's block may be on this one if its notification was lost. */
 export const BLOCKED_DEVICES_REFRESH_MS = 5_000;
 
-export { MAX_TOKEN_LIFETIME_MS };
 export type { Revocation, TokenRefusal };
 
 export const TOKEN_REVOCATIONS_CHANNEL = 'token_revocations';

@@ -71,8 +71,6 @@ export function toDeviceItem(row: DeviceItemRow): DeviceResponse {
   };
 }
 
-export type DeviceItem = ReturnType<typeof toDeviceItem>;
-
 interface RiskSignalRow {
   id: string;
   environment: 'development' | 'production';
