@@ -20,7 +20,7 @@ import { APP_CONFIG } from '../config/config.module.js';
 import { PgListener } from '../database/pg-listener.js';
 
 /** How stale another instance's block may be on this one if its notification was lost. */
-export const BLOCKED_DEVICES_REFRESH_MS = 5_000;
+export const DENY_SET_REFRESH_MS = 5_000;
 
 export type { Revocation, TokenRefusal };
 
@@ -56,7 +56,7 @@ export interface RevocationListener {
   resynced?(): void;
 }
 
-/** Marks a provider or controller as a `RevocationListener`: BlockedDevices calls it. */
+/** Marks a provider or controller as a `RevocationListener`: DenySet calls it. */
 export const OnTokenRevocation = DiscoveryService.createDecorator<void>();
 
 /**
@@ -67,7 +67,7 @@ export const OnTokenRevocation = DiscoveryService.createDecorator<void>();
  * instance, the changing one included, within milliseconds of the commit; each one is passed on to
  * the providers marked `@OnTokenRevocation()` (the apps feature drops the app from its tenant
  * cache, open event streams close). A deleted app stays denied for the longest token lifetime; blocks and deactivations
- * last as long as they do in the database, which is reread every BLOCKED_DEVICES_REFRESH_MS in
+ * last as long as they do in the database, which is reread every DENY_SET_REFRESH_MS in
  * the background in case a notification was lost.
  *
  * Revoked debug tokens are in the set too, for as long as a device token minted from one could
@@ -83,9 +83,9 @@ export const OnTokenRevocation = DiscoveryService.createDecorator<void>();
  * apps and attestation, through DenySetSourcesService (both import devices).
  */
 @Injectable()
-export class BlockedDevices implements OnModuleInit, OnModuleDestroy {
+export class DenySet implements OnModuleInit, OnModuleDestroy {
   private readonly state = new DenySetState();
-  /** When the last read ended (failed or not): the next one is due BLOCKED_DEVICES_REFRESH_MS later. */
+  /** When the last read ended (failed or not): the next one is due DENY_SET_REFRESH_MS later. */
   private loadedAt = 0;
   /** Whether a read has ever completed: until then the sets are not the deny set. */
   private loaded = false;
@@ -136,7 +136,7 @@ export class BlockedDevices implements OnModuleInit, OnModuleDestroy {
         if (missing.length) throw new Error(`The deny set lacks ${missing.join(', ')}`);
         throw serviceUnavailable('Device tokens cannot be checked right now', { hint: 'Retry in a few seconds' });
       }
-    } else if (Date.now() - this.loadedAt > BLOCKED_DEVICES_REFRESH_MS) void this.reload();
+    } else if (Date.now() - this.loadedAt > DENY_SET_REFRESH_MS) void this.reload();
     return this.state.refusal(appId, keyId, Date.now());
   }
 

@@ -7,7 +7,7 @@ export type { DenySetDelta, RevokedDebugToken } from './deny-set-state.js';
 
 /**
  * The parts of the device-token deny set kept in tables of features that import devices, each
- * read by its owner: BlockedDevices cannot call them without a feature cycle.
+ * read by its owner: DenySet cannot call them without a feature cycle.
  */
 export interface DenySetSources {
   /** apps: the apps whose device tokens are refused while they stay so (deactivated, or their organization is). */
@@ -36,7 +36,7 @@ const SOURCES: Record<keyof DenySetSources, true> = {
 export const DenySetSource = DiscoveryService.createDecorator<(keyof DenySetSources)[]>();
 
 /**
- * Where BlockedDevices reads the parts of the deny set that other features own: apps and
+ * Where DenySet reads the parts of the deny set that other features own: apps and
  * attestation mark a provider of theirs `@DenySetSource(…)` with the reads it implements, found
  * when the devices module starts (before the application serves a request), and the SQL stays with
  * the table's owner. A read of a source nobody provides throws: a deny set missing a part is never

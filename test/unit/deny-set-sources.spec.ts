@@ -7,7 +7,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { DataSource } from 'typeorm';
 import type { AppConfig } from '../../src/config/app-config.js';
-import { BlockedDevices } from '../../src/devices/blocked-devices.js';
+import { DenySet } from '../../src/devices/blocked-devices.js';
 import {
   DenySetSource,
   DenySetSourcesService,
@@ -41,11 +41,11 @@ function deferred<T>() {
 }
 
 interface World {
-  blocked: BlockedDevices;
+  blocked: DenySet;
   sources: DenySetSourcesService;
   /** The providers the application has (DenySetSourcesService keeps those marked @DenySetSource). */
   providers: object[];
-  /** The statements BlockedDevices sent to its own table. */
+  /** The statements DenySet sent to its own table. */
   statements: string[];
   /** What the next read of each part answers; a function is called at the read with its cursor. */
   blockedDevices: (since: string | null) => Promise<BlockRow[]>;
@@ -77,7 +77,7 @@ function world(options: { provide?: boolean } = {}): World {
   const sources = new DenySetSourcesService(discovery);
   const config = { logLevel: 'silent', logFormat: 'json' } as AppConfig;
   const state: World = {
-    blocked: new BlockedDevices(dataSource, sources, config, discovery),
+    blocked: new DenySet(dataSource, sources, config, discovery),
     sources,
     providers,
     statements,
