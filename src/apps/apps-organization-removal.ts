@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { announceAppsDeleted } from '../devices/blocked-devices.js';
+import { announceAppsDeleted } from '../devices/deny-set.js';
 import {
   OnOrganizationRemoved,
   type OrganizationRemovalParticipant,

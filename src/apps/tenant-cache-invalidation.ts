@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { OnTokenRevocation, type Revocation, type RevocationListener } from '../devices/blocked-devices.js';
+import { OnTokenRevocation, type Revocation, type RevocationListener } from '../devices/deny-set.js';
 import { TenantResolver } from './tenant-resolver.js';
 
 /**

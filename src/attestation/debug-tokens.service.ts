@@ -14,11 +14,11 @@ import {
 import type { Tenant } from '../apps/tenant-resolver.js';
 import { AuditService } from '../audit/audit.service.js';
 import { queryRows } from '../database/sql.js';
-import { DenySet, announceRevocation } from '../devices/blocked-devices.js';
+import { DenySet, announceRevocation } from '../devices/deny-set.js';
 import { DevicesRepository } from '../devices/devices.repository.js';
 import type { CreateDebugTokenDto, DebugAttestationDto } from './debug-tokens.dto.js';
 import { debugSubject } from '../devices/debug-subject.js';
-import { TokenService, type MintedToken } from './token.service.js';
+import { TokenService, type MintedToken } from '../device-tokens/token.service.js';
 import { appDebugTokensEnabled, AppsRepository } from '../apps/apps.repository.js';
 
 /** Live (unrevoked, unexpired) debug tokens an app may hold at once. */

@@ -4,7 +4,7 @@ import {
   ContributesTokenClaims,
   type TokenClaimsContributor,
   type TokenSubject,
-} from '../attestation/token.service.js';
+} from '../device-tokens/token.service.js';
 import { SubscriptionClaims } from '../entitlements/subscription-claims.js';
 import { createLogger } from '../common/logging/logger.js';
 import { tierDefinition, type TierDefinition } from '../common/tiers.js';

@@ -3,7 +3,7 @@ import { DiscoveryModule } from '@nestjs/core';
 import { AuditModule } from '../audit/audit.module.js';
 import { OrganizationsModule } from '../organizations/organizations.module.js';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
-import { DenySet } from './blocked-devices.js';
+import { DenySet } from './deny-set.js';
 import { DenySetSourcesService } from './deny-set-sources.service.js';
 import { DeviceAnalyticsService } from './device-analytics.service.js';
 import { DevicesDataModule } from './devices-data.module.js';

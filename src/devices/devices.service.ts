@@ -6,7 +6,7 @@ import { notFound } from '../common/errors/app-exception.js';
 import { AuditService } from '../audit/audit.service.js';
 import type { ListDevicesQuery } from './devices.dto.js';
 import { scoreStoredDevice } from './risk-score.js';
-import { announceRevocation, DenySet } from './blocked-devices.js';
+import { announceRevocation, DenySet } from './deny-set.js';
 import { pageEnvelope, pageWindow } from '../common/pagination.js';
 
 /** The columns of a device list item, as `toDeviceItem` reads them. */

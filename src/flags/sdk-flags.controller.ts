@@ -6,7 +6,7 @@ import { tierDefinition } from '../common/tiers.js';
 import { UuidParam } from '../common/validation/uuid-param.js';
 import type { Tenant } from '../apps/tenant-resolver.js';
 import { debugTokenIdOf } from '../devices/debug-subject.js';
-import { OnTokenRevocation, type Revocation, type RevocationListener } from '../devices/blocked-devices.js';
+import { OnTokenRevocation, type Revocation, type RevocationListener } from '../devices/deny-set.js';
 import { Metrics } from '../metrics/metrics.js';
 import { RateLimit } from '../rate-limit/rate-limit.guard.js';
 import { evaluateFlag, evaluateFlagSetJson } from './evaluation/evaluate-flag.js';

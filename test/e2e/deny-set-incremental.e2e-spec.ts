@@ -3,7 +3,7 @@
 // since its last read (a transaction-id cursor that reads a transaction committed out of order at
 // the next pass), and it holds only revoked debug tokens that were exchanged for a device token.
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { DenySet } from '../../src/devices/blocked-devices.js';
+import { DenySet } from '../../src/devices/deny-set.js';
 import { LIMITS, type LimitName } from '../../src/rate-limit/limits.js';
 import { RateLimitService } from '../../src/rate-limit/rate-limit.service.js';
 import { startTestApp, type TestApp } from '../harness/test-app.js';

@@ -7,7 +7,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { DataSource } from 'typeorm';
 import type { AppConfig } from '../../src/config/app-config.js';
-import { DenySet } from '../../src/devices/blocked-devices.js';
+import { DenySet } from '../../src/devices/deny-set.js';
 import {
   DenySetSource,
   DenySetSourcesService,

@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import { looksLikeApiKey } from '../../api-keys/api-key-secret.js';
-import { DeviceTokenVerifier } from '../../attestation/device-token-verifier.js';
+import { DeviceTokenVerifier } from '../../device-tokens/device-token-verifier.js';
 import { unauthorized } from '../../common/errors/app-exception.js';
-import { DenySet } from '../../devices/blocked-devices.js';
+import { DenySet } from '../../devices/deny-set.js';
 import { bearerToken } from './bearer-token.js';
 import { RequestStrategy, STRATEGY, type Principal } from './principal.js';
 
