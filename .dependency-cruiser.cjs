@@ -25,7 +25,7 @@ const PUBLIC = {
   'api-keys': ['api-key-secret.ts'],
   // Exported provider: maps an SDK request to its app (the access guard, attestation).
   apps: ['tenant-resolver.ts'],
-  attestation: [
+  'device-tokens': [
     // Exported provider: verifies device tokens for the access strategies and backend verification.
     'device-token-verifier.ts',
     // The claims the service sets in device tokens, which no custom claim may take.
@@ -35,7 +35,7 @@ const PUBLIC = {
   compliance: ['compliance-settings.ts', 'compliance-checks.ts'],
   devices: [
     // Exported provider: the deny set of device tokens and the revocation protocol every instance hears.
-    'blocked-devices.ts',
+    'deny-set.ts',
     // The `sub` format of a device token minted from a debug token.
     'debug-subject.ts',
     // Pure risk scoring of device signals, used where attestations are verified.

@@ -9,5 +9,5 @@ import { dataSourceOptions } from './src/database/data-source-options.js';
 const { databaseUrl } = loadConfig();
 if (!databaseUrl) throw new Error('DATABASE_URL must be set to use the TypeORM command line');
 
-export const dataSource = new DataSource(dataSourceOptions(databaseUrl));
+const dataSource = new DataSource(dataSourceOptions(databaseUrl));
 export default dataSource;

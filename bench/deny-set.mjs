@@ -8,7 +8,7 @@
 import { residentMemoryMb } from './server.mjs';
 import { scenarios } from './scenarios.mjs';
 
-/** How long the deny set waits between rereads (BlockedDevices): after twice that, a reread has read the rows. */
+/** How long the deny set waits between rereads (DenySet): after twice that, a reread has read the rows. */
 const REREAD_MS = 5_000;
 
 /**

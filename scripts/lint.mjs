@@ -26,6 +26,7 @@ const CHECKS = [
   { name: 'Prettier', command: ['prettier', '--check', ...PRETTIER_FILES] },
   { name: 'boundaries', command: [process.execPath, 'scripts/check-boundaries.mjs'] },
   { name: 'data access', command: [process.execPath, 'scripts/check-sql-owners.mjs'] },
+  { name: 'unused exports', command: ['knip', '--include', 'exports,types,nsExports,nsTypes,duplicates'] },
 ];
 
 const root = new URL('..', import.meta.url).pathname;

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
 const { buildStaticOpenApiDocument, openApiFileText, COMMITTED_OPENAPI_PATH } = await import(
-  join(root, 'dist/src/openapi/static-document.js')
+  join(root, 'dist/src/static-openapi-document.js')
 );
 const path = join(root, COMMITTED_OPENAPI_PATH);
 const text = openApiFileText(await buildStaticOpenApiDocument());

@@ -29,11 +29,11 @@ export const TABLE_OWNERS = {
 
   apps: 'apps',
 
-  // Attestation: challenges, the keys device tokens are signed with, debug tokens.
+  // Attestation: challenges, debug tokens; device tokens: the keys they are signed with, those consumed.
   attestation_challenges: 'attestation',
-  signing_keys: 'attestation',
+  signing_keys: 'device-tokens',
   debug_tokens: 'attestation',
-  consumed_tokens: 'tokens',
+  consumed_tokens: 'device-tokens',
   devices: 'devices',
   device_events: 'devices',
 

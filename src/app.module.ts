@@ -33,7 +33,7 @@ import { ReleaseNotesModule } from './release-notes/release-notes.module.js';
 import { ComplianceModule } from './compliance/compliance.module.js';
 import { RiskAlertsModule } from './risk-alerts/risk-alerts.module.js';
 import { OpenApiModule } from './openapi/openapi.module.js';
-import { TokensModule } from './tokens/tokens.module.js';
+import { DeviceTokensModule } from './device-tokens/device-tokens.module.js';
 import { PushModule } from './push/push.module.js';
 
 @Module({})
@@ -74,7 +74,7 @@ export class AppModule {
         ReleaseNotesModule,
         ComplianceModule,
         RiskAlertsModule,
-        TokensModule,
+        DeviceTokensModule,
         PushModule,
         OpenApiModule,
         AccessModule,

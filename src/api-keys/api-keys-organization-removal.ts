@@ -1,22 +1,16 @@
-import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { OrganizationId } from '../common/access/tenant-id.js';
 import {
-  OrganizationLifecycleService,
+  OnOrganizationRemoved,
   type OrganizationRemovalParticipant,
 } from '../organizations/organization-lifecycle.service.js';
 import { ApiKeysService } from './api-keys.service.js';
 
 /** A removed organization's keys stop working on every instance, and this one forgets them at once. */
 @Injectable()
-export class ApiKeysOrganizationRemoval implements OrganizationRemovalParticipant, OnModuleInit {
-  constructor(
-    private readonly lifecycle: OrganizationLifecycleService,
-    private readonly apiKeys: ApiKeysService,
-  ) {}
-
-  onModuleInit(): void {
-    this.lifecycle.register(this);
-  }
+@OnOrganizationRemoved()
+export class ApiKeysOrganizationRemoval implements OrganizationRemovalParticipant {
+  constructor(private readonly apiKeys: ApiKeysService) {}
 
   async removing(organizationIds: readonly OrganizationId[]): Promise<void> {
     for (const organizationId of organizationIds) await this.apiKeys.announceOrganizationRemoved(organizationId);

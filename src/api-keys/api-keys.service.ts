@@ -5,6 +5,7 @@ import type { OrgAuthContext } from '../common/access/auth-context.js';
 import type { OrganizationId } from '../common/access/tenant-id.js';
 import { forbidden, notFound } from '../common/errors/app-exception.js';
 import { AuditService } from '../audit/audit.service.js';
+import { PLAN_RULES, planAllows } from '../common/tiers.js';
 import { createLogger } from '../common/logging/logger.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
@@ -109,7 +110,7 @@ export class ApiKeysService implements OnModuleInit, OnModuleDestroy {
     createdBy: string | null,
     input: NewApiKey,
   ): Promise<{ key: string; record: ApiKey }> {
-    if (input.scopes.includes('admin:team')) await this.assertEnterprise(organizationId, manager);
+    if (input.scopes.includes('admin:team')) await this.assertAdminTeamScopeAllowed(organizationId, manager);
     const type = input.type ?? 'service';
     const { key, prefix, hash } = generateApiKey(type);
     const record = await this.keys.insert(
@@ -262,9 +263,9 @@ export class ApiKeysService implements OnModuleInit, OnModuleDestroy {
     return record;
   }
 
-  private async assertEnterprise(organizationId: OrganizationId | string, manager?: EntityManager): Promise<void> {
-    if ((await this.plans.planOf(organizationId, { manager })).tier !== 'enterprise') {
-      throw forbidden('The admin:team scope is available on the Enterprise plan only', {
+  private async assertAdminTeamScopeAllowed(organizationId: OrganizationId | string, manager?: EntityManager): Promise<void> {
+    if (!planAllows((await this.plans.planOf(organizationId, { manager })).tier, 'adminTeamScope')) {
+      throw forbidden(PLAN_RULES.adminTeamScope.refusal, {
         hint: 'Upgrade to Enterprise or choose other scopes',
       });
     }

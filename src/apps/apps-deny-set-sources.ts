@@ -1,20 +1,14 @@
-import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { DenySetSourcesService } from '../devices/deny-set-sources.service.js';
+import { DenySetSource, type DenySetSources } from '../devices/deny-set-sources.service.js';
 import { organizationJoin } from '../organizations/organizations.service.js';
 
 /** The apps whose device tokens the deny set refuses, read from apps' own table. */
 @Injectable()
-export class AppsDenySetSources implements OnModuleInit {
-  constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly sources: DenySetSourcesService,
-  ) {}
-
-  onModuleInit(): void {
-    this.sources.provide('inactiveApps', () => this.inactiveApps());
-  }
+@DenySetSource(['inactiveApps'])
+export class AppsDenySetSources implements Pick<DenySetSources, 'inactiveApps'> {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   /** Apps deactivated, or of a deactivated organization. */
   async inactiveApps(): Promise<string[]> {

@@ -1,8 +1,8 @@
-import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { announceAppsDeleted } from '../devices/blocked-devices.js';
+import { announceAppsDeleted } from '../devices/deny-set.js';
 import {
-  OrganizationLifecycleService,
+  OnOrganizationRemoved,
   type OrganizationRemovalParticipant,
 } from '../organizations/organization-lifecycle.service.js';
 import { TenantResolver } from './tenant-resolver.js';
@@ -13,15 +13,9 @@ import { TenantResolver } from './tenant-resolver.js';
  * tenant cache once the removal commits.
  */
 @Injectable()
-export class AppsOrganizationRemoval implements OrganizationRemovalParticipant, OnModuleInit {
-  constructor(
-    private readonly lifecycle: OrganizationLifecycleService,
-    private readonly tenants: TenantResolver,
-  ) {}
-
-  onModuleInit(): void {
-    this.lifecycle.register(this);
-  }
+@OnOrganizationRemoved()
+export class AppsOrganizationRemoval implements OrganizationRemovalParticipant {
+  constructor(private readonly tenants: TenantResolver) {}
 
   async whileRemoving(manager: EntityManager, organizationIds: readonly string[]): Promise<void> {
     const apps = await manager.query<{ id: string }[]>(`SELECT id FROM apps WHERE organization_id = ANY($1::uuid[])`, [

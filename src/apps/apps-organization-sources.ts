@@ -1,19 +1,17 @@
-import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { OrganizationSourcesService, type PrimaryApp } from '../organizations/organization-sources.service.js';
+import {
+  OrganizationSource,
+  type OrganizationSources,
+  type PrimaryApp,
+} from '../organizations/organization-sources.service.js';
 
 /** The app the organization's quick start is made for, read from apps' own table. */
 @Injectable()
-export class AppsOrganizationSources implements OnModuleInit {
-  constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly sources: OrganizationSourcesService,
-  ) {}
-
-  onModuleInit(): void {
-    this.sources.provide('primaryApp', (organizationId) => this.primaryApp(organizationId));
-  }
+@OrganizationSource(['primaryApp'])
+export class AppsOrganizationSources implements Pick<OrganizationSources, 'primaryApp'> {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   /** The primary app; should none be marked, the oldest active app, then the oldest app. */
   async primaryApp(organizationId: string): Promise<PrimaryApp | null> {

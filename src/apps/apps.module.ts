@@ -18,7 +18,7 @@ import { TenantResolver } from './tenant-resolver.js';
 /**
  * Apps (tenants of the SDK routes): management, statistics, and the tenant resolver that maps an
  * SDK request's bundle and team ids to its app. The tenant cache follows the token revocations
- * BlockedDevices hears (devices), and apps provides that deny set its inactive apps.
+ * DenySet hears (devices), and apps provides that deny set its inactive apps.
  */
 @Module({
   imports: [TypeOrmModule.forFeature([App]), AuditModule, OrganizationsModule, DevicesDataModule, DevicesModule],

@@ -21,7 +21,7 @@ import {
   riskThresholdsOf,
 } from './app.entity.js';
 import type { CreateAppDto, UpdateAppDto } from './apps.dto.js';
-import { announceRevocation } from '../devices/blocked-devices.js';
+import { announceRevocation } from '../devices/deny-set.js';
 import { generateSubjectSecret } from './subject-secret.js';
 import { TenantResolver } from './tenant-resolver.js';
 import { OrganizationsService } from '../organizations/organizations.service.js';

@@ -1,5 +1,5 @@
-import { Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { BlockedDevices } from '../devices/blocked-devices.js';
+import { Injectable } from '@nestjs/common';
+import { OnTokenRevocation, type Revocation, type RevocationListener } from '../devices/deny-set.js';
 import { TenantResolver } from './tenant-resolver.js';
 
 /**
@@ -8,24 +8,15 @@ import { TenantResolver } from './tenant-resolver.js';
  * lost notification connection everything is.
  */
 @Injectable()
-export class TenantCacheInvalidation implements OnModuleInit, OnModuleDestroy {
-  private readonly stops: (() => void)[] = [];
+@OnTokenRevocation()
+export class TenantCacheInvalidation implements RevocationListener {
+  constructor(private readonly tenants: TenantResolver) {}
 
-  constructor(
-    private readonly blockedDevices: BlockedDevices,
-    private readonly tenants: TenantResolver,
-  ) {}
-
-  onModuleInit(): void {
-    this.stops.push(
-      this.blockedDevices.onRevocation((revocation) => {
-        if (revocation.kind === 'app') this.tenants.forgetApp(revocation.appId);
-      }),
-      this.blockedDevices.onResync(() => this.tenants.forgetAll()),
-    );
+  revoked(revocation: Revocation): void {
+    if (revocation.kind === 'app') this.tenants.forgetApp(revocation.appId);
   }
 
-  onModuleDestroy(): void {
-    for (const stop of this.stops.splice(0)) stop();
+  resynced(): void {
+    this.tenants.forgetAll();
   }
 }

@@ -7,7 +7,7 @@ import { AttestationService } from './attestation.service.js';
 import { ChallengeService } from './challenge.service.js';
 import { DebugAttestationDto } from './debug-tokens.dto.js';
 import { DebugTokensService } from './debug-tokens.service.js';
-import { SigningKeysService } from './signing-keys.service.js';
+import { SigningKeysService } from '../device-tokens/signing-keys.service.js';
 
 /** The SDK's attestation surface, addressed by `X-Bundle-ID` and `X-Team-ID`. */
 @Controller('api/v1/attestation')

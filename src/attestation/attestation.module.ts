@@ -1,5 +1,4 @@
 import { Module } from '@nestjs/common';
-import { JwtModule } from '@nestjs/jwt';
 import { AppsModule } from '../apps/apps.module.js';
 import { AuditModule } from '../audit/audit.module.js';
 import { DomainEventsModule } from '../common/domain-events/domain-events.module.js';
@@ -14,14 +13,11 @@ import { ChallengeService } from './challenge.service.js';
 import { DebugTokenDenySetSources } from './debug-token-deny-set-sources.js';
 import { DebugTokensController } from './debug-tokens.controller.js';
 import { DebugTokensService } from './debug-tokens.service.js';
-import { DeviceTokenVerifier } from './device-token-verifier.js';
-import { SigningKeysService } from './signing-keys.service.js';
-import { TokenService } from './token.service.js';
+import { DeviceTokensModule } from '../device-tokens/device-tokens.module.js';
 
 @Module({
   imports: [
-    // Device tokens are signed and verified with per-call keys (the signing-key table), so no module secret.
-    JwtModule.register({}),
+    DeviceTokensModule,
     RateLimitModule,
     AuditModule,
     MetricsModule,
@@ -32,15 +28,8 @@ import { TokenService } from './token.service.js';
     RiskAlertsModule,
   ],
   controllers: [AttestationController, JwksController, DebugTokensController],
-  providers: [
-    AttestationService,
-    ChallengeService,
-    SigningKeysService,
-    TokenService,
-    DeviceTokenVerifier,
-    DebugTokensService,
-    DebugTokenDenySetSources,
-  ],
-  exports: [SigningKeysService, TokenService, DeviceTokenVerifier],
+  providers: [AttestationService, ChallengeService, DebugTokensService, DebugTokenDenySetSources],
+  // Those importing attestation for device tokens (access, claims) get them as before.
+  exports: [DeviceTokensModule],
 })
 export class AttestationModule {}

@@ -40,7 +40,7 @@ import {
 import type { RefreshAttestationDto, ValidateAttestationDto } from './attestation.dto.js';
 import { ChallengeService } from './challenge.service.js';
 import { checkSubjectSignature } from './subject-signature.js';
-import { TokenService, type MintedToken, type TokenSubject } from './token.service.js';
+import { TokenService, type MintedToken, type TokenSubject } from '../device-tokens/token.service.js';
 
 /** What an attempt learnt before a refusal: whom the failure counts against, and its score. */
 interface AttemptFacts {

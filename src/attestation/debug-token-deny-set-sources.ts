@@ -1,10 +1,11 @@
-import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { readChanges } from '../database/change-cursor.js';
 import {
-  DenySetSourcesService,
+  DenySetSource,
   type DenySetDelta,
+  type DenySetSources,
   type RevokedDebugToken,
 } from '../devices/deny-set-sources.service.js';
 
@@ -17,16 +18,9 @@ const HELD_UNTIL = `LEAST(t.revoked_at + interval '31 days', COALESCE(t.expires_
 
 /** The revoked debug tokens whose device tokens the deny set refuses, read from attestation's own table. */
 @Injectable()
-export class DebugTokenDenySetSources implements OnModuleInit {
-  constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly sources: DenySetSourcesService,
-  ) {}
-
-  onModuleInit(): void {
-    this.sources.provide('revokedDebugTokens', (since) => this.revokedSince(since));
-    this.sources.provide('debugTokenRevoked', (appId, tokenId) => this.isRevoked(appId, tokenId));
-  }
+@DenySetSource(['revokedDebugTokens', 'debugTokenRevoked'])
+export class DebugTokenDenySetSources implements Pick<DenySetSources, 'revokedDebugTokens' | 'debugTokenRevoked'> {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   /**
    * The debug tokens revoked after they were exchanged (`revoked_xid`, set by a trigger; a token
@@ -34,7 +28,7 @@ export class DebugTokenDenySetSources implements OnModuleInit {
    * on a first read, those changed since `since` after (decision 0065). Both reads go through a
    * partial index holding only such tokens.
    */
-  async revokedSince(since: string | null): Promise<DenySetDelta<RevokedDebugToken>> {
+  async revokedDebugTokens(since: string | null): Promise<DenySetDelta<RevokedDebugToken>> {
     const { cursor, rows } = await readChanges<{ app_id: string; token_id: string; until_ms: number }>(
       this.dataSource,
       {
@@ -49,7 +43,7 @@ export class DebugTokenDenySetSources implements OnModuleInit {
     return { cursor, rows: rows.map((row) => ({ appId: row.app_id, tokenId: row.token_id, untilMs: row.until_ms })) };
   }
 
-  async isRevoked(appId: string, tokenId: string): Promise<boolean> {
+  async debugTokenRevoked(appId: string, tokenId: string): Promise<boolean> {
     const rows: unknown[] = await this.dataSource.query(
       `SELECT 1 FROM debug_tokens WHERE id = $1 AND app_id = $2 AND revoked_at IS NOT NULL`,
       [tokenId, appId],

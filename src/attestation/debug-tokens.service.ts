@@ -14,11 +14,11 @@ import {
 import type { Tenant } from '../apps/tenant-resolver.js';
 import { AuditService } from '../audit/audit.service.js';
 import { queryRows } from '../database/sql.js';
-import { BlockedDevices, announceRevocation } from '../devices/blocked-devices.js';
+import { DenySet, announceRevocation } from '../devices/deny-set.js';
 import { DevicesRepository } from '../devices/devices.repository.js';
 import type { CreateDebugTokenDto, DebugAttestationDto } from './debug-tokens.dto.js';
 import { debugSubject } from '../devices/debug-subject.js';
-import { TokenService, type MintedToken } from './token.service.js';
+import { TokenService, type MintedToken } from '../device-tokens/token.service.js';
 import { appDebugTokensEnabled, AppsRepository } from '../apps/apps.repository.js';
 
 /** Live (unrevoked, unexpired) debug tokens an app may hold at once. */
@@ -46,7 +46,7 @@ const COLUMNS = 'id, name, prefix, created_by, expires_at, revoked_at, last_used
  * never counted as a monthly active device and fires no device webhooks; it leaves one device
  * event marked debug. The token's `sub` is `debug:<tokenId>` (with `:<deviceId>` when the build
  * sends one), so revoking the debug token also refuses the device tokens it minted
- * (BlockedDevices).
+ * (DenySet).
  */
 @Injectable()
 export class DebugTokensService {
@@ -54,7 +54,7 @@ export class DebugTokensService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly audit: AuditService,
     private readonly tokens: TokenService,
-    private readonly blocked: BlockedDevices,
+    private readonly denySet: DenySet,
     private readonly devices: DevicesRepository,
     private readonly apps: AppsRepository,
   ) {}
@@ -113,7 +113,7 @@ export class DebugTokensService {
     return { ...toDebugTokenResponse(row), token: secret };
   }
 
-  /** Takes effect at once on every instance, for exchanges and for the device tokens already minted (BlockedDevices). */
+  /** Takes effect at once on every instance, for exchanges and for the device tokens already minted (DenySet). */
   async revoke(auth: OrgAuthContext, appId: string, tokenId: string): Promise<void> {
     const revoked = await this.dataSource.transaction(async (manager) => {
       await this.apps.assertExists(auth.organizationId, appId, { manager });
@@ -146,7 +146,7 @@ export class DebugTokensService {
       }
       return row;
     });
-    if (revoked.last_used_at) this.blocked.noteRevokedDebugToken(appId, revoked.id);
+    if (revoked.last_used_at) this.denySet.noteRevokedDebugToken(appId, revoked.id);
   }
 
   /** POST /api/v1/attestation/debug: the secret must belong to the app the identity headers name. */

@@ -1,3 +1,4 @@
+import { AppException, type AppExceptionOptions } from '../common/errors/app-exception.js';
 import type { AppAttestErrorCode } from './app-attest/app-attest-errors.js';
 
 export interface FailureCodeEntry {
@@ -7,6 +8,10 @@ export interface FailureCodeEntry {
   readonly counted: boolean;
   /** What a developer should do about it (the README's table says the same). */
   readonly advice: string;
+  /** The answer's message, where one message serves every refusal with the code. */
+  readonly message?: string;
+  /** The answer's hint, where one hint serves every refusal with the code. */
+  readonly hint?: string;
 }
 
 type OtherFailureCode =
@@ -29,8 +34,9 @@ export type AttestationFailureCode = AppAttestErrorCode | OtherFailureCode;
 
 /**
  * Every domain `code` the attestation endpoints (challenge, validate, refresh, debug) answer
- * with. The README lists the same codes with the same advice; a test compares them, and another
- * reads the code's `AppException`s so a new code cannot be left out.
+ * with: the one table their refusals are built from (`attestationRefusal`), so a refusal's status
+ * and code cannot differ from what is documented. The README lists the same codes with the same
+ * advice; a test compares them.
  */
 export const ATTESTATION_FAILURE_CODES: Readonly<Record<AttestationFailureCode, FailureCodeEntry>> = {
   invalid_cbor: {
@@ -105,16 +111,19 @@ export const ATTESTATION_FAILURE_CODES: Readonly<Record<AttestationFailureCode, 
     counted: true,
     advice:
       'The app requires an App Store receipt (`requireAppStoreReceipt`): turn it off for TestFlight or development builds.',
+    message: 'This app requires an App Store receipt in the attestation',
   },
   device_blocked: {
     status: 403,
     counted: true,
     advice: 'An Admin blocked this device; unblock it in the dashboard if that was a mistake.',
+    message: 'This device is blocked by the app owner',
   },
   jailbreak_detected: {
     status: 403,
     counted: true,
     advice: 'The app refuses jailbroken devices (`blockOnJailbreak`); nothing to fix in the app.',
+    message: 'This app does not accept jailbroken devices',
   },
   risk_threshold_exceeded: {
     status: 403,
@@ -126,6 +135,7 @@ export const ATTESTATION_FAILURE_CODES: Readonly<Record<AttestationFailureCode, 
     status: 403,
     counted: true,
     advice: 'The app requires more successful attestations first (`minAttestationCount`); lower it for new installs.',
+    message: 'This device has not attested often enough yet',
   },
   quota_exceeded: {
     status: 402,
@@ -144,12 +154,16 @@ export const ATTESTATION_FAILURE_CODES: Readonly<Record<AttestationFailureCode, 
     counted: false,
     advice:
       'Use each challenge once, for the app that requested it: fetch a new one from GET /api/v1/attestation/challenge before every validate or refresh.',
+    message: 'The challenge is unknown, already used, or for another app',
+    hint: 'Request a new challenge with GET /api/v1/attestation/challenge',
   },
   challenge_expired: {
     status: 400,
     counted: false,
     advice:
       'A challenge lives 5 minutes: fetch it right before attesting, and check the device clock is not the cause.',
+    message: 'The challenge is older than 5 minutes',
+    hint: 'Request a new challenge with GET /api/v1/attestation/challenge',
   },
   subject_signature_invalid: {
     status: 401,
@@ -162,24 +176,42 @@ export const ATTESTATION_FAILURE_CODES: Readonly<Record<AttestationFailureCode, 
     counted: false,
     advice:
       "The debug token is unknown or for another app: create one for this app and pass it to the SDK's debug provider.",
+    message: 'The debug token is unknown or belongs to another app',
+    hint: "Create a debug token for this app in the dashboard (app settings) and pass it to the SDK's debug provider",
   },
   debug_token_revoked: {
     status: 401,
     counted: false,
     advice: 'The debug token was revoked: create a new one in the dashboard.',
+    message: 'The debug token was revoked',
+    hint: 'Create a new debug token in the dashboard',
   },
   debug_token_expired: {
     status: 401,
     counted: false,
     advice: 'The debug token expired: create a new one, with a later `expiresAt` or none.',
+    message: 'The debug token has expired',
+    hint: 'Create a new debug token in the dashboard',
   },
   debug_tokens_disabled: {
     status: 403,
     counted: false,
     advice: 'The app has `debugTokensEnabled` off, as it should once shipped; turn it on only for development.',
+    message: 'Debug tokens are turned off for this app',
+    hint: 'An Admin turns them on with PUT /api/v1/apps/:appID {"debugTokensEnabled": true}',
   },
 };
 
-export function isAttestationFailureCode(code: string): code is AttestationFailureCode {
-  return Object.hasOwn(ATTESTATION_FAILURE_CODES, code);
+/**
+ * The refusal answering `code`: its status from the catalog, and the catalog's message and hint
+ * unless the refusal names its own (a verification step's finding, the app's limit it met).
+ */
+export function attestationRefusal(
+  code: AttestationFailureCode,
+  own: AppExceptionOptions & { readonly message?: string } = {},
+): AppException {
+  const entry: FailureCodeEntry = ATTESTATION_FAILURE_CODES[code];
+  const { message, ...details } = own;
+  const hint = details.hint ?? entry.hint;
+  return new AppException(entry.status, code, message ?? entry.message ?? code, hint ? { ...details, hint } : details);
 }

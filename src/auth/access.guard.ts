@@ -8,7 +8,7 @@ import { badRequest, forbidden, unauthorized } from '../common/errors/app-except
 import { appInactive, organizationInactive, sdkAppNotFound } from './auth.exceptions.js';
 import type { AuthenticatedKey } from '../api-keys/api-keys.service.js';
 import { TenantResolver, type Tenant } from '../apps/tenant-resolver.js';
-import type { DeviceToken } from '../attestation/device-token-verifier.js';
+import type { DeviceToken } from '../device-tokens/device-token-verifier.js';
 import { invalidInputStatusOf } from '../common/validation/validation.js';
 import { STRATEGY, type Principal } from './strategies/principal.js';
 import { trustOrganizationId } from '../common/access/tenant-id.js';

@@ -23,6 +23,7 @@ import type { PasswordGate } from './password-gate.js';
 import type { SessionsRepository } from './session/sessions.repository.js';
 import type { SsoConnectionsRepository } from './sso/sso-connections.repository.js';
 import { SsoEnforcement } from './sso/sso-enforcement.js';
+import { fakeDiscovery } from '../../test/harness/fake-discovery.js';
 
 const config = {
   bcryptRounds: 4,
@@ -97,7 +98,7 @@ describe('AuthService (sign-in, e-mail and password flows, on fakes)', () => {
     const users = new UsersService(
       uow.asUnitOfWork(),
       accounts as unknown as UsersRepository,
-      new AccountLifecycleService(),
+      new AccountLifecycleService(fakeDiscovery(() => [])),
     );
     const passwords = {
       check: () => (gateAnswer ? Promise.resolve(gateAnswer) : Promise.reject(new Error('no account'))),

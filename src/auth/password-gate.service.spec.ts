@@ -10,6 +10,7 @@ import { UsersService } from '../users/users.service.js';
 import { PasswordGate, SIGN_IN_BUDGETS, type PasswordAttempt } from './password-gate.js';
 import { hashPassword } from './passwords.js';
 import type { ServiceSecretsRepository } from './service-secrets.repository.js';
+import { fakeDiscovery } from '../../test/harness/fake-discovery.js';
 
 /** Sliding-window counters as the rate-limit store keeps them, without the clock. */
 class FakeLimits {
@@ -76,7 +77,7 @@ describe('PasswordGate (failure budgets, on fakes)', () => {
     const users = new UsersService(
       new FakeUnitOfWork().asUnitOfWork(),
       accounts as unknown as UsersRepository,
-      new AccountLifecycleService(),
+      new AccountLifecycleService(fakeDiscovery(() => [])),
     );
     gate = new PasswordGate(
       new FakeServiceSecretsRepository() as unknown as ServiceSecretsRepository,

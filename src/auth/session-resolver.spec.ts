@@ -12,6 +12,7 @@ import { UsersService } from '../users/users.service.js';
 import { PASSWORD_SIGN_IN, ssoSignIn, type SessionSignIn } from './session/session-admission.js';
 import { SessionResolver } from './session-resolver.js';
 import type { SsoConnectionsRepository } from './sso/sso-connections.repository.js';
+import { fakeDiscovery } from '../../test/harness/fake-discovery.js';
 
 describe('SessionResolver (session admission, on fakes)', () => {
   let accounts: FakeUsersRepository;
@@ -42,7 +43,7 @@ describe('SessionResolver (session admission, on fakes)', () => {
     const users = new UsersService(
       new FakeUnitOfWork().asUnitOfWork(),
       accounts as unknown as UsersRepository,
-      new AccountLifecycleService(),
+      new AccountLifecycleService(fakeDiscovery(() => [])),
     );
     resolver = new SessionResolver(
       users,

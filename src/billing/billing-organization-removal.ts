@@ -1,7 +1,7 @@
-import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { Organization } from '../organizations/organization.entity.js';
 import {
-  OrganizationLifecycleService,
+  OnOrganizationRemoved,
   type OrganizationRemovalParticipant,
 } from '../organizations/organization-lifecycle.service.js';
 import { StripeClient } from './stripe-client.js';
@@ -11,15 +11,9 @@ import { StripeClient } from './stripe-client.js';
  * one is configured: a failure there leaves the organization as it was.
  */
 @Injectable()
-export class BillingOrganizationRemoval implements OrganizationRemovalParticipant, OnModuleInit {
-  constructor(
-    private readonly lifecycle: OrganizationLifecycleService,
-    private readonly stripe: StripeClient,
-  ) {}
-
-  onModuleInit(): void {
-    this.lifecycle.register(this);
-  }
+@OnOrganizationRemoved()
+export class BillingOrganizationRemoval implements OrganizationRemovalParticipant {
+  constructor(private readonly stripe: StripeClient) {}
 
   async beforeRemoval(organizations: readonly Organization[]): Promise<void> {
     if (!this.stripe.configured) return;

@@ -1,4 +1,4 @@
-import { SERVICE_SET_CLAIMS } from '../attestation/token-claims.js';
+import { SERVICE_SET_CLAIMS } from '../device-tokens/token-claims.js';
 import { randomUUID } from 'node:crypto';
 import { DEFAULT_TIMEOUT_SECONDS } from './engine/external-config.js';
 import { validateClaimDefinition } from './engine/index.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import type { TokenSubject } from '../attestation/token.service.js';
+import type { TokenSubject } from '../device-tokens/token.service.js';
 import { tierDefinition } from '../common/tiers.js';
 import { claimsWithinTier, tokenDeviceContext } from './claims-token-contributor.js';
 import type { ClaimDefinition, ClaimType } from './engine/index.js';

@@ -1,6 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Logger } from 'pino';
-import type { TokenClaimsContributor, TokenSubject } from '../attestation/token.service.js';
+import {
+  ContributesTokenClaims,
+  type TokenClaimsContributor,
+  type TokenSubject,
+} from '../device-tokens/token.service.js';
 import { SubscriptionClaims } from '../entitlements/subscription-claims.js';
 import { createLogger } from '../common/logging/logger.js';
 import { tierDefinition, type TierDefinition } from '../common/tiers.js';
@@ -47,6 +51,7 @@ export function claimsWithinTier(definitions: readonly ClaimDefinition[], tier: 
  * left out and logged; it never fails the token.
  */
 @Injectable()
+@ContributesTokenClaims()
 export class ClaimsTokenContributor implements TokenClaimsContributor {
   private readonly logger: Logger;
 

@@ -1,7 +1,6 @@
-import { Module, type OnModuleInit } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AttestationModule } from '../attestation/attestation.module.js';
-import { TokenService } from '../attestation/token.service.js';
 import { AuditModule } from '../audit/audit.module.js';
 import { EntitlementsModule } from '../entitlements/entitlements.module.js';
 import { OrganizationsModule } from '../organizations/organizations.module.js';
@@ -18,8 +17,8 @@ import { CustomClaim } from './custom-claim.entity.js';
 import { ExternalClaimFetcher } from './engine/index.js';
 
 /**
- * Custom claims: definitions on two surfaces, and the token contributor this module hands the
- * attestation module's TokenService when it starts. The external claim fetcher is one per
+ * Custom claims: definitions on two surfaces, and the token contributor (marked
+ * `@ContributesTokenClaims()`) through which the attestation module's TokenService mints them. The external claim fetcher is one per
  * application: it holds the value and OAuth2 token caches.
  */
 @Module({
@@ -45,13 +44,4 @@ import { ExternalClaimFetcher } from './engine/index.js';
     ClaimsTokenContributor,
   ],
 })
-export class ClaimsModule implements OnModuleInit {
-  constructor(
-    private readonly tokens: TokenService,
-    private readonly contributor: ClaimsTokenContributor,
-  ) {}
-
-  onModuleInit(): void {
-    this.tokens.useContributor(this.contributor);
-  }
-}
+export class ClaimsModule {}

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { isISO8601 } from 'class-validator';
 import { createTrustStore, verifyAttestation, type TrustStore } from '../attestation/app-attest/app-attest.js';
-import { SigningKeysService } from '../attestation/signing-keys.service.js';
+import { SigningKeysService } from '../device-tokens/signing-keys.service.js';
 import type { CliArgs } from './cli-args.js';
 import { CliError, CliFailureWithOutput, withoutDatabase, type CliContext } from './cli-context.js';
 

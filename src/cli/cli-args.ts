@@ -1,8 +1,6 @@
 import { parseArgs } from 'node:util';
 import { CliError, CliUsageError } from './cli-errors.js';
 
-export { CliUsageError } from './cli-errors.js';
-
 export type OptionKind = 'string' | 'boolean';
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { entitlementsOf, nextTier, tierDefinition, tierOf } from './tiers.js';
+import { entitlementsOf, nextTier, planAllows, tierDefinition, tierOf } from './tiers.js';
 
 describe('tier table', () => {
   it('states the documented limits per tier', () => {
@@ -60,5 +60,15 @@ describe('tier table', () => {
     expect(entitlementsOf('growth')).toMatchObject({ tier: 'growth', limits: { maxSeats: 3 } });
     expect(nextTier('free')?.display).toBe('Pro');
     expect(nextTier('enterprise_plus')).toBeNull();
+  });
+});
+
+describe('plan rules', () => {
+  it('allows the admin:team scope on Enterprise (and the legacy Enterprise Plus) only', () => {
+    expect(
+      ['free', 'basic', 'growth', 'professional', 'enterprise', 'enterprise_plus', 'unknown'].filter((raw) =>
+        planAllows(raw, 'adminTeamScope'),
+      ),
+    ).toEqual(['enterprise', 'enterprise_plus']);
   });
 });

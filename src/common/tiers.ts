@@ -190,6 +190,22 @@ export const TIER_TABLE: Readonly<Record<Tier, TierDefinition>> = {
   },
 };
 
+/**
+ * Plan rules that are not features of the entitlements response: the tier each holds from, and the
+ * one wording of its refusal (each caller adds its own hint).
+ */
+export const PLAN_RULES = {
+  /** Team administration by API key (`admin:team`): granting the scope, and using it, since a key can outlive a downgrade. */
+  adminTeamScope: { from: 'enterprise', refusal: 'The admin:team scope works on the Enterprise plan only' },
+} as const satisfies Record<string, { from: Tier; refusal: string }>;
+
+export type PlanRule = keyof typeof PLAN_RULES;
+
+/** Whether an organization on the raw tier `raw` may do what `rule` governs. */
+export function planAllows(raw: string, rule: PlanRule): boolean {
+  return TIERS.indexOf(tierOf(raw)) >= TIERS.indexOf(PLAN_RULES[rule].from);
+}
+
 /** Legacy raw values behave as the nearest current tier. */
 export function tierOf(raw: string): Tier {
   switch (raw) {

@@ -1,11 +1,13 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { DiscoveryService } from '@nestjs/core';
+import { discovered, providedSources } from '../common/discovery/discovered.js';
 import type { DenySetDelta, RevokedDebugToken } from './deny-set-state.js';
 
 export type { DenySetDelta, RevokedDebugToken } from './deny-set-state.js';
 
 /**
  * The parts of the device-token deny set kept in tables of features that import devices, each
- * read by its owner: BlockedDevices cannot call them without a feature cycle.
+ * read by its owner: DenySet cannot call them without a feature cycle.
  */
 export interface DenySetSources {
   /** apps: the apps whose device tokens are refused while they stay so (deactivated, or their organization is). */
@@ -28,21 +30,32 @@ const SOURCES: Record<keyof DenySetSources, true> = {
 };
 
 /**
- * Where BlockedDevices reads the parts of the deny set that other features own: apps and
- * attestation provide their reads when their modules start (`provide`, in `onModuleInit`, which
- * Nest runs for every module before the application serves a request), as they register
- * organization removal participants, and the SQL stays with the table's owner. A read of a source
- * nobody provided throws: a deny set missing a part is never believed.
+ * Marks a provider that implements the named reads of `DenySetSources` (methods of the same
+ * names): DenySetSourcesService finds it when the devices module starts.
+ */
+export const DenySetSource = DiscoveryService.createDecorator<(keyof DenySetSources)[]>();
+
+/**
+ * Where DenySet reads the parts of the deny set that other features own: apps and
+ * attestation mark a provider of theirs `@DenySetSource(…)` with the reads it implements, found
+ * when the devices module starts (before the application serves a request), and the SQL stays with
+ * the table's owner. A read of a source nobody provides throws: a deny set missing a part is never
+ * believed; a source provided twice fails the start.
  */
 @Injectable()
-export class DenySetSourcesService implements DenySetSources {
-  private readonly sources: Partial<DenySetSources> = {};
+export class DenySetSourcesService implements DenySetSources, OnModuleInit {
+  private sources: Partial<DenySetSources> = {};
 
-  provide<K extends keyof DenySetSources>(name: K, read: DenySetSources[K]): void {
-    this.sources[name] = read;
+  constructor(private readonly discovery: DiscoveryService) {}
+
+  onModuleInit(): void {
+    this.sources = providedSources<DenySetSources>(
+      'deny-set source',
+      discovered<Partial<DenySetSources>, (keyof DenySetSources)[]>(this.discovery, DenySetSource),
+    );
   }
 
-  /** The sources no feature has provided yet (none once the application has started). */
+  /** The sources no feature provides (none once the application has started). */
   missing(): (keyof DenySetSources)[] {
     return (Object.keys(SOURCES) as (keyof DenySetSources)[]).filter((name) => !this.sources[name]);
   }

@@ -1,8 +1,9 @@
 import { Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
 import { AuditModule } from '../audit/audit.module.js';
 import { OrganizationsModule } from '../organizations/organizations.module.js';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
-import { BlockedDevices } from './blocked-devices.js';
+import { DenySet } from './deny-set.js';
 import { DenySetSourcesService } from './deny-set-sources.service.js';
 import { DeviceAnalyticsService } from './device-analytics.service.js';
 import { DevicesDataModule } from './devices-data.module.js';
@@ -11,9 +12,9 @@ import { DevicesService } from './devices.service.js';
 
 /** Device records (list, block) and the analytics read endpoints (DESIGN.md section 4, Devices). */
 @Module({
-  imports: [RateLimitModule, AuditModule, OrganizationsModule, DevicesDataModule],
+  imports: [DiscoveryModule, RateLimitModule, AuditModule, OrganizationsModule, DevicesDataModule],
   controllers: [DevicesController, AnalyticsController],
-  providers: [DevicesService, DeviceAnalyticsService, BlockedDevices, DenySetSourcesService],
-  exports: [DevicesService, DeviceAnalyticsService, BlockedDevices, DenySetSourcesService, DevicesDataModule],
+  providers: [DevicesService, DeviceAnalyticsService, DenySet, DenySetSourcesService],
+  exports: [DevicesService, DeviceAnalyticsService, DenySet, DenySetSourcesService, DevicesDataModule],
 })
 export class DevicesModule {}

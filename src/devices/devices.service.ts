@@ -6,7 +6,7 @@ import { notFound } from '../common/errors/app-exception.js';
 import { AuditService } from '../audit/audit.service.js';
 import type { ListDevicesQuery } from './devices.dto.js';
 import { scoreStoredDevice } from './risk-score.js';
-import { announceRevocation, BlockedDevices } from './blocked-devices.js';
+import { announceRevocation, DenySet } from './deny-set.js';
 import { pageEnvelope, pageWindow } from '../common/pagination.js';
 
 /** The columns of a device list item, as `toDeviceItem` reads them. */
@@ -71,8 +71,6 @@ export function toDeviceItem(row: DeviceItemRow): DeviceResponse {
   };
 }
 
-export type DeviceItem = ReturnType<typeof toDeviceItem>;
-
 interface RiskSignalRow {
   id: string;
   environment: 'development' | 'production';
@@ -92,7 +90,7 @@ export class DevicesService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly audit: AuditService,
-    private readonly blockedDevices: BlockedDevices,
+    private readonly denySet: DenySet,
   ) {}
 
   async list(auth: OrgAuthContext, query: ListDevicesQuery) {
@@ -156,7 +154,7 @@ export class DevicesService {
       return { keyId, isBlocked: blocked, blockedReason: blocked ? reason : null, devices: updated.map(toDeviceItem) };
     });
     // Committed: the tokens the device holds stop (or start) working here at once.
-    for (const device of result.devices) this.blockedDevices.note(device.appId, keyId, blocked);
+    for (const device of result.devices) this.denySet.note(device.appId, keyId, blocked);
     return result;
   }
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { parseRevocation } from './blocked-devices.js';
+import { parseRevocation } from './deny-set.js';
 
 describe('token revocation messages', () => {
   it('reads what the service announces', () => {

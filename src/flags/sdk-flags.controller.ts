@@ -6,7 +6,7 @@ import { tierDefinition } from '../common/tiers.js';
 import { UuidParam } from '../common/validation/uuid-param.js';
 import type { Tenant } from '../apps/tenant-resolver.js';
 import { debugTokenIdOf } from '../devices/debug-subject.js';
-import { BlockedDevices, type Revocation } from '../devices/blocked-devices.js';
+import { OnTokenRevocation, type Revocation, type RevocationListener } from '../devices/deny-set.js';
 import { Metrics } from '../metrics/metrics.js';
 import { RateLimit } from '../rate-limit/rate-limit.guard.js';
 import { evaluateFlag, evaluateFlagSetJson } from './evaluation/evaluate-flag.js';
@@ -25,7 +25,8 @@ const HEARTBEAT_MS = 15_000;
  */
 @Controller('api/v1/flags')
 @Access({ tenant: true, deviceToken: true })
-export class SdkFlagsController implements BeforeApplicationShutdown {
+@OnTokenRevocation()
+export class SdkFlagsController implements BeforeApplicationShutdown, RevocationListener {
   /**
    * Open event streams, whose app and device they serve and what stops each: ended at shutdown (or
    * the server would wait on them forever) and when their token is revoked.
@@ -34,10 +35,8 @@ export class SdkFlagsController implements BeforeApplicationShutdown {
 
   constructor(
     private readonly store: FlagStore,
-    blockedDevices: BlockedDevices,
     metrics: Metrics,
   ) {
-    blockedDevices.onRevocation((revocation) => this.endRevoked(revocation));
     metrics.gauge(
       'attestly_flag_streams_open',
       'Flag event streams (SSE) open on this instance',
@@ -142,7 +141,7 @@ export class SdkFlagsController implements BeforeApplicationShutdown {
    * loses its open streams:
    * a `revoked` event, then the end. Reconnecting meets the access guard's refusal.
    */
-  private endRevoked(revocation: Revocation): void {
+  revoked(revocation: Revocation): void {
     for (const [response, stream] of this.streams) {
       if (!revokes(revocation, stream)) continue;
       stream.stop();

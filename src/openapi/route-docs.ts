@@ -1,4 +1,4 @@
-import { VERIFICATION_REFUSALS } from '../tokens/verification-refusals.js';
+import { VERIFICATION_REFUSALS } from '../device-tokens/verification-refusals.js';
 import { OPENFEATURE_ROUTE_DOCS, OPENFEATURE_SCHEMAS } from '../openfeature/openfeature.openapi.js';
 import { RATE_LIMIT_RESPONSE_HEADERS, responseRef } from './components.js';
 import type { ParameterObject, RequestBodyObject, ResponseObject, SchemaObject } from './openapi-types.js';

@@ -9,7 +9,13 @@ import {
 import { SeamUnitOfWork } from '../../test/fakes/seam-unit-of-work.js';
 import { AccountDeletionService } from './account-deletion.service.js';
 import type { Organization } from './organization.entity.js';
-import { OrganizationLifecycleService } from './organization-lifecycle.service.js';
+import { fakeDiscovery } from '../../test/harness/fake-discovery.js';
+import type { OrganizationId } from '../common/access/tenant-id.js';
+import {
+  OnOrganizationRemoved,
+  OrganizationLifecycleService,
+  type OrganizationRemovalParticipant,
+} from './organization-lifecycle.service.js';
 import type { OrganizationRecord, OrganizationsRepository } from './organizations.repository.js';
 
 describe('AccountDeletionService', () => {
@@ -29,12 +35,17 @@ describe('AccountDeletionService', () => {
     const audited = fakeAudit();
     log = audited.log;
     calls = [];
-    const lifecycle = new OrganizationLifecycleService(uow.asUnitOfWork());
-    lifecycle.register({
-      beforeRemoval: (organizations: readonly Organization[]) =>
-        Promise.resolve(void calls.push(`before:${organizations.map((o) => o.name).join()}`)),
-      scheduling: (ids) => Promise.resolve(void calls.push(`scheduling:${ids.length}:${String(uow.active)}`)),
-    });
+    @OnOrganizationRemoved()
+    class Recorder implements OrganizationRemovalParticipant {
+      beforeRemoval(organizations: readonly Organization[]) {
+        return Promise.resolve(void calls.push(`before:${organizations.map((o) => o.name).join()}`));
+      }
+      scheduling(ids: readonly OrganizationId[]) {
+        return Promise.resolve(void calls.push(`scheduling:${ids.length}:${String(uow.active)}`));
+      }
+    }
+    const lifecycle = new OrganizationLifecycleService(fakeDiscovery(() => [new Recorder()]), uow.asUnitOfWork());
+    lifecycle.onModuleInit();
     service = new AccountDeletionService(
       uow.asUnitOfWork(),
       repository as unknown as OrganizationsRepository,

@@ -1,6 +1,8 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { DiscoveryService } from '@nestjs/core';
 import type { EntityManager } from 'typeorm';
 import type { OrganizationId } from '../common/access/tenant-id.js';
+import { discovered } from '../common/discovery/discovered.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import type { Organization } from './organization.entity.js';
 
@@ -8,7 +10,7 @@ import type { Organization } from './organization.entity.js';
  * What a feature does when organizations go away, so the organizations feature deletes them
  * without knowing the features that keep something of theirs outside the cascading tables
  * (a paid subscription at the provider, caches, notifications to other instances). A feature
- * registers its participant when its module starts (`OrganizationLifecycleService.register`).
+ * marks its participant, a provider of its own module, with `@OnOrganizationRemoved()`.
  */
 export interface OrganizationRemovalParticipant {
   /**
@@ -29,15 +31,27 @@ export interface OrganizationRemovalParticipant {
   afterRemoval?(organizationIds: readonly string[]): void;
 }
 
-/** The participants in removing organizations, called in the order they registered. */
+/** Marks a provider as an `OrganizationRemovalParticipant`: OrganizationLifecycleService calls it. */
+export const OnOrganizationRemoved = DiscoveryService.createDecorator<void>();
+
+/**
+ * The participants in removing organizations: every provider marked `@OnOrganizationRemoved()`,
+ * found when this module starts. Each phase calls all of them, in the order their modules were
+ * registered, before the next phase starts; no participant depends on another's work in a phase.
+ */
 @Injectable()
-export class OrganizationLifecycleService {
-  private readonly participants: OrganizationRemovalParticipant[] = [];
+export class OrganizationLifecycleService implements OnModuleInit {
+  private participants: readonly OrganizationRemovalParticipant[] = [];
 
-  constructor(private readonly uow: UnitOfWork) {}
+  constructor(
+    private readonly discovery: DiscoveryService,
+    private readonly uow: UnitOfWork,
+  ) {}
 
-  register(participant: OrganizationRemovalParticipant): void {
-    this.participants.push(participant);
+  onModuleInit(): void {
+    this.participants = discovered<OrganizationRemovalParticipant, void>(this.discovery, OnOrganizationRemoved).map(
+      ({ instance }) => instance,
+    );
   }
 
   async beforeRemoval(organizations: readonly Organization[]): Promise<void> {

@@ -1,4 +1,6 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { DiscoveryService } from '@nestjs/core';
+import { discovered, providedSources } from '../common/discovery/discovered.js';
 
 /** The app the quick start is made for. */
 export interface PrimaryApp {
@@ -17,24 +19,36 @@ export interface OrganizationSources {
 }
 
 /**
+ * Marks a provider that implements the named reads of `OrganizationSources` (methods of the same
+ * names): OrganizationSourcesService finds it when the organizations module starts.
+ */
+export const OrganizationSource = DiscoveryService.createDecorator<(keyof OrganizationSources)[]>();
+
+/**
  * What the organization's own pages (the billing summary, the quick start) show of features that
- * import organizations and so cannot be called from here: usage and apps provide their read when
- * their module starts (`OrganizationSourcesService.provide`), as removal participants register
- * with OrganizationLifecycleService, and their tables stay theirs.
+ * import organizations and so cannot be called from here: usage and apps mark a provider of theirs
+ * `@OrganizationSource('monthlyActiveDevices')`, `@OrganizationSource('primaryApp')`, and their
+ * tables stay theirs. Two providers of one read fail the start.
  */
 @Injectable()
-export class OrganizationSourcesService implements OrganizationSources {
-  private readonly sources: Partial<OrganizationSources> = {};
+export class OrganizationSourcesService implements OrganizationSources, OnModuleInit {
+  private sources: Partial<OrganizationSources> = {};
 
-  provide<K extends keyof OrganizationSources>(name: K, read: OrganizationSources[K]): void {
-    this.sources[name] = read;
+  constructor(private readonly discovery: DiscoveryService) {}
+
+  onModuleInit(): void {
+    this.sources = providedSources<OrganizationSources>(
+      'organization source',
+      discovered<Partial<OrganizationSources>, (keyof OrganizationSources)[]>(this.discovery, OrganizationSource),
+    );
   }
 
-  monthlyActiveDevices(organizationId: string): Promise<number> {
+  // async, so that a missing source rejects like a failed read rather than throwing at the call.
+  async monthlyActiveDevices(organizationId: string): Promise<number> {
     return this.source('monthlyActiveDevices')(organizationId);
   }
 
-  primaryApp(organizationId: string): Promise<PrimaryApp | null> {
+  async primaryApp(organizationId: string): Promise<PrimaryApp | null> {
     return this.source('primaryApp')(organizationId);
   }
 

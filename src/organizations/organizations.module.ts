@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuditModule } from '../audit/audit.module.js';
 import { AdvisoryLocks } from '../common/scheduling/advisory-lock.js';
@@ -26,12 +27,18 @@ import { UsersModule } from '../users/users.module.js';
  * gate every feature asks "may this organization use X" (PlanService), and organization
  * administration: settings, notification preferences, the audit log (read through AuditService,
  * its owner), quick start, and deleting the organization or one's account. Features that keep something of an organization outside the
- * cascading tables take part in its removal through OrganizationLifecycleService, and the billing
- * summary's device count and the quick start's app come from usage and apps through
- * OrganizationSourcesService, so this module imports none of them.
+ * cascading tables take part in its removal with a provider marked `@OnOrganizationRemoved()`, and
+ * the billing summary's device count and the quick start's app come from usage and apps' providers
+ * marked `@OrganizationSource(…)` (found by OrganizationLifecycleService and
+ * OrganizationSourcesService when this module starts), so this module imports none of them.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([Organization, Membership, NotificationPreferences]), AuditModule, UsersModule],
+  imports: [
+    TypeOrmModule.forFeature([Organization, Membership, NotificationPreferences]),
+    DiscoveryModule,
+    AuditModule,
+    UsersModule,
+  ],
   controllers: [OrganizationController, AccountController],
   providers: [
     OrganizationsRepository,

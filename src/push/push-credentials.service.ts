@@ -7,7 +7,6 @@ import { UnitOfWork } from '../database/unit-of-work.js';
 import type { PutPushCredentialsDto } from './push.dto.js';
 import { PushCredentialsRepository, type PushCredentialsRow } from './push-credentials.repository.js';
 import { PushKey } from './push-key.js';
-import { seal } from './secret-box.js';
 import { AppsRepository } from '../apps/apps.repository.js';
 
 /** An app's APNs credentials; the private key is stored sealed and never shown again. */
@@ -42,7 +41,7 @@ export class PushCredentialsService {
         { field: 'privateKey', message: 'privateKey must be the contents of an APNs .p8 key (PEM, EC P-256)' },
       ]);
     }
-    const sealedKey = seal(await this.pushKey.get(), pem);
+    const sealedKey = (await this.pushKey.box()).seal(pem, appId);
     const row = await this.uow.run(async () => {
       await this.apps.assertExists(auth.organizationId, appId, { manager: this.uow.manager() }); // seam: src/apps/apps.repository.ts#assertExists
       const saved = await this.credentials.upsert(auth.organizationId, appId, {

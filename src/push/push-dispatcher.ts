@@ -20,7 +20,6 @@ import { PushCredentialsRepository } from './push-credentials.repository.js';
 import { PushDeliveriesRepository, type ClaimedPush } from './push-deliveries.repository.js';
 import { PushKey } from './push-key.js';
 import { PushTokensRepository } from './push-tokens.repository.js';
-import { openSealed } from './secret-box.js';
 
 /** Attempts per push; 429 and 5xx answers and connection failures are retried until then. */
 export const MAX_PUSH_ATTEMPTS = 5;
@@ -172,11 +171,13 @@ export class PushDispatcher implements OnModuleDestroy {
     }
     const cached = this.credentials.get(appId);
     if (cached && cached.version === row.version) return cached;
+    const pem = (await this.pushKey.box()).open(row.private_key_encrypted, appId);
+    if (pem === null) throw new Error('The stored APNs key does not open with the push encryption key');
     const fresh: Credentials = {
       origin: this.config.apnsUrl ?? (row.environment === 'production' ? APNS_PRODUCTION_ORIGIN : APNS_SANDBOX_ORIGIN),
       keyId: row.key_id,
       teamId: row.team_id,
-      privateKey: createPrivateKey(openSealed(await this.pushKey.get(), row.private_key_encrypted)),
+      privateKey: createPrivateKey(pem),
       version: row.version,
       token: null,
     };

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { PushCredentialsRepository } from './push-credentials.repository.js';
+import { SecretBox } from '../common/secret-box.js';
 
 /**
  * The key that encrypts stored APNs signing keys: PUSH_ENCRYPTION_KEY, else one generated once
@@ -18,7 +19,15 @@ export class PushKey {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  get(): Promise<Buffer> {
+  /**
+   * The box stored APNs keys are sealed in, bound to their app; it still opens those sealed in the
+   * push feature's first format (the key itself, no context) until they are uploaded again.
+   */
+  async box(): Promise<SecretBox> {
+    return new SecretBox(await this.get(), 'push-private-key', { readsUnboundV1: true });
+  }
+
+  private get(): Promise<Buffer> {
     if (this.config.pushEncryptionKey) return Promise.resolve(this.config.pushEncryptionKey);
     this.key ??= this.stored().catch((error: unknown) => {
       this.key = null;

@@ -10,7 +10,6 @@ import { SeamFakeUnitOfWork } from '../../test/fakes/unit-of-work.js';
 import { PushCredentialsService } from './push-credentials.service.js';
 import { PushKey } from './push-key.js';
 import { MAX_PUSH_TOKENS_PER_SUBSCRIBER, PushTokensService } from './push-tokens.service.js';
-import { openSealed } from './secret-box.js';
 
 const ORG = '00000000-0000-4000-8000-00000000000a';
 const OTHER_ORG = '00000000-0000-4000-8000-00000000000b';
@@ -52,7 +51,7 @@ describe('PushCredentialsService', () => {
     const answer = await service.put(auth, APP, input(pem));
     expect(answer).toMatchObject({ keyId: 'KEY123', teamId: 'TEAM123', environment: 'sandbox' });
     expect(JSON.stringify(answer)).not.toContain('PRIVATE KEY');
-    expect(openSealed(await key.get(), rows.rows.get(APP)!.sealedKey)).toBe(pem.trim());
+    expect((await key.box()).open(rows.rows.get(APP)!.sealedKey, APP)).toBe(pem.trim());
     expect(audit.entries).toEqual([
       expect.objectContaining({ action: 'push_credentials.updated', resourceType: 'app', resourceId: APP }),
     ]);

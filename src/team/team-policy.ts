@@ -1,22 +1,22 @@
 import { hasRole, type OrgAuthContext } from '../common/access/auth-context.js';
 import { forbidden } from '../common/errors/app-exception.js';
-import { tierDefinition } from '../common/tiers.js';
+import { PLAN_RULES, planAllows } from '../common/tiers.js';
 import type { OrganizationRecord } from '../organizations/organizations.repository.js';
 import type { OrganizationsService } from '../organizations/organizations.service.js';
 
 /**
  * Locks the caller's organization row for the rest of the unit of work: every team write takes
  * this lock first, so seat counts, owner counts and invite states are decided one at a time.
- * A key's `admin:team` scope only works while the organization is on Enterprise (the scope can
- * outlive a downgrade), which is checked here too.
+ * A key's `admin:team` scope only works while the plan allows it (`PLAN_RULES.adminTeamScope`: the
+ * scope can outlive a downgrade), which is checked here too.
  */
 export async function lockOrganizationForTeamWrite(
   organizations: Pick<OrganizationsService, 'get'>,
   auth: OrgAuthContext,
 ): Promise<OrganizationRecord> {
   const organization = await organizations.get(auth.organizationId, { lock: true });
-  if (auth.caller.kind === 'apiKey' && tierDefinition(organization.serviceTier).tier !== 'enterprise') {
-    throw forbidden('The admin:team scope works on the Enterprise plan only', {
+  if (auth.caller.kind === 'apiKey' && !planAllows(organization.serviceTier, 'adminTeamScope')) {
+    throw forbidden(PLAN_RULES.adminTeamScope.refusal, {
       hint: 'Upgrade to Enterprise, or manage the team from the dashboard',
     });
   }

@@ -3,7 +3,8 @@ import { AppException } from '../common/errors/app-exception.js';
 /**
  * 402 on a new device once the monthly-active-device limit is reached and its grace period has
  * ended; `current` is the count without the refused device. In the attestation failure-code
- * catalog (test/unit/failure-codes-doc.spec.ts reads this file).
+ * catalog, which attestation (above usage) builds its refusals from; test/unit/failure-codes-doc.spec.ts
+ * checks that this one agrees with it.
  */
 export const quotaExceeded = (limit: number, current: number, upgradeUrl: string) =>
   new AppException(402, 'quota_exceeded', 'quota_exceeded', {

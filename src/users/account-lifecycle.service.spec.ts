@@ -1,18 +1,44 @@
 import { describe, expect, it } from '@jest/globals';
-import { AccountLifecycleService } from './account-lifecycle.service.js';
+import { fakeDiscovery } from '../../test/harness/fake-discovery.js';
+import {
+  AccountLifecycleService,
+  OnAccountsDeactivated,
+  type AccountLifecycleParticipant,
+} from './account-lifecycle.service.js';
+
+function lifecycleOf(...participants: object[]): AccountLifecycleService {
+  const lifecycle = new AccountLifecycleService(fakeDiscovery(() => participants));
+  lifecycle.onModuleInit();
+  return lifecycle;
+}
 
 describe('AccountLifecycleService', () => {
   it('refuses to take accounts out of use while no feature would sign them out', async () => {
-    await expect(new AccountLifecycleService().whileDeactivating(['u1'])).rejects.toThrow(
+    await expect(lifecycleOf().whileDeactivating(['u1'])).rejects.toThrow(
       'No feature ends the sessions of deactivated accounts',
     );
   });
 
-  it('tells every participant, in the order they registered, and nobody for no accounts', async () => {
-    const lifecycle = new AccountLifecycleService();
+  it('tells every participant marked @OnAccountsDeactivated, in order, and nobody for no accounts', async () => {
     const calls: string[] = [];
-    lifecycle.register({ whileDeactivating: (ids) => Promise.resolve(void calls.push(`a:${ids.join()}`)) });
-    lifecycle.register({ whileDeactivating: (ids) => Promise.resolve(void calls.push(`b:${ids.join()}`)) });
+    @OnAccountsDeactivated()
+    class Sessions implements AccountLifecycleParticipant {
+      whileDeactivating(ids: readonly string[]) {
+        return Promise.resolve(void calls.push(`a:${ids.join()}`));
+      }
+    }
+    @OnAccountsDeactivated()
+    class Keys implements AccountLifecycleParticipant {
+      whileDeactivating(ids: readonly string[]) {
+        return Promise.resolve(void calls.push(`b:${ids.join()}`));
+      }
+    }
+    class Unmarked implements AccountLifecycleParticipant {
+      whileDeactivating() {
+        return Promise.resolve(void calls.push('unmarked'));
+      }
+    }
+    const lifecycle = lifecycleOf(new Sessions(), new Unmarked(), new Keys());
     await lifecycle.whileDeactivating(['u1', 'u2']);
     await lifecycle.whileDeactivating([]);
     expect(calls).toEqual(['a:u1,u2', 'b:u1,u2']);

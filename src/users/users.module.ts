@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AccountLifecycleService } from './account-lifecycle.service.js';
 import { User } from './user.entity.js';
@@ -10,10 +11,10 @@ import { UsersService } from './users.service.js';
  * needs an address, a status or the super-admin flag (auth, organizations, team, api-keys), so
  * none of them reaches into another for it. Credentials are auth's: it stores the password hash
  * through here and keeps sessions, sign-in and keys itself, taking part in an account's
- * deactivation through AccountLifecycleService.
+ * deactivation with a provider marked `@OnAccountsDeactivated()` (AccountLifecycleService finds it).
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([User])],
+  imports: [TypeOrmModule.forFeature([User]), DiscoveryModule],
   providers: [UsersRepository, UsersService, AccountLifecycleService],
   exports: [UsersService, AccountLifecycleService],
 })

@@ -1,7 +1,12 @@
 import { beforeEach, describe, expect, it } from '@jest/globals';
 import { FakeUnitOfWork } from '../../test/fakes/unit-of-work.js';
 import { FakeUsersRepository } from '../../test/fakes/users.js';
-import { AccountLifecycleService } from './account-lifecycle.service.js';
+import { fakeDiscovery } from '../../test/harness/fake-discovery.js';
+import {
+  AccountLifecycleService,
+  OnAccountsDeactivated,
+  type AccountLifecycleParticipant,
+} from './account-lifecycle.service.js';
 import type { UsersRepository } from './users.repository.js';
 import { UsersService } from './users.service.js';
 
@@ -15,10 +20,14 @@ describe('UsersService (account states, on fakes)', () => {
     uow = new FakeUnitOfWork();
     accounts = new FakeUsersRepository();
     signedOut = [];
-    const lifecycle = new AccountLifecycleService();
-    lifecycle.register({
-      whileDeactivating: (ids) => Promise.resolve(void signedOut.push({ ids: [...ids], inUnitOfWork: uow.active })),
-    });
+    @OnAccountsDeactivated()
+    class SignOut implements AccountLifecycleParticipant {
+      whileDeactivating(ids: readonly string[]) {
+        return Promise.resolve(void signedOut.push({ ids: [...ids], inUnitOfWork: uow.active }));
+      }
+    }
+    const lifecycle = new AccountLifecycleService(fakeDiscovery(() => [new SignOut()]));
+    lifecycle.onModuleInit();
     users = new UsersService(uow.asUnitOfWork(), accounts as unknown as UsersRepository, lifecycle);
   });
 

@@ -1,6 +1,6 @@
-import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { DomainEvents, type DomainEventSubscriber } from '../common/domain-events/domain-events.js';
+import { HandlesDomainEvents, type DomainEventSubscriber } from '../common/domain-events/domain-events.js';
 import type { AttestingApp, DeviceDomainEvent, DeviceFacts } from '../devices/device-domain-events.js';
 import type { WebhookEventName } from './webhook-event-catalog.js';
 import { WebhookOutbox } from './webhook-outbox.js';
@@ -11,17 +11,11 @@ import { WebhookOutbox } from './webhook-outbox.js';
  * subscribed to is not written, and a failure never fails the publisher (a savepoint).
  */
 @Injectable()
-export class DeviceEventDeliveries implements DomainEventSubscriber<DeviceDomainEvent>, OnModuleInit {
+@HandlesDomainEvents()
+export class DeviceEventDeliveries implements DomainEventSubscriber<DeviceDomainEvent> {
   readonly handles = ['DeviceRegistered', 'HighRiskDevice', 'AttestationFailed', 'DeviceAnomalyDetected'] as const;
 
-  constructor(
-    private readonly domainEvents: DomainEvents,
-    private readonly outbox: WebhookOutbox,
-  ) {}
-
-  onModuleInit(): void {
-    this.domainEvents.subscribe(this);
-  }
+  constructor(private readonly outbox: WebhookOutbox) {}
 
   /** One query per app (a publication is about one app) for what its endpoints listen to, then the inserts. */
   async receive(manager: EntityManager, events: readonly DeviceDomainEvent[]): Promise<void> {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
-import { SigningKeysService } from '../../src/attestation/signing-keys.service.js';
+import { SigningKeysService } from '../../src/device-tokens/signing-keys.service.js';
 import {
   appAttestAuthority,
   type FabricatedAuthority,

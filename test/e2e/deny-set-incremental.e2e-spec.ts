@@ -3,7 +3,7 @@
 // since its last read (a transaction-id cursor that reads a transaction committed out of order at
 // the next pass), and it holds only revoked debug tokens that were exchanged for a device token.
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { BlockedDevices } from '../../src/devices/blocked-devices.js';
+import { DenySet } from '../../src/devices/deny-set.js';
 import { LIMITS, type LimitName } from '../../src/rate-limit/limits.js';
 import { RateLimitService } from '../../src/rate-limit/rate-limit.service.js';
 import { startTestApp, type TestApp } from '../harness/test-app.js';
@@ -38,7 +38,7 @@ async function spend(name: LimitName, subject: string, left: number): Promise<vo
 
 /** A reread that starts after this call (one already under way may have read before the change). */
 async function reread(on: TestApp): Promise<void> {
-  const denySet = on.app.get(BlockedDevices);
+  const denySet = on.app.get(DenySet);
   await denySet.reload();
   await denySet.reload();
 }
@@ -122,7 +122,7 @@ describe('the incremental deny set', () => {
     await app.owner.delete(`${tokensOf(app)}/${unused.id}`).expect(204);
     await Promise.all([reread(t), reread(peer)]);
     for (const instance of [t, peer]) {
-      const denySet = instance.app.get(BlockedDevices);
+      const denySet = instance.app.get(DenySet);
       expect(denySet.holdsRevokedDebugToken(app.id, exchanged.id)).toBe(true);
       expect(denySet.holdsRevokedDebugToken(app.id, unused.id)).toBe(false);
     }
@@ -138,7 +138,7 @@ describe('the incremental deny set', () => {
     const late = await createDebugToken(app);
     await exchange(t, app, early.token);
     await exchange(t, app, late.token);
-    const denySet = t.app.get(BlockedDevices);
+    const denySet = t.app.get(DenySet);
     await reread(t);
 
     // The early revocation's transaction starts first and commits last.
@@ -161,7 +161,7 @@ describe('the incremental deny set', () => {
 
   it('reads a device blocked and then unblocked by hand at the next reread, as changes', async () => {
     const app = await registerApp(t, 'professional');
-    const denySet = t.app.get(BlockedDevices);
+    const denySet = t.app.get(DenySet);
     await t.sql(
       `INSERT INTO devices (organization_id, app_id, key_id, public_key_pem, environment, is_blocked)
        VALUES ($1, $2, 'hand-made-key', 'none', 'production', true)`,

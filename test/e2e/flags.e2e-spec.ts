@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SignJWT, generateKeyPair } from 'jose';
-import { SigningKeysService } from '../../src/attestation/signing-keys.service.js';
+import { SigningKeysService } from '../../src/device-tokens/signing-keys.service.js';
 import { createApiKey, signIn, createUser } from '../factories/identity.js';
 import { createWebhookEndpoint } from '../factories/webhooks.js';
 import { startTestApp, type HttpClient, type TestApp } from '../harness/test-app.js';

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { decodeJwt, SignJWT } from 'jose';
-import { SigningKeysService } from '../../src/attestation/signing-keys.service.js';
-import { ConsumedTokensJob } from '../../src/tokens/consumed-tokens.job.js';
+import { SigningKeysService } from '../../src/device-tokens/signing-keys.service.js';
+import { ConsumedTokensJob } from '../../src/device-tokens/consumed-tokens.job.js';
 import { createApiKey } from '../factories/identity.js';
 import { startTestApp, type TestApp } from '../harness/test-app.js';
 import {

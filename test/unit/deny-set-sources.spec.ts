@@ -1,17 +1,21 @@
 // The device-token deny set reads blocked devices itself and the rest from the features that own
-// it (apps, attestation) through DenySetSourcesService. A fake database and fake sources show how a
+// it (apps, attestation) through DenySetSourcesService, which finds the providers marked
+// @DenySetSource when the devices module starts. A fake database and fake sources show how a
 // load treats them: never believed while a source is missing, read in parallel, incremental after
 // the first read (each part asked since the cursor of its previous read), a failure keeps the
 // previous sets and cursors, and revocations heard during a load survive it.
 import { describe, expect, it } from '@jest/globals';
 import type { DataSource } from 'typeorm';
 import type { AppConfig } from '../../src/config/app-config.js';
-import { BlockedDevices } from '../../src/devices/blocked-devices.js';
+import { DenySet } from '../../src/devices/deny-set.js';
 import {
+  DenySetSource,
   DenySetSourcesService,
   type DenySetDelta,
+  type DenySetSources,
   type RevokedDebugToken,
 } from '../../src/devices/deny-set-sources.service.js';
+import { fakeDiscovery } from '../harness/fake-discovery.js';
 
 const DAY_MS = 86_400_000;
 const HELD = Date.now() + 30 * DAY_MS;
@@ -37,9 +41,11 @@ function deferred<T>() {
 }
 
 interface World {
-  blocked: BlockedDevices;
+  blocked: DenySet;
   sources: DenySetSourcesService;
-  /** The statements BlockedDevices sent to its own table. */
+  /** The providers the application has (DenySetSourcesService keeps those marked @DenySetSource). */
+  providers: object[];
+  /** The statements DenySet sent to its own table. */
   statements: string[];
   /** What the next read of each part answers; a function is called at the read with its cursor. */
   blockedDevices: (since: string | null) => Promise<BlockRow[]>;
@@ -66,25 +72,47 @@ function world(options: { provide?: boolean } = {}): World {
       return rows.map((row) => ({ __cursor: cursor, is_blocked: true, ...row }));
     },
   } as unknown as DataSource;
-  const sources = new DenySetSourcesService();
+  const providers: object[] = [];
+  const discovery = fakeDiscovery(() => providers);
+  const sources = new DenySetSourcesService(discovery);
   const config = { logLevel: 'silent', logFormat: 'json' } as AppConfig;
   const state: World = {
-    blocked: new BlockedDevices(dataSource, sources, config),
+    blocked: new DenySet(dataSource, sources, config, discovery),
     sources,
+    providers,
     statements,
     blockedDevices: () => Promise.resolve([]),
     debugTokens: (since) => Promise.resolve(delta(since, [])),
     inactiveApps: () => Promise.resolve([]),
     debugTokenRevoked: () => Promise.resolve(false),
   };
-  if (options.provide !== false) provideAll(state);
+  if (options.provide !== false) start(state, new AppsSource(state), new DebugTokensSource(state));
   return state;
 }
 
-function provideAll(state: World): void {
-  state.sources.provide('inactiveApps', () => state.inactiveApps());
-  state.sources.provide('revokedDebugTokens', (since) => state.debugTokens(since));
-  state.sources.provide('debugTokenRevoked', (appId, tokenId) => state.debugTokenRevoked(appId, tokenId));
+/** The application starts with these providers: the sources are found among them. */
+function start(state: World, ...providers: object[]): void {
+  state.providers.splice(0, Infinity, ...providers);
+  state.sources.onModuleInit();
+}
+
+@DenySetSource(['inactiveApps'])
+class AppsSource implements Pick<DenySetSources, 'inactiveApps'> {
+  constructor(private readonly state: Pick<World, 'inactiveApps'>) {}
+  inactiveApps() {
+    return this.state.inactiveApps();
+  }
+}
+
+@DenySetSource(['revokedDebugTokens', 'debugTokenRevoked'])
+class DebugTokensSource implements Pick<DenySetSources, 'revokedDebugTokens' | 'debugTokenRevoked'> {
+  constructor(private readonly state: World) {}
+  revokedDebugTokens(since: string | null) {
+    return this.state.debugTokens(since);
+  }
+  debugTokenRevoked(appId: string, tokenId: string) {
+    return this.state.debugTokenRevoked(appId, tokenId);
+  }
 }
 
 /** A read of revoked debug tokens after `since`: the next cursor follows it. */
@@ -98,14 +126,35 @@ const refusal = async (state: World, appId: string, keyId: string) =>
   (await state.blocked.refusalFor(appId, keyId))?.message ?? null;
 
 describe('DenySetSourcesService', () => {
-  it('names the sources no feature provided, and a read of one rejects', async () => {
-    const sources = new DenySetSourcesService();
+  it('names the sources no provider marked @DenySetSource implements, and a read of one rejects', async () => {
+    const providers: object[] = [];
+    const sources = new DenySetSourcesService(fakeDiscovery(() => providers));
+    sources.onModuleInit();
     expect(sources.missing().sort()).toEqual(['debugTokenRevoked', 'inactiveApps', 'revokedDebugTokens']);
-    sources.provide('inactiveApps', () => Promise.resolve(['app']));
+    // An unmarked provider with the same method is no source.
+    providers.push(
+      { inactiveApps: () => Promise.resolve(['unmarked']) },
+      new AppsSource({ inactiveApps: () => Promise.resolve(['app']) }),
+    );
+    sources.onModuleInit();
     expect(sources.missing().sort()).toEqual(['debugTokenRevoked', 'revokedDebugTokens']);
     await expect(sources.inactiveApps()).resolves.toEqual(['app']);
     await expect(sources.revokedDebugTokens(null)).rejects.toThrow(
       'No feature provides the deny-set source revokedDebugTokens',
+    );
+  });
+
+  it('fails the start when two providers claim one source, or one lacks the method it claims', () => {
+    const providers: object[] = [];
+    const sources = new DenySetSourcesService(fakeDiscovery(() => providers));
+    const apps = { inactiveApps: () => Promise.resolve([]) };
+    providers.push(new AppsSource(apps), new AppsSource(apps));
+    expect(() => sources.onModuleInit()).toThrow('The deny-set source inactiveApps is provided twice');
+    @DenySetSource(['debugTokenRevoked'])
+    class Mislabelled {}
+    providers.splice(0, Infinity, new Mislabelled());
+    expect(() => sources.onModuleInit()).toThrow(
+      'Mislabelled is marked as the deny-set source debugTokenRevoked without that method',
     );
   });
 });
@@ -113,13 +162,13 @@ describe('DenySetSourcesService', () => {
 describe('the device-token deny set over its sources', () => {
   it('refuses to answer before every source is provided, rather than believe an empty deny set', async () => {
     const state = world({ provide: false });
-    state.sources.provide('inactiveApps', () => Promise.resolve([]));
+    start(state, new AppsSource(state));
     await expect(state.blocked.refusalFor('app', 'key')).rejects.toThrow(
       'The deny set lacks revokedDebugTokens, debugTokenRevoked',
     );
     expect(state.statements).toEqual([]);
 
-    provideAll(state);
+    start(state, new AppsSource(state), new DebugTokensSource(state));
     state.inactiveApps = () => Promise.resolve(['app']);
     expect(await refusal(state, 'app', 'key')).toBe('The attestation token belongs to a deactivated app');
   });

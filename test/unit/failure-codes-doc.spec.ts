@@ -1,10 +1,22 @@
 // The README's table of attestation failure codes is the code's catalog, row for row, and the
-// catalog holds every code the attestation endpoints throw.
-import { readdirSync, readFileSync } from 'node:fs';
+// refusals are built from the catalog (their code is typed as a catalog code, their status read
+// from it); usage's quota refusal, which attestation cannot build (usage is below it), agrees.
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { APP_ATTEST_ERROR_CODES } from '../../src/attestation/app-attest/app-attest-errors.js';
-import { ATTESTATION_FAILURE_CODES } from '../../src/attestation/failure-codes.js';
+import {
+  attestationFailure,
+  challengeInvalid,
+  debugTokenRevoked,
+  keyTooOld,
+} from '../../src/attestation/attestation.exceptions.js';
+import {
+  ATTESTATION_FAILURE_CODES,
+  attestationRefusal,
+  type AttestationFailureCode,
+} from '../../src/attestation/failure-codes.js';
+import { quotaExceeded } from '../../src/usage/usage.exceptions.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 const readme = readFileSync(join(root, 'README.md'), 'utf8');
@@ -21,43 +33,51 @@ function readmeRows(): { code: string; status: number; counted: boolean; advice:
     });
 }
 
-/** `new AppException(<status>, '<code>'` in the attestation endpoints' sources. */
-function thrownCodes(): Map<string, number> {
-  const files = [
-    ...readdirSync(join(root, 'src/attestation'))
-      .filter((name) => name.endsWith('.ts') && !name.endsWith('.spec.ts'))
-      .map((name) => join(root, 'src/attestation', name)),
-    join(root, 'src/usage/usage.exceptions.ts'),
-  ];
-  const codes = new Map<string, number>();
-  for (const file of files) {
-    for (const [, status, code] of readFileSync(file, 'utf8').matchAll(/new AppException\(\s*(\d+),\s*'([a-z_]+)'/g)) {
-      codes.set(code, Number(status));
-    }
-  }
-  return codes;
-}
-
-/** Codes of the dashboard's debug-token routes, not of the attestation endpoints. */
-const DASHBOARD_CODES = new Set(['debug_token_limit_reached']);
-
 describe('attestation failure codes', () => {
   it('are listed in the README exactly as the catalog has them', () => {
-    const catalog = Object.entries(ATTESTATION_FAILURE_CODES).map(([code, entry]) => ({ code, ...entry }));
+    const catalog = Object.entries(ATTESTATION_FAILURE_CODES).map(([code, { status, counted, advice }]) => ({
+      code,
+      status,
+      counted,
+      advice,
+    }));
     expect(readmeRows()).toEqual(catalog);
   });
 
-  it('include every App Attest verification step and every code the attestation endpoints throw', () => {
+  it('include every App Attest verification step', () => {
     const catalogued = new Set(Object.keys(ATTESTATION_FAILURE_CODES));
     for (const code of APP_ATTEST_ERROR_CODES) expect(catalogued).toContain(code);
-    const thrown = thrownCodes();
-    expect(thrown.size).toBeGreaterThan(10);
-    for (const [code, status] of thrown) {
-      if (DASHBOARD_CODES.has(code)) continue;
-      expect([code, ATTESTATION_FAILURE_CODES[code as keyof typeof ATTESTATION_FAILURE_CODES]?.status]).toEqual([
-        code,
-        status,
-      ]);
+  });
+
+  it('give every refusal its status, and its message and hint unless the refusal names its own', () => {
+    for (const [code, entry] of Object.entries(ATTESTATION_FAILURE_CODES)) {
+      const refusal = attestationRefusal(code as AttestationFailureCode);
+      expect([code, refusal.getStatus(), refusal.code]).toEqual([code, entry.status, code]);
+      if (entry.message) expect(refusal.message).toBe(entry.message);
+      expect(refusal.details.hint).toBe(entry.hint);
     }
+    expect(challengeInvalid()).toMatchObject({
+      code: 'challenge_invalid',
+      message: ATTESTATION_FAILURE_CODES.challenge_invalid.message,
+      details: { hint: ATTESTATION_FAILURE_CODES.challenge_invalid.hint },
+    });
+    expect(debugTokenRevoked().getStatus()).toBe(401);
+    expect(attestationFailure('invalid_cbor', 'not CBOR').getStatus()).toBe(400);
+    expect(attestationFailure('nonce_mismatch', 'other nonce')).toMatchObject({
+      message: 'other nonce',
+      details: { hint: 'Verification failed at the nonce mismatch step' },
+    });
+    expect(keyTooOld(30)).toMatchObject({
+      code: 'reattest_required',
+      message: "This key is older than the app's limit of 30 days",
+    });
+  });
+
+  it("agree with usage's quota refusal, the one attestation cannot build", () => {
+    const refusal = quotaExceeded(10, 10, 'https://example.test/billing');
+    expect([refusal.code, refusal.getStatus()]).toEqual([
+      'quota_exceeded',
+      ATTESTATION_FAILURE_CODES.quota_exceeded.status,
+    ]);
   });
 });

@@ -12,7 +12,7 @@ import { parseAttestedAuthenticatorData, parseAuthenticatorData } from './auth-d
 import { credentialPublicKeyPoint, readCertificateNonce } from './credential-certificate.js';
 import { verifyCertificateChain, type TrustStore } from './trust-store.js';
 
-export { APP_ATTEST_ERROR_CODES, type AppAttestErrorCode, type AppAttestFailure } from './app-attest-errors.js';
+export type { AppAttestErrorCode, AppAttestFailure } from './app-attest-errors.js';
 export { createTrustStore, type TrustStore } from './trust-store.js';
 
 export type AppAttestEnvironment = 'development' | 'production';

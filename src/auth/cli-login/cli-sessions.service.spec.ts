@@ -15,6 +15,7 @@ import type { UsersRepository } from '../../users/users.repository.js';
 import { UsersService } from '../../users/users.service.js';
 import type { CliSessionsRepository } from './cli-sessions.repository.js';
 import { CliSessionsService } from './cli-sessions.service.js';
+import { fakeDiscovery } from '../../../test/harness/fake-discovery.js';
 
 const failure = (promise: Promise<unknown>) =>
   promise.then(
@@ -61,7 +62,7 @@ describe('CliSessionsService (the CLI login, on fakes)', () => {
       sessions as unknown as CliSessionsRepository,
       apiKeys,
       audit,
-      new UsersService(uow.asUnitOfWork(), accounts as unknown as UsersRepository, new AccountLifecycleService()),
+      new UsersService(uow.asUnitOfWork(), accounts as unknown as UsersRepository, new AccountLifecycleService(fakeDiscovery(() => []))),
       organizations.asService(),
     );
     ann = accounts.add({ email: 'ann@example.com' });

@@ -4,7 +4,7 @@ import type { ApiKeyScope, Role } from '../../common/access/access.decorator.js'
 import { hasRole, type OrgAuthContext } from '../../common/access/auth-context.js';
 import { sha256Hex } from '../../common/crypto.js';
 import { conflict, gone, notFound } from '../../common/errors/app-exception.js';
-import { tierDefinition } from '../../common/tiers.js';
+import { planAllows } from '../../common/tiers.js';
 import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
 import { UnitOfWork } from '../../database/unit-of-work.js';
@@ -106,7 +106,7 @@ export class CliSessionsService {
   /**
    * A CLI key acts for its user (a personal key: every request also checks the user's current
    * role): reads for everyone, writes from Member up, claims and team administration for Admins
-   * (team administration on Enterprise only).
+   * (team administration where the plan allows it, `PLAN_RULES.adminTeamScope`).
    */
   private async scopesFor(userId: string, organizationId: string): Promise<ApiKeyScope[]> {
     const user = await this.users.findById(userId);
@@ -125,8 +125,7 @@ export class CliSessionsService {
       scopes.push('flags:write', 'feedback:manage', 'feedback:write', 'release_notes:write');
     }
     if (hasRole(role, 'admin')) scopes.push('claims:write');
-    if (hasRole(role, 'admin') && tierDefinition(organization?.serviceTier ?? 'free').tier === 'enterprise')
-      scopes.push('admin:team');
+    if (hasRole(role, 'admin') && planAllows(organization?.serviceTier ?? 'free', 'adminTeamScope')) scopes.push('admin:team');
     return scopes;
   }
 }

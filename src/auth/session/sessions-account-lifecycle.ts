@@ -1,18 +1,12 @@
-import { Injectable, type OnModuleInit } from '@nestjs/common';
-import { AccountLifecycleService, type AccountLifecycleParticipant } from '../../users/account-lifecycle.service.js';
+import { Injectable } from '@nestjs/common';
+import { OnAccountsDeactivated, type AccountLifecycleParticipant } from '../../users/account-lifecycle.service.js';
 import { SessionsRepository } from './sessions.repository.js';
 
 /** An account taken out of use is signed out everywhere: its dashboard sessions end with the change. */
 @Injectable()
-export class SessionsAccountLifecycle implements AccountLifecycleParticipant, OnModuleInit {
-  constructor(
-    private readonly lifecycle: AccountLifecycleService,
-    private readonly sessions: SessionsRepository,
-  ) {}
-
-  onModuleInit(): void {
-    this.lifecycle.register(this);
-  }
+@OnAccountsDeactivated()
+export class SessionsAccountLifecycle implements AccountLifecycleParticipant {
+  constructor(private readonly sessions: SessionsRepository) {}
 
   async whileDeactivating(userIds: readonly string[]): Promise<void> {
     await this.sessions.deleteForUsers(userIds);

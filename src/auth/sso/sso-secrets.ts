@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { randomSecret } from '../../common/crypto.js';
 import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
-import { SecretBox } from './secret-box.js';
+import { SecretBox } from '../../common/secret-box.js';
 import { ServiceSecretsRepository } from '../service-secrets.repository.js';
 
 /**
@@ -29,7 +29,7 @@ export class SsoSecrets {
 
   private secretBox(): Promise<SecretBox> {
     if (!this.box) {
-      const box = this.masterSecret().then((secret) => new SecretBox(secret));
+      const box = this.masterSecret().then((secret) => new SecretBox(secret, 'sso-client-secret'));
       // A failed read (database down) is retried by the next caller rather than remembered.
       void box.catch(() => {
         if (this.box === box) this.box = null;

@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import { looksLikeApiKey } from '../../api-keys/api-key-secret.js';
-import { DeviceTokenVerifier } from '../../attestation/device-token-verifier.js';
+import { DeviceTokenVerifier } from '../../device-tokens/device-token-verifier.js';
 import { unauthorized } from '../../common/errors/app-exception.js';
-import { BlockedDevices } from '../../devices/blocked-devices.js';
+import { DenySet } from '../../devices/deny-set.js';
 import { bearerToken } from './bearer-token.js';
 import { RequestStrategy, STRATEGY, type Principal } from './principal.js';
 
@@ -18,7 +18,7 @@ export class DeviceTokenStrategy extends RequestStrategy {
 
   constructor(
     private readonly tokens: DeviceTokenVerifier,
-    private readonly blockedDevices: BlockedDevices,
+    private readonly denySet: DenySet,
   ) {
     super();
   }
@@ -32,7 +32,7 @@ export class DeviceTokenStrategy extends RequestStrategy {
         hint: 'Refresh it with POST /api/v1/attestation/refresh',
       });
     }
-    const refusal = await this.blockedDevices.refusalFor(claims.app_id, claims.sub);
+    const refusal = await this.denySet.refusalFor(claims.app_id, claims.sub);
     if (refusal) throw unauthorized(refusal.message, { hint: refusal.hint });
     return { kind: 'deviceToken', claims };
   }

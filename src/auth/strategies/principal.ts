@@ -2,7 +2,7 @@ import { PassportStrategy } from '@nestjs/passport';
 import type { Request } from 'express';
 import { Strategy } from 'passport-custom';
 import type { AuthenticatedKey } from '../../api-keys/api-keys.service.js';
-import type { DeviceToken } from '../../attestation/device-token-verifier.js';
+import type { DeviceToken } from '../../device-tokens/device-token-verifier.js';
 import type { Role } from '../../common/access/access.decorator.js';
 import type { ResolvedSession } from '../session-resolver.js';
 

@@ -41,8 +41,6 @@ const DEVICE_VARIABLES: ReadonlyMap<string, DeviceReader> = new Map<string, Devi
   ['suspiciousEvents', (c) => c.suspiciousEvents],
 ]);
 
-export const DEVICE_VARIABLE_NAMES: readonly string[] = [...DEVICE_VARIABLES.keys()];
-
 /**
  * The condition field names of the interface document, usable in expressions as bare
  * identifiers (`device_model == "iPhone16,1"`): each stands for its `device.<name>` variable.

@@ -1,12 +1,4 @@
-export { ClaimEvaluationError } from './claim-evaluation-error.js';
 export { validateClaimDefinition } from './claim-definition-validator.js';
-export type { ClaimDefinitionValidationOptions } from './claim-definition-validator.js';
 export { evaluateClaim, evaluateClaims } from './claim-evaluator.js';
-export type { ClaimEvaluation, ClaimEvaluationDeps, ClaimsEvaluation } from './claim-evaluator.js';
 export * from './claim-types.js';
-export { validateExpression } from './expression-language.js';
-export type { ExpressionOptions } from './expression-language.js';
 export { ExternalClaimFetcher } from './external-claim-fetcher.js';
-export type { ExternalClaimFetcherOptions } from './external-claim-fetcher.js';
-export { validateExternalConfig } from './external-config.js';
-export type { ExternalConfigOptions } from './external-config.js';

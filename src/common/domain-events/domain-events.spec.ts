@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { EntityManager } from 'typeorm';
-import { DomainEvents, type DomainEvent, type DomainEventSubscriber } from './domain-events.js';
+import { fakeDiscovery } from '../../../test/harness/fake-discovery.js';
+import { DomainEvents, HandlesDomainEvents, type DomainEvent, type DomainEventSubscriber } from './domain-events.js';
 
 interface Named extends DomainEvent {
   readonly type: 'A' | 'B' | 'C';
@@ -9,25 +10,36 @@ interface Named extends DomainEvent {
 
 const manager = {} as EntityManager;
 
+@HandlesDomainEvents()
+class Subscriber implements DomainEventSubscriber<Named> {
+  constructor(
+    readonly handles: Named['type'][],
+    readonly receive: DomainEventSubscriber<Named>['receive'],
+  ) {}
+}
+
 function recorder(handles: Named['type'][]) {
   const received: [EntityManager, Named[]][] = [];
-  const subscriber: DomainEventSubscriber<Named> = {
-    handles,
-    receive: (on, events) => {
-      received.push([on, [...events]]);
-      return Promise.resolve();
-    },
-  };
+  const subscriber = new Subscriber(handles, (on, events) => {
+    received.push([on, [...events]]);
+    return Promise.resolve();
+  });
   return { subscriber, received };
+}
+
+/** The bus of an application whose providers are these: it keeps those marked @HandlesDomainEvents. */
+function busOf(...providers: object[]): DomainEvents {
+  const bus = new DomainEvents(fakeDiscovery(() => providers));
+  bus.onModuleInit();
+  return bus;
 }
 
 describe('DomainEvents', () => {
   it('hands each subscriber the events it handles, in order, once per publication, with the manager', async () => {
-    const bus = new DomainEvents();
     const ab = recorder(['A', 'B']);
     const c = recorder(['C']);
-    bus.subscribe(ab.subscriber);
-    bus.subscribe(c.subscriber);
+    const unmarked = { handles: ['A', 'B', 'C'], receive: () => Promise.reject(new Error('not a subscriber')) };
+    const bus = busOf(ab.subscriber, unmarked, c.subscriber);
     const events: Named[] = [
       { type: 'B', n: 1 },
       { type: 'C', n: 2 },
@@ -47,17 +59,15 @@ describe('DomainEvents', () => {
   });
 
   it('calls no subscriber for an empty publication or for events it does not handle', async () => {
-    const bus = new DomainEvents();
     const a = recorder(['A']);
-    bus.subscribe(a.subscriber);
+    const bus = busOf(a.subscriber);
     await bus.publish(manager, []);
     await bus.publish(manager, [{ type: 'B', n: 1 } as Named]);
     expect(a.received).toEqual([]);
   });
 
   it('lets a subscriber failure reach the publisher, whose transaction then rolls back', async () => {
-    const bus = new DomainEvents();
-    bus.subscribe<Named>({ handles: ['A'], receive: () => Promise.reject(new Error('refused')) });
+    const bus = busOf(new Subscriber(['A'], () => Promise.reject(new Error('refused'))));
     await expect(bus.publish(manager, [{ type: 'A', n: 1 } as Named])).rejects.toThrow('refused');
   });
 });

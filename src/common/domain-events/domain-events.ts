@@ -1,5 +1,7 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { DiscoveryService } from '@nestjs/core';
 import type { EntityManager } from 'typeorm';
+import { discovered } from '../discovery/discovered.js';
 
 /** A fact a feature announces about a change it made; `type` names it. */
 export interface DomainEvent {
@@ -16,17 +18,25 @@ export interface DomainEventSubscriber<E extends DomainEvent = DomainEvent> {
   receive(manager: EntityManager, events: readonly E[]): Promise<void>;
 }
 
+/** Marks a provider as a `DomainEventSubscriber`: DomainEvents hands it the events it handles. */
+export const HandlesDomainEvents = DiscoveryService.createDecorator<void>();
+
 /**
  * In-process domain events. A publisher hands the events its change causes to `publish` with the
- * manager of the change's transaction, so they commit or roll back with it; subscribers register
- * at module init. Publishing without a subscriber that handles the events costs nothing.
+ * manager of the change's transaction, so they commit or roll back with it; subscribers are the
+ * providers marked `@HandlesDomainEvents()`, found when this module starts, called in the order
+ * their modules were registered. Publishing without a subscriber that handles the events costs nothing.
  */
 @Injectable()
-export class DomainEvents {
-  private readonly subscribers: DomainEventSubscriber[] = [];
+export class DomainEvents implements OnModuleInit {
+  private subscribers: readonly DomainEventSubscriber[] = [];
 
-  subscribe<E extends DomainEvent>(subscriber: DomainEventSubscriber<E>): void {
-    this.subscribers.push(subscriber);
+  constructor(private readonly discovery: DiscoveryService) {}
+
+  onModuleInit(): void {
+    this.subscribers = discovered<DomainEventSubscriber, void>(this.discovery, HandlesDomainEvents).map(
+      ({ instance }) => instance,
+    );
   }
 
   async publish(manager: EntityManager, events: readonly DomainEvent[]): Promise<void> {

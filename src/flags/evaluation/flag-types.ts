@@ -23,7 +23,6 @@ export const CONTEXT_ATTRIBUTES = [
   'user_id',
   'attestation_status',
 ] as const;
-export type ContextAttribute = (typeof CONTEXT_ATTRIBUTES)[number];
 
 export const CUSTOM_ATTRIBUTE_PREFIX = 'custom.';
 
@@ -145,8 +144,4 @@ export interface ValidationProblem {
 
 export function isEnvironment(value: string): value is Environment {
   return (ENVIRONMENTS as readonly string[]).includes(value);
-}
-
-export function isFlagValueType(value: string): value is FlagValueType {
-  return (FLAG_VALUE_TYPES as readonly string[]).includes(value);
 }

@@ -1,13 +1,10 @@
 /**
- * The bucketing SDKs must reproduce, so a device can predict its own rollout membership.
- * Keyed by flag as well as device so one device is not always first in or last out of
- * every rollout.
+ * The bucketing SDKs must reproduce, so a device can predict its own rollout membership. Keyed by
+ * flag as well as device so one device is not always first in or last out of every rollout:
+ * bucket = (uint32_be(SHA-256(utf8(flagKey + ":" + deviceId))[0..4]) % 100000) / 1000, a number in
+ * [0, 100) with 3 decimals; a rule with rolloutPercentage p includes the device when bucket < p
+ * (p = 100 includes every device, even one without a device id; p = 0 includes none).
  */
-export const ROLLOUT_BUCKET_DESCRIPTION =
-  'bucket = (uint32_be(SHA-256(utf8(flagKey + ":" + deviceId))[0..4]) % 100000) / 1000, a number in [0, 100) ' +
-  'with 3 decimals; a rule with rolloutPercentage p includes the device when bucket < p ' +
-  '(p = 100 includes every device, even one without a device id; p = 0 includes none).';
-
 export function rolloutBucket(flagKey: string, deviceId: string): number {
   return (sha256FirstWord(`${flagKey}:${deviceId}`) % 100_000) / 1000;
 }

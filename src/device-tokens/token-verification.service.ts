@@ -2,8 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { OrgAuthContext } from '../common/access/auth-context.js';
-import { DeviceTokenVerifier, type DeviceToken } from '../attestation/device-token-verifier.js';
-import { BlockedDevices } from '../devices/blocked-devices.js';
+import { DeviceTokenVerifier, type DeviceToken } from './device-token-verifier.js';
+import { DenySet } from '../devices/deny-set.js';
 import type { VerifyTokenDto } from './tokens.dto.js';
 import type { VerificationRefusal } from './verification-refusals.js';
 import { AppsRepository } from '../apps/apps.repository.js';
@@ -25,7 +25,7 @@ export class TokenVerificationService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly verifier: DeviceTokenVerifier,
-    private readonly blocked: BlockedDevices,
+    private readonly denySet: DenySet,
     private readonly apps: AppsRepository,
   ) {}
 
@@ -40,7 +40,7 @@ export class TokenVerificationService {
     const app = await this.apps.find(auth.organizationId, claims.app_id);
     if (!app) return refused('wrong_organization');
     if (!app.isActive) return refused('app_inactive');
-    const revoked = await this.blocked.refusalNow(claims.app_id, claims.sub);
+    const revoked = await this.denySet.refusalNow(claims.app_id, claims.sub);
     if (revoked) return refused(revoked);
     const used = input.consume
       ? (

@@ -1,10 +1,10 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { AppModule } from '../app.module.js';
-import { loadConfig } from '../config/app-config.js';
-import { buildOpenApiDocument } from './build-document.js';
-import type { OpenApiDocument } from './openapi-types.js';
+import { AppModule } from './app.module.js';
+import { loadConfig } from './config/app-config.js';
+import { buildOpenApiDocument } from './openapi/build-document.js';
+import type { OpenApiDocument } from './openapi/openapi-types.js';
 
 /** Where the committed document lives (`npm run openapi` writes it; clients are generated from it). */
 export const COMMITTED_OPENAPI_PATH = 'openapi.json';

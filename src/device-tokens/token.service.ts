@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import { DiscoveryService } from '@nestjs/core';
+import { discovered } from '../common/discovery/discovered.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import type { Tenant } from '../apps/tenant-resolver.js';
@@ -28,14 +30,17 @@ export interface TokenSubject {
 
 /**
  * The seam through which custom claims and the reserved `subscription` claim reach the token.
- * The claims module registers its implementation (`TokenService.useContributor`) when it starts,
- * so this feature does not depend on it; without one a token carries the base claims and
- * `subscription: { status: 'none' }`.
+ * The claims module marks its implementation `@ContributesTokenClaims()`, found when this module
+ * starts, so this feature does not depend on it; without one a token carries the base claims and
+ * `subscription: { status: 'none' }`. Two contributors fail the start.
  */
 export interface TokenClaimsContributor {
   customClaims(subject: TokenSubject): Promise<Record<string, unknown>>;
   subscriptionClaim(subject: TokenSubject): Promise<Record<string, unknown>>;
 }
+
+/** Marks the provider whose claims go into every token minted (a `TokenClaimsContributor`). */
+export const ContributesTokenClaims = DiscoveryService.createDecorator<void>();
 
 /** How a token departs from the app's defaults. */
 export interface MintOptions {
@@ -58,17 +63,19 @@ export interface MintedToken {
 }
 
 @Injectable()
-export class TokenService {
+export class TokenService implements OnModuleInit {
   constructor(
     private readonly keys: SigningKeysService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly discovery: DiscoveryService,
   ) {}
 
   private contributor: TokenClaimsContributor | null = null;
 
-  /** Puts custom and subscription claims into every token minted from now on. */
-  useContributor(contributor: TokenClaimsContributor): void {
-    this.contributor = contributor;
+  onModuleInit(): void {
+    const contributors = discovered<TokenClaimsContributor, void>(this.discovery, ContributesTokenClaims);
+    if (contributors.length > 1) throw new Error('More than one provider contributes token claims');
+    this.contributor = contributors[0]?.instance ?? null;
   }
 
   async mint(subject: TokenSubject, options: MintOptions = {}): Promise<MintedToken> {

@@ -1,18 +1,18 @@
-import { EventEmitter } from 'node:events';
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { DiscoveryService } from '@nestjs/core';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { debugTokenIdOf } from './debug-subject.js';
 import { DenySetSourcesService } from './deny-set-sources.service.js';
 import {
   DenySetState,
-  MAX_TOKEN_LIFETIME_MS,
   type BlockChange,
   type DenySetDelta,
   type Revocation,
   type TokenRefusal,
 } from './deny-set-state.js';
 import { readChanges } from '../database/change-cursor.js';
+import { discovered } from '../common/discovery/discovered.js';
 import { serviceUnavailable } from '../common/errors/app-exception.js';
 import { createLogger } from '../common/logging/logger.js';
 import type { AppConfig } from '../config/app-config.js';
@@ -20,9 +20,8 @@ import { APP_CONFIG } from '../config/config.module.js';
 import { PgListener } from '../database/pg-listener.js';
 
 /** How stale another instance's block may be on this one if its notification was lost. */
-export const BLOCKED_DEVICES_REFRESH_MS = 5_000;
+export const DENY_SET_REFRESH_MS = 5_000;
 
-export { MAX_TOKEN_LIFETIME_MS };
 export type { Revocation, TokenRefusal };
 
 export const TOKEN_REVOCATIONS_CHANNEL = 'token_revocations';
@@ -46,15 +45,29 @@ export async function announceAppsDeleted(manager: Queryable, appIds: readonly s
   );
 }
 
+/** What a feature does when device tokens are revoked, on every instance. */
+export interface RevocationListener {
+  /** A revocation, from any instance, once committed. */
+  revoked(revocation: Revocation): void;
+  /**
+   * Revocations may have been missed (the notification connection was re-established): whatever
+   * the listener remembers of apps may be stale.
+   */
+  resynced?(): void;
+}
+
+/** Marks a provider or controller as a `RevocationListener`: DenySet calls it. */
+export const OnTokenRevocation = DiscoveryService.createDecorator<void>();
+
 /**
  * The deny set of device tokens. Device tokens live up to 30 days, so blocking a device,
  * deactivating or deleting its app, or deleting its organization must reach the tokens already
  * out: the SDK routes that take a token (GET /flags, the stream, evaluate) ask here on every
  * request (set lookups, no query). Changes arrive through PostgreSQL LISTEN/NOTIFY on every
  * instance, the changing one included, within milliseconds of the commit; each one is passed on to
- * `onRevocation` listeners (the apps feature drops the app from its tenant cache, open event
- * streams close). A deleted app stays denied for the longest token lifetime; blocks and deactivations
- * last as long as they do in the database, which is reread every BLOCKED_DEVICES_REFRESH_MS in
+ * the providers marked `@OnTokenRevocation()` (the apps feature drops the app from its tenant
+ * cache, open event streams close). A deleted app stays denied for the longest token lifetime; blocks and deactivations
+ * last as long as they do in the database, which is reread every DENY_SET_REFRESH_MS in
  * the background in case a notification was lost.
  *
  * Revoked debug tokens are in the set too, for as long as a device token minted from one could
@@ -70,37 +83,40 @@ export async function announceAppsDeleted(manager: Queryable, appIds: readonly s
  * apps and attestation, through DenySetSourcesService (both import devices).
  */
 @Injectable()
-export class BlockedDevices implements OnModuleInit, OnModuleDestroy {
+export class DenySet implements OnModuleInit, OnModuleDestroy {
   private readonly state = new DenySetState();
-  /** When the last read ended (failed or not): the next one is due BLOCKED_DEVICES_REFRESH_MS later. */
+  /** When the last read ended (failed or not): the next one is due DENY_SET_REFRESH_MS later. */
   private loadedAt = 0;
   /** Whether a read has ever completed: until then the sets are not the deny set. */
   private loaded = false;
   private loading: Promise<void> | null = null;
   /** Revocations that arrived while a reload was reading: applied again on top of its result. */
   private arrivedDuringLoad: Revocation[] | null = null;
-  private readonly revocations = new EventEmitter();
+  private listeners: readonly RevocationListener[] = [];
   private readonly listener: PgListener;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly sources: DenySetSourcesService,
     @Inject(APP_CONFIG) config: AppConfig,
+    private readonly discovery: DiscoveryService,
   ) {
-    this.revocations.setMaxListeners(0);
     this.listener = new PgListener({
       url: (dataSource.options as { url?: string }).url,
       channel: TOKEN_REVOCATIONS_CHANNEL,
       logger: createLogger(config).child({ component: 'token-revocations' }),
       onMessage: (payload) => this.receive(payload),
       onReconnect: () => {
-        this.revocations.emit('resync');
+        for (const listener of this.listeners) listener.resynced?.();
         void this.reload();
       },
     });
   }
 
   async onModuleInit(): Promise<void> {
+    this.listeners = discovered<RevocationListener, void>(this.discovery, OnTokenRevocation).map(
+      ({ instance }) => instance,
+    );
     await this.listener.start();
   }
 
@@ -120,7 +136,7 @@ export class BlockedDevices implements OnModuleInit, OnModuleDestroy {
         if (missing.length) throw new Error(`The deny set lacks ${missing.join(', ')}`);
         throw serviceUnavailable('Device tokens cannot be checked right now', { hint: 'Retry in a few seconds' });
       }
-    } else if (Date.now() - this.loadedAt > BLOCKED_DEVICES_REFRESH_MS) void this.reload();
+    } else if (Date.now() - this.loadedAt > DENY_SET_REFRESH_MS) void this.reload();
     return this.state.refusal(appId, keyId, Date.now());
   }
 
@@ -158,21 +174,6 @@ export class BlockedDevices implements OnModuleInit, OnModuleDestroy {
   /** What a committed block or unblock on this instance changed, before its notification is back. */
   note(appId: string, keyId: string, blocked: boolean): void {
     this.state.apply({ kind: 'device', appIds: [appId], keyId, blocked }, Date.now());
-  }
-
-  /** Calls `listener` with each revocation, from any instance, once committed. */
-  onRevocation(listener: (revocation: Revocation) => void): () => void {
-    this.revocations.on('revocation', listener);
-    return () => this.revocations.off('revocation', listener);
-  }
-
-  /**
-   * Calls `listener` when revocations may have been missed (the notification connection was
-   * re-established): whatever a listener remembers of apps may be stale.
-   */
-  onResync(listener: () => void): () => void {
-    this.revocations.on('resync', listener);
-    return () => this.revocations.off('resync', listener);
   }
 
   /**
@@ -231,7 +232,7 @@ export class BlockedDevices implements OnModuleInit, OnModuleDestroy {
     if (!revocation) return;
     this.arrivedDuringLoad?.push(revocation);
     this.state.apply(revocation, Date.now());
-    this.revocations.emit('revocation', revocation);
+    for (const listener of this.listeners) listener.revoked(revocation);
   }
 }
 
