@@ -64,7 +64,7 @@ export class ComplianceService {
       if (changed.length) {
         await this.settings.update(
           auth.organizationId,
-          Object.fromEntries(changed.map((field) => [field, changes[field]])) as Partial<ComplianceSettings>,
+          Object.fromEntries(changed.map((field) => [field, changes[field]])),
         );
         await this.audit.record(auth, {
           organizationId: auth.organizationId,

@@ -30,8 +30,12 @@ describe('EntitlementsService', () => {
     );
   });
 
-  const event = (id: string, status: string, tier = 'gold'): EntitlementEventDto =>
-    ({ event_id: id, subject_id: 'user-42', status, tier }) as EntitlementEventDto;
+  const event = (id: string, status: string, tier = 'gold'): EntitlementEventDto => ({
+    event_id: id,
+    subject_id: 'user-42',
+    status,
+    tier,
+  });
 
   it('replaces the subject’s entitlement and announces the change in the same unit of work', async () => {
     const result = await service.ingest(auth, event('e1', 'active'));

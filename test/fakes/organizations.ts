@@ -249,7 +249,7 @@ export class FakeOrganizationsRepository implements Public<OrganizationsReposito
 
 /** A row as read: later writes do not change it (tests change the stored one to set the scene). */
 function copy(organization: OrganizationRecord | undefined): OrganizationRecord | null {
-  return organization ? (Object.assign(new Organization(), organization) as OrganizationRecord) : null;
+  return organization ? Object.assign<Organization, OrganizationRecord>(new Organization(), organization) : null;
 }
 
 /** The accounts the organization features read (addresses, status), in memory. */

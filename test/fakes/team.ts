@@ -22,9 +22,9 @@ export class FakeInvitesRepository implements Public<InvitesRepository> {
     const invite = Object.assign(new Invite(), {
       id: randomUUID(),
       organizationId,
-      role: 'member' as Role,
+      role: 'member',
       tokenHash: randomUUID(),
-      status: 'pending' as InviteStatus,
+      status: 'pending',
       invitedBy: null,
       acceptedBy: null,
       acceptedAt: null,
