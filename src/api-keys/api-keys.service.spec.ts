@@ -52,7 +52,7 @@ describe('ApiKeysService', () => {
   it('grants admin:team only on Enterprise (403 below, nothing written)', async () => {
     await expect(
       apiKeys.create(sessionAuth(org.id, admin, 'admin'), { name: 'team bot', scopes: ['admin:team'] }),
-    ).rejects.toMatchObject({ status: 403, message: 'The admin:team scope is available on the Enterprise plan only' });
+    ).rejects.toMatchObject({ status: 403, message: 'The admin:team scope works on the Enterprise plan only' });
     expect(keys.keys).toEqual([]);
     expect(log.rows).toEqual([]);
     org.serviceTier = 'enterprise';
