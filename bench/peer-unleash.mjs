@@ -54,12 +54,16 @@ const cleanup = {
   rootDir: null,
   server: null,
   context: null,
-  done: false,
+  removal: null,
 };
 
-async function removeEverything() {
-  if (cleanup.done) return;
-  cleanup.done = true;
+/** Once, however many callers (the end of the run and a signal) ask. */
+function removeEverything() {
+  cleanup.removal ??= removeAll();
+  return cleanup.removal;
+}
+
+async function removeAll() {
   await cleanup.unleash?.stop().catch(() => {});
   if (cleanup.admin && cleanup.database) {
     await cleanup.admin.query(`DROP DATABASE IF EXISTS "${cleanup.database}" WITH (FORCE)`).catch(() => {});
@@ -329,9 +333,13 @@ try {
   const server = cleanup.server;
   cleanup.context = await createContext(server, { authority, smoke });
   const context = cleanup.context;
+  // On Ctrl-C the whole process group is signalled: the server stops its PostgreSQL, whose closing
+  // connections must not crash the bench before it has removed what it made.
+  context.db.on('error', () => {});
 
   // Unleash's own database on the bench's PostgreSQL.
   cleanup.admin = new pg.Client({ connectionString: server.databaseUrl });
+  cleanup.admin.on('error', () => {});
   await cleanup.admin.connect();
   cleanup.database = `unleash_bench_${randomBytes(4).toString('hex')}`;
   await cleanup.admin.query(`CREATE DATABASE "${cleanup.database}"`);
@@ -387,7 +395,12 @@ try {
   say(`  rate, ours / Unleash: ${report.rateRatio}  (target ≥ 3: ${report.rateRatio >= 3 ? 'PASS' : 'BELOW'})`);
   say(`  CPU per request, Unleash / ours: ${report.cpuRatio}  (≥ 3 matches the target on a loaded machine)`);
   say(`  load average after: ${report.loadAverage.after.join(', ')}`);
+} catch (error) {
+  // Interrupted: the signal's handler removes everything and exits; what failed meanwhile (a load
+  // cut short, a process already gone) is no news.
+  if (!interrupted) throw error;
 } finally {
   await removeEverything();
 }
+if (interrupted) await new Promise(() => {});
 if (asJson) console.log(JSON.stringify({ connections, durationSeconds: duration, ...report }, null, 2));
