@@ -272,9 +272,7 @@ function load(baseUrl, options) {
   return new Promise((resolve, reject) => {
     const settings = { url: baseUrl, connections, duration, ...options };
     for (const key of Object.keys(settings)) if (settings[key] === undefined) delete settings[key];
-    const instance = autocannon(settings, (error, result) =>
-      error ? reject(error) : resolve(result),
-    );
+    const instance = autocannon(settings, (error, result) => (error ? reject(error) : resolve(result)));
     const stop = () => instance.stop();
     process.once('SIGINT', stop);
     instance.once('done', () => process.off('SIGINT', stop));
