@@ -1,4 +1,4 @@
-// npm run bench -- --peer unleash [--duration 10] [--connections 10] [--rounds 2] [--json] [--smoke]
+// npm run bench -- --peer unleash [--duration 10] [--connections 10] [--rounds 2] [--json] [--write] [--smoke]
 // Unleash side by side (issue 33, item 3). Installs `unleash-server` (BENCH_UNLEASH_VERSION, by
 // default the newest 8.x: the line that runs on this project's Node) with npm into a temporary
 // folder (BENCH_UNLEASH_DIR reuses a folder where it is already installed), starts the service as
@@ -11,13 +11,15 @@
 // generator, connections and duration. Prints each side's rate, latency, server CPU per request
 // and answer size, and the ratio (ours / Unleash, target ≥ 3). Unleash and its database are
 // removed at the end and on Ctrl-C or SIGTERM; only 127.0.0.1 is contacted after the install
-// (Unleash's version check and telemetry are switched off).
+// (Unleash's version check and telemetry are switched off). --write puts the figures in
+// bench/results.md, in a section of their own (replacing the previous one).
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { clearTimeout } from 'node:timers';
 import { promisify } from 'node:util';
 import autocannon from 'autocannon';
 import pg from 'pg';
@@ -35,6 +37,7 @@ const connections = Number(option('connections', '10'));
 const rounds = Math.max(1, Number(option('rounds', '2')));
 const asJson = args.includes('--json');
 const smoke = args.includes('--smoke');
+const write = args.includes('--write');
 const say = (line) => {
   if (!asJson) console.log(line);
 };
@@ -402,3 +405,30 @@ try {
 }
 if (interrupted) await new Promise(() => {});
 if (asJson) console.log(JSON.stringify({ connections, durationSeconds: duration, ...report }, null, 2));
+if (write) {
+  const file = new URL('./results.md', import.meta.url);
+  const heading = '## Unleash side by side (`npm run bench -- --peer unleash`)';
+  const kept = existsSync(file) ? readFileSync(file, 'utf8').split(heading)[0].trimEnd() : '# Benchmark results';
+  const row = (title, side) =>
+    `| ${title} | ${side.requestsPerSecond} | ${side.p50Ms ?? '-'} | ${side.p99Ms} | ${side.cpuUsPerRequest} | ${side.bytesPerResponse} |`;
+  const lines = [
+    kept,
+    '',
+    heading,
+    '',
+    `${new Date().toISOString()}, Unleash ${report.unleashVersion}, ${rounds} interleaved rounds of ${duration} s, ${connections} connections, load average ${report.loadAverage.before[0]} before and ${report.loadAverage.after[0]} after.`,
+    '',
+    '| Scenario | req/s | p50 ms | p99 ms | server CPU µs/req | bytes/answer |',
+    '|---|---|---|---|---|---|',
+    ...report.rounds.flatMap((round, i) => [
+      row(`round ${i + 1}: GET /api/v1/flags (50 flags × 5 rules)`, round.ours),
+      row(`round ${i + 1}: Unleash GET /api/frontend (50 flags × 5 strategies)`, round.unleash),
+    ]),
+    row('GET /api/v1/flags, mean', report.ours),
+    row(`Unleash ${report.unleashVersion} GET /api/frontend, mean`, report.unleash),
+    '',
+    `Rate, ours / Unleash: ${report.rateRatio} (target ≥ 3: ${report.rateRatio >= 3 ? 'PASS' : 'BELOW'}); CPU per request, Unleash / ours: ${report.cpuRatio}.`,
+    '',
+  ];
+  writeFileSync(file, lines.join('\n'));
+}
