@@ -372,7 +372,7 @@ try {
     say(describe(`round ${r}: Unleash GET /api/frontend (50 × 5)`, theirs));
   }
   if (interrupted) throw new Error('interrupted');
-  // The rounds together: requests over seconds, CPU per request weighted by requests.
+  // The rounds together: the mean of their rates, CPU per request weighted by requests.
   const combine = (side) => {
     const rows = report.rounds.map((round) => round[side]);
     const requests = rows.reduce((sum, row) => sum + row.requests, 0);
