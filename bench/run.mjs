@@ -1,6 +1,7 @@
 // npm run bench [-- --duration 10] [--connections 10] [--only name] [--json] [--write] [--smoke] [--deny-set-rows N]
 // npm run bench -- soak [--duration 300] [--connections 16] [--sample 10] [--json]
 // npm run bench -- cluster [--duration 10] [--connections 10] [--redis URL] [--json]
+// npm run bench -- --peer unleash [--duration 10] [--connections 10] [--rounds 2] [--json]
 // Loads the built service on loopback with autocannon, one scenario at a time, and prints
 // requests/s, p50 and p99 latency and the ratio to GET /health measured in the same run. Before
 // the scenarios it measures its ceilings in the same run: a bare NestJS route on the same adapter
@@ -30,6 +31,13 @@ import { evaluateTargets, formatTarget } from './targets.mjs';
 // `npm run bench -- soak [...]`: the bounded soak run instead of the scenarios (bench/soak.mjs).
 if (process.argv[2] === 'soak') {
   await import('./soak.mjs');
+  process.exit();
+}
+// `npm run bench -- --peer unleash [...]`: GET /api/v1/flags beside Unleash's frontend endpoint (bench/peer-unleash.mjs).
+if (process.argv.includes('--peer')) {
+  const peer = process.argv[process.argv.indexOf('--peer') + 1];
+  if (peer !== 'unleash') throw new Error(`--peer ${peer ?? ''}: the one peer measured is unleash`);
+  await import('./peer-unleash.mjs');
   process.exit();
 }
 // `npm run bench -- cluster [...]`: GET /api/v1/flags on 1 instance, then 2 on one database (bench/cluster.mjs).
