@@ -133,8 +133,12 @@ export class FlagStore implements OnModuleInit, OnModuleDestroy {
     }
     const compiled = compileFlagSet(flags);
     // Rows come ordered by key and jsonb text is normalised by PostgreSQL: every instance digests the same text.
-    const version = hash('sha256', `${this.commit}
-${JSON.stringify(flags)}`, 'base64url');
+    const version = hash(
+      'sha256',
+      `${this.commit}
+${JSON.stringify(flags)}`,
+      'base64url',
+    );
     return { flags: compiled, plan: planFlagSet(compiled), version, overridesByDevice: byDevice };
   }
 }
