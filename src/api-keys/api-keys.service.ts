@@ -263,7 +263,10 @@ export class ApiKeysService implements OnModuleInit, OnModuleDestroy {
     return record;
   }
 
-  private async assertAdminTeamScopeAllowed(organizationId: OrganizationId | string, manager?: EntityManager): Promise<void> {
+  private async assertAdminTeamScopeAllowed(
+    organizationId: OrganizationId | string,
+    manager?: EntityManager,
+  ): Promise<void> {
     if (!planAllows((await this.plans.planOf(organizationId, { manager })).tier, 'adminTeamScope')) {
       throw forbidden(PLAN_RULES.adminTeamScope.refusal, {
         hint: 'Upgrade to Enterprise or choose other scopes',

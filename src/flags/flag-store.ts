@@ -7,6 +7,7 @@ import type { PgListener } from '../database/pg-listener.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { compileFlagSet, type CompiledFlag } from './evaluation/compile-flag.js';
+import { indexFlagSet, type FlagSetIndex } from './evaluation/flag-set-index.js';
 import { planFlagSet, type FlagSetPlan } from './evaluation/flag-set-plan.js';
 import type { FlagOverrideRecord } from './evaluation/flag-types.js';
 import { FlagStoreRepository } from './flag-store.repository.js';
@@ -16,6 +17,8 @@ export interface AppFlagSet {
   flags: CompiledFlag[];
   /** What GET /flags serves a device without overrides: fixed flags serialised once (flag-set-plan.ts). */
   plan: FlagSetPlan;
+  /** The flags by id and by key, for evaluating one flag (its prerequisite chain only) or a traced pass. */
+  index: FlagSetIndex;
   /**
    * Names the flag definitions the set was compiled from and the code that serves them: a digest
    * of the stored rows and the deployed commit, equal on every instance that loaded the same rows.
@@ -139,6 +142,12 @@ export class FlagStore implements OnModuleInit, OnModuleDestroy {
 ${JSON.stringify(flags)}`,
       'base64url',
     );
-    return { flags: compiled, plan: planFlagSet(compiled), version, overridesByDevice: byDevice };
+    return {
+      flags: compiled,
+      plan: planFlagSet(compiled),
+      index: indexFlagSet(compiled),
+      version,
+      overridesByDevice: byDevice,
+    };
   }
 }

@@ -5,8 +5,9 @@
  * ETags of its conditional fetches.
  */
 export { FlagStore, overridesOf, type AppFlagSet } from './flag-store.js';
-export { applicableOverride, evaluateFlag } from './evaluation/evaluate-flag.js';
+export { applicableOverride, evaluateFlag, type EvaluateFlagOptions } from './evaluation/evaluate-flag.js';
 export type { CompiledFlag } from './evaluation/compile-flag.js';
+export { flagByKey } from './evaluation/flag-set-index.js';
 export { parseFlagValue } from './evaluation/flag-values.js';
 export {
   ENVIRONMENTS,
@@ -14,6 +15,7 @@ export {
   type Environment,
   type EvaluationContext,
   type EvaluationResult,
+  type FlagOverrideRecord,
   type FlagValue,
   type FlagValueType,
 } from './evaluation/flag-types.js';

@@ -161,11 +161,11 @@ export class SdkFlagsController implements BeforeApplicationShutdown, Revocation
   @HttpCode(200)
   async evaluateOne(@Req() request: Request, @UuidParam('flagId') flagId: string, @Body() body: EvaluateFlagDto) {
     const tenant = request.tenant!;
-    const { flags } = await this.store.get(tenant.appId);
-    const flag = flags.find((candidate) => candidate.id === flagId);
+    const { index } = await this.store.get(tenant.appId);
+    const flag = index.byId.get(flagId);
     if (!flag) throw notFound('Flag');
     const { environment, ...context } = body;
-    return evaluateFlag(flag, environment ?? 'production', context, { set: flags });
+    return evaluateFlag(flag, environment ?? 'production', context, { set: index });
   }
 
   /** The device's flag values as JSON text. */

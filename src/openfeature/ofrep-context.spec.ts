@@ -14,6 +14,7 @@ describe('parseOfrepRequest', () => {
     ).toEqual({
       environment: 'production',
       deviceKeyId: 'key-1',
+      caller: 'device',
       context: {
         deviceId: 'key-1',
         deviceModel: null,
@@ -37,6 +38,7 @@ describe('parseOfrepRequest', () => {
     expect(parsed).toMatchObject({
       environment: 'staging',
       deviceKeyId: 'device-9',
+      caller: 'server',
       context: { deviceId: 'device-9', riskScore: 40, attestationStatus: 'server', custom: null },
     });
   });

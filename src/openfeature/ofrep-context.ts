@@ -24,6 +24,11 @@ export interface OfrepEvaluationRequest {
   readonly context: EvaluationContext;
   /** Whose overrides apply and whose rollout bucket counts: the token's device, or the targetingKey. */
   readonly deviceKeyId: string;
+  /**
+   * Who asks: a device is told the reason and variant of each value but not the targeting behind it
+   * (rule names and ids, rollout percentages), which GET /api/v1/flags never shows it either.
+   */
+  readonly caller: OfrepCaller['kind'];
 }
 
 /** At most this many attributes in a context (targetingKey and environment included). */
@@ -158,6 +163,7 @@ export function parseOfrepRequest(body: unknown, caller: OfrepCaller): OfrepEval
   return {
     environment,
     deviceKeyId: deviceId,
+    caller: caller.kind,
     context: {
       deviceId,
       deviceModel: known.deviceModel ?? null,

@@ -29,7 +29,7 @@ const IF_NONE_MATCH = {
 const METADATA: Schema = {
   type: 'object',
   description:
-    '`environment` and `valueType` always; `ruleId` when a rule served, with `rolloutPercentage` for a SPLIT; `prerequisite` when a failed prerequisite switched the flag off.',
+    '`environment` and `valueType` always; `prerequisite` when a failed prerequisite switched the flag off; for an API key only, `ruleId` when a rule served, with `rolloutPercentage` for a SPLIT (a device token is not shown the targeting).',
   additionalProperties: { type: ['string', 'number', 'boolean'] },
 };
 
@@ -65,7 +65,7 @@ export const OPENFEATURE_SCHEMAS: Record<string, Schema> = {
       variant: {
         type: 'string',
         description:
-          "The matched rule's name, `override`, `value` (the environment's value) or `off` (the flag's default).",
+          "The matched rule's name (`rule` for a device token), `override`, `value` (the environment's value) or `off` (the flag's default).",
       },
       metadata: METADATA,
     },

@@ -44,7 +44,10 @@ describe('AccountDeletionService', () => {
         return Promise.resolve(void calls.push(`scheduling:${ids.length}:${String(uow.active)}`));
       }
     }
-    const lifecycle = new OrganizationLifecycleService(fakeDiscovery(() => [new Recorder()]), uow.asUnitOfWork());
+    const lifecycle = new OrganizationLifecycleService(
+      fakeDiscovery(() => [new Recorder()]),
+      uow.asUnitOfWork(),
+    );
     lifecycle.onModuleInit();
     service = new AccountDeletionService(
       uow.asUnitOfWork(),

@@ -263,6 +263,22 @@ describe('OpenFeature (OFREP)', () => {
       expect(first.headers.etag).toMatch(/^"[A-Za-z0-9_-]{22}"$/);
       const keys = (first.body.flags as { key: string }[]).map((flag) => flag.key).sort();
       expect(keys).toEqual(['banner-text', 'beta', 'max-items', 'new-checkout', 'sunset', 'theme']);
+      // A device learns that a rule served it, not the rule: GET /flags shows it no targeting either.
+      const checkout = (first.body.flags as { key: string }[]).find((flag) => flag.key === 'new-checkout');
+      expect(checkout).toEqual({
+        key: 'new-checkout',
+        value: true,
+        reason: 'TARGETING_MATCH',
+        variant: 'rule',
+        metadata: { environment: 'production', valueType: 'boolean' },
+      });
+      const byKey = await post('/ofrep/v1/evaluate/flags', key, { context: { targetingKey: 'd', plan: 'pro' } }).expect(
+        200,
+      );
+      expect((byKey.body.flags as { key: string }[]).find((flag) => flag.key === 'new-checkout')).toMatchObject({
+        variant: 'pro plan',
+        metadata: { ruleId: expect.any(String) },
+      });
       await post('/ofrep/v1/evaluate/flags', token, { context: { plan: 'pro' } })
         .set('If-None-Match', first.headers.etag)
         .expect(304);

@@ -62,7 +62,11 @@ describe('CliSessionsService (the CLI login, on fakes)', () => {
       sessions as unknown as CliSessionsRepository,
       apiKeys,
       audit,
-      new UsersService(uow.asUnitOfWork(), accounts as unknown as UsersRepository, new AccountLifecycleService(fakeDiscovery(() => []))),
+      new UsersService(
+        uow.asUnitOfWork(),
+        accounts as unknown as UsersRepository,
+        new AccountLifecycleService(fakeDiscovery(() => [])),
+      ),
       organizations.asService(),
     );
     ann = accounts.add({ email: 'ann@example.com' });

@@ -125,7 +125,8 @@ export class CliSessionsService {
       scopes.push('flags:write', 'feedback:manage', 'feedback:write', 'release_notes:write');
     }
     if (hasRole(role, 'admin')) scopes.push('claims:write');
-    if (hasRole(role, 'admin') && planAllows(organization?.serviceTier ?? 'free', 'adminTeamScope')) scopes.push('admin:team');
+    if (hasRole(role, 'admin') && planAllows(organization?.serviceTier ?? 'free', 'adminTeamScope'))
+      scopes.push('admin:team');
     return scopes;
   }
 }

@@ -27,6 +27,7 @@ import type {
   CompiledValue,
 } from './compile-flag.js';
 import { conditionPasses, PreparedContext } from './conditions.js';
+import { prerequisiteChain, type FlagSetIndex } from './flag-set-index.js';
 import { isEnvironment } from './flag-types.js';
 import type {
   Environment,
@@ -43,8 +44,19 @@ import { passesRollout, rolloutBucket } from './rollout.js';
 export interface EvaluateFlagOptions {
   /** Only GET /flags applies overrides; the evaluate endpoint never passes one. */
   readonly override?: { readonly forcedValue: string } | null;
-  /** The app's flags (compileFlagSet), against which prerequisites are evaluated; none: every prerequisite fails. */
-  readonly set?: readonly CompiledFlag[];
+  /**
+   * The app's flags, indexed (indexFlagSet; the flag store holds each app's), against which
+   * prerequisites are evaluated: only the flag's prerequisite chain is. None (and no `served`):
+   * every prerequisite fails.
+   */
+  readonly set?: FlagSetIndex;
+  /**
+   * Instead of `set`, for a pass over the set in its order that evaluates each flag once (pass the
+   * set's compiled flag): the values served to the flags before this one, canonical JSON by key.
+   * The prerequisites are checked against it, nothing else is evaluated, and this flag's value is
+   * added to it for the flags after it.
+   */
+  readonly served?: Map<string, string | null>;
   /**
    * The device's overrides by flag id, applied to the prerequisite flags as GET /flags applies them
    * (OpenFeature's evaluation passes them; the evaluate endpoint passes none).
@@ -136,48 +148,61 @@ export function evaluateFlag(
   const compiled = 'keyJson' in flag ? flag : compileFlag(flag);
   const resolved = resolveEnvironment(environment);
   const result = (
-    value: string,
+    value: Pick<CompiledValue, 'raw' | 'canonical'>,
     matchedRule: string | null,
     trace: readonly TraceEntry[],
     isDefault = matchedRule === null,
-  ): EvaluationResult => ({
-    flagKey: flag.key,
-    flagId: flag.id,
-    environment: resolved.environment,
-    resolvedValue: value,
-    valueType: flag.valueType,
-    matchedRule,
-    isDefault,
-    trace,
-  });
+  ): EvaluationResult => {
+    // In a pass, what this flag served is what the prerequisites of later flags compare.
+    options.served?.set(flag.key, value.canonical);
+    return {
+      flagKey: flag.key,
+      flagId: flag.id,
+      environment: resolved.environment,
+      resolvedValue: value.raw,
+      valueType: flag.valueType,
+      matchedRule,
+      isDefault,
+      trace,
+    };
+  };
 
   const forced = options.override?.forcedValue;
-  if (forced !== undefined && parseFlagValue(flag.valueType, forced).ok) {
-    return result(forced, null, [], false);
+  if (forced !== undefined) {
+    const parsed = parseFlagValue(flag.valueType, forced);
+    if (parsed.ok) return result({ raw: forced, canonical: canonicalOf(parsed) }, null, [], false);
   }
-  if (!resolved.known) return result(fallbackValue(compiled).raw, null, []);
+  if (!resolved.known) return result(fallbackValue(compiled), null, []);
   const config = compiled.environments[resolved.environment];
-  if (!config.enabled) return result(compiled.defaultValue.raw, null, []);
+  if (!config.enabled) return result(compiled.defaultValue, null, []);
 
   if (config.prerequisites.length) {
-    const served = new Map<string, string | null>();
-    const withTypes = options.set?.find((candidate) => candidate.id === flag.id);
-    const prerequisites = withTypes?.environments[resolved.environment].prerequisites ?? config.prerequisites;
-    const overrides = options.prerequisiteOverrides;
-    evaluateInto(
-      options.set ?? [],
-      resolved.environment,
-      context,
-      overrides?.byFlagId ?? NO_OVERRIDES,
-      overrides?.deviceKeyId ?? null,
-      undefined,
-      served,
-      flag.key,
-    );
+    let served = options.served;
+    let prerequisites = config.prerequisites;
+    if (!served) {
+      served = new Map<string, string | null>();
+      const set = options.set;
+      // A stored definition is compiled on its own (its prerequisites untyped): the set's copy types them.
+      const withTypes = set?.byId.get(flag.id);
+      if (withTypes) prerequisites = withTypes.environments[resolved.environment].prerequisites;
+      const overrides = options.prerequisiteOverrides;
+      if (set) {
+        const until = set.positionByKey.get(flag.key) ?? set.flags.length;
+        evaluateInto(
+          prerequisiteChain(set, prerequisites, until, resolved.environment),
+          resolved.environment,
+          context,
+          overrides?.byFlagId ?? NO_OVERRIDES,
+          overrides?.deviceKeyId ?? null,
+          undefined,
+          served,
+        );
+      }
+    }
     const failing = failingPrerequisite(prerequisites, served);
     if (failing) {
       const actual = served.get(failing.flagKey) ?? null;
-      return result(compiled.defaultValue.raw, null, [
+      return result(compiled.defaultValue, null, [
         {
           ruleName: `prerequisite ${failing.flagKey}`,
           ruleId: `prerequisite:${failing.flagKey}`,
@@ -204,8 +229,10 @@ export function evaluateFlag(
   const prepared = new PreparedContext(context);
   const bucket = lazyBucket(compiled.key, prepared);
   const trace = config.rules.map((rule) => traceRule(rule, prepared, bucket));
-  const winner = trace.find((entry) => entry.matched);
-  return winner ? result(winner.value, winner.ruleName, trace) : result(config.value.raw, null, trace);
+  const winner = trace.findIndex((entry) => entry.matched);
+  return winner >= 0
+    ? result(config.rules[winner].value, trace[winner].ruleName, trace)
+    : result(config.value, null, trace);
 }
 
 /** The override that applies to a device now; pass overrides newest first, as the list endpoint orders them. */
@@ -304,13 +331,13 @@ function evaluateSet(
   sink: ServedSink,
 ): void {
   const deviceKeyId = options.deviceKeyId === undefined ? context.deviceId : options.deviceKeyId;
-  evaluateInto(flags, environment, context, overridesByFlagId, deviceKeyId ?? null, options.now, null, null, sink);
+  evaluateInto(flags, environment, context, overridesByFlagId, deviceKeyId ?? null, options.now, null, sink);
 }
 
 /**
  * The one pass over a set in its compiled (topological) order. Each flag is evaluated once;
  * `served` collects each flag's value as canonical JSON for the prerequisites of later flags
- * (and for the caller), `sink` receives the typed values. Stops after `until` when given.
+ * (and for the caller), `sink` receives the typed values.
  */
 function evaluateInto(
   flags: readonly CompiledFlag[],
@@ -320,7 +347,6 @@ function evaluateInto(
   deviceKeyId: string | null,
   now: Date | undefined,
   servedOut: Map<string, string | null> | null,
-  until: string | null,
   sink?: ServedSink,
 ): void {
   const resolved = resolveEnvironment(environment);
@@ -330,7 +356,6 @@ function evaluateInto(
   const at = overridden ? (now ?? new Date()) : null;
 
   for (const flag of flags) {
-    if (flag.key === until) return;
     const overrides = overridden ? overridesByFlagId.get(flag.id) : undefined;
     const override = overrides ? applicableOverride(overrides, deviceKeyId!, at!) : null;
     if (override) {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { compileFlagSet } from './compile-flag.js';
 import { evaluateFlag, evaluateFlagSet } from './evaluate-flag.js';
+import { indexFlagSet } from './flag-set-index.js';
 import type { FlagDefinition, FlagEnvironmentConfig, FlagPrerequisite, FlagValueType } from './flag-types.js';
 
 function flag(
@@ -60,7 +61,14 @@ describe('prerequisites in evaluation', () => {
       flag('root', 'boolean', 'false'),
       flag('leaf', 'boolean', 'true', [{ flagKey: 'root', value: 'true' }]),
     ];
-    const result = evaluateFlag(definitions[1], 'production', {}, { set: compileFlagSet(definitions) });
+    const result = evaluateFlag(
+      definitions[1],
+      'production',
+      {},
+      {
+        set: indexFlagSet(compileFlagSet(definitions)),
+      },
+    );
     expect(result).toMatchObject({ resolvedValue: 'false', matchedRule: null, isDefault: true });
     expect(result.trace).toEqual([
       expect.objectContaining({
