@@ -18,8 +18,6 @@ import type { ApiKey, ApiKeyType } from './api-key.entity.js';
 import { generateApiKey, hashApiKey } from './api-key-secret.js';
 import { ApiKeysRepository } from './api-keys.repository.js';
 
-export { API_KEY_REVOCATIONS_CHANNEL, type ApiKeyRevocation } from './api-keys.repository.js';
-
 export interface NewApiKey {
   name: string;
   scopes: ApiKeyScope[];

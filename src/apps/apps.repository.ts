@@ -26,11 +26,6 @@ export function appDebugTokensEnabled(appId: string): string {
   return `(SELECT debug_tokens_enabled FROM apps WHERE id = ${sqlReference(appId)})`;
 }
 
-/** Likewise for the push sweep, which claims deliveries of every app at once: the app's bundle id (the APNs topic). */
-export function appBundleId(appId: string): string {
-  return `(SELECT bundle_id FROM apps WHERE id = ${sqlReference(appId)})`;
-}
-
 /**
  * The owner of the `apps` table for the features that hang something off an app (flags, push
  * credentials, release notes, risk-alert rules, debug tokens, token verification). Every method

@@ -62,6 +62,7 @@ export async function highRiskThreshold(runner: Runner, organizationId: string, 
  * fallback)` (migration ComplianceHighRiskThreshold), the compliance feature's read model for a
  * statement of another feature that must stay one statement (the device refresh of decision 0062).
  */
+/** @public for devices.repository.ts (issue 32's device group, not merged yet). */
 export function highRiskThresholdInputs(plan: TierDefinition): { complianceRules: boolean; fallback: number } {
   return {
     complianceRules: plan.features.complianceRules,

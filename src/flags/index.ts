@@ -17,7 +17,6 @@ export {
   type EvaluationResult,
   type FlagOverrideRecord,
   type FlagValue,
-  type FlagValueType,
 } from './evaluation/flag-types.js';
 export { FLAG_KEY_PATTERN } from './flag-key-param.js';
 export { ifNoneMatchHits, strongEtag } from './conditional-fetch.js';

@@ -30,22 +30,6 @@ export function organizationJoin(alias: string, organizationId: string, options:
         FROM organizations WHERE id = ${sqlReference(organizationId)}) ${sqlIdentifier(alias)} ON true`;
 }
 
-/**
- * @deprecated (decision 0070) the memberships table's part of another feature's query: a lateral
- * join on the membership of `userId` in `organizationId`, exposing under `alias` only `id`, `role`
- * and `joined_at`. Kept until its last readers (auth, sso) ask the repository.
- */
-export function membershipJoin(
-  alias: string,
-  userId: string,
-  organizationId: string,
-  options: { left?: boolean } = {},
-): string {
-  return `${options.left ? 'LEFT ' : ''}JOIN LATERAL (
-      SELECT id, role, created_at AS joined_at
-        FROM memberships WHERE user_id = ${sqlReference(userId)} AND organization_id = ${sqlReference(organizationId)}) ${sqlIdentifier(alias)} ON true`;
-}
-
 /** How a read runs: with the row locked FOR UPDATE (`lock`) until the unit of work ends. */
 export interface OrganizationQuery {
   /** @deprecated the transaction a caller opened by hand: run the change in a unit of work instead. */

@@ -1,22 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { sqlIdentifier } from '../database/sql.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { AccountLifecycleService } from './account-lifecycle.service.js';
 import type { User } from './user.entity.js';
 import { UsersRepository, type NewAccount } from './users.repository.js';
 
 export type { NewAccount } from './users.repository.js';
-
-/**
- * The accounts as a row source of another feature's query (FROM or JOIN): `users` under `alias`,
- * exposing only `id`, `email`, `status`, `email_verified_at` and `is_super_admin`.
- * @deprecated Ask UsersService (decision 0070); kept until the organization group's readers
- * (team, api-keys, organizations) have moved to it, then removed by the coordinator.
- */
-export function usersFrom(alias: string): string {
-  return `(SELECT id, email, status, email_verified_at, is_super_admin FROM users) ${sqlIdentifier(alias)}`;
-}
 
 /** A hand-made transaction of a caller not yet moved to a unit of work (deprecated forms only). */
 type HandMadeTransaction = EntityManager;

@@ -6,7 +6,6 @@ import type {
   DomainRecord,
   SsoConnectionsRepository,
 } from '../../src/auth/sso/sso-connections.repository.js';
-import type { SsoAttempt, SsoPendingLink, SsoSignInRepository } from '../../src/auth/sso/sso-sign-in.repository.js';
 import type { Public } from './users.js';
 
 /** In-memory `sso_connections` and `sso_domains` (a verified domain belongs to one organization). */
@@ -128,55 +127,5 @@ export class FakeSsoConnectionsRepository implements Public<SsoConnectionsReposi
   private removeDomains(predicate: (row: DomainRecord) => boolean): void {
     for (let i = this.domainRows.length - 1; i >= 0; i--)
       if (predicate(this.domainRows[i])) this.domainRows.splice(i, 1);
-  }
-}
-
-/** In-memory sign-in attempts, pending links and account links. */
-export class FakeSsoSignInRepository implements Public<SsoSignInRepository> {
-  readonly attempts = new Map<string, SsoAttempt & { expiresAt: number }>();
-  readonly pendingLinks = new Map<string, SsoPendingLink & { expiresAt: number }>();
-  readonly links: { userId: string; organizationId: string; issuer: string; subject: string; createdBy: string }[] = [];
-
-  async insertAttempt(stateHash: string, attempt: Omit<SsoAttempt, 'expired'>, ttlSeconds: number): Promise<void> {
-    this.attempts.set(stateHash, { ...attempt, expired: false, expiresAt: Date.now() + ttlSeconds * 1000 });
-  }
-
-  async takeAttempt(stateHash: string): Promise<SsoAttempt | null> {
-    const attempt = this.attempts.get(stateHash);
-    if (!attempt) return null;
-    this.attempts.delete(stateHash);
-    const { expiresAt, ...rest } = attempt;
-    return { ...rest, expired: expiresAt <= Date.now() };
-  }
-
-  async insertPendingLink(tokenHash: string, link: SsoPendingLink, ttlSeconds: number): Promise<void> {
-    this.pendingLinks.set(tokenHash, { ...link, expiresAt: Date.now() + ttlSeconds * 1000 });
-  }
-
-  async findPendingLink(tokenHash: string): Promise<SsoPendingLink | null> {
-    const link = this.pendingLinks.get(tokenHash);
-    if (!link || link.expiresAt <= Date.now()) return null;
-    const { expiresAt: _expiresAt, ...rest } = link;
-    return rest;
-  }
-
-  async deletePendingLink(tokenHash: string): Promise<boolean> {
-    return this.pendingLinks.delete(tokenHash);
-  }
-
-  async isLinked(userId: string, organizationId: string): Promise<boolean> {
-    return this.links.some((link) => link.userId === userId && link.organizationId === organizationId);
-  }
-
-  async link(
-    userId: string,
-    organizationId: string,
-    issuer: string,
-    subject: string,
-    createdBy: 'provider' | 'account',
-  ): Promise<void> {
-    const index = this.links.findIndex((link) => link.userId === userId && link.organizationId === organizationId);
-    if (index >= 0) this.links.splice(index, 1);
-    this.links.push({ userId, organizationId, issuer, subject, createdBy });
   }
 }
