@@ -1,14 +1,12 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { DenySetSourcesService } from '../devices/deny-set-sources.service.js';
-import { organizationJoin } from '../organizations/organizations.service.js';
+import { AppsRepository } from './apps.repository.js';
 
 /** The apps whose device tokens the deny set refuses, read from apps' own table. */
 @Injectable()
 export class AppsDenySetSources implements OnModuleInit {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly apps: AppsRepository,
     private readonly sources: DenySetSourcesService,
   ) {}
 
@@ -17,11 +15,7 @@ export class AppsDenySetSources implements OnModuleInit {
   }
 
   /** Apps deactivated, or of a deactivated organization. */
-  async inactiveApps(): Promise<string[]> {
-    const rows = await this.dataSource.query<{ id: string }[]>(
-      `SELECT a.id FROM apps a ${organizationJoin('o', 'a.organization_id')}
-        WHERE NOT a.is_active OR NOT o.active`,
-    );
-    return rows.map((row) => row.id);
+  inactiveApps(): Promise<string[]> {
+    return this.apps.inactiveIds();
   }
 }

@@ -1,11 +1,15 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
-import { announceAppsDeleted } from '../devices/blocked-devices.js';
+import type { OrganizationId } from '../common/access/tenant-id.js';
+import { TokenRevocationsRepository } from '../devices/token-revocations.repository.js';
 import {
   OrganizationLifecycleService,
   type OrganizationRemovalParticipant,
 } from '../organizations/organization-lifecycle.service.js';
+import { AppsRepository } from './apps.repository.js';
 import { TenantResolver } from './tenant-resolver.js';
+
+/** The removal's transaction as the organization lifecycle still hands it over. */
+type RemovalTransaction = Parameters<NonNullable<OrganizationRemovalParticipant['whileRemoving']>>[0];
 
 /**
  * The apps of a removed organization are deleted with it: every instance stops honouring their
@@ -16,6 +20,8 @@ import { TenantResolver } from './tenant-resolver.js';
 export class AppsOrganizationRemoval implements OrganizationRemovalParticipant, OnModuleInit {
   constructor(
     private readonly lifecycle: OrganizationLifecycleService,
+    private readonly apps: AppsRepository,
+    private readonly revocations: TokenRevocationsRepository,
     private readonly tenants: TenantResolver,
   ) {}
 
@@ -23,14 +29,10 @@ export class AppsOrganizationRemoval implements OrganizationRemovalParticipant, 
     this.lifecycle.register(this);
   }
 
-  async whileRemoving(manager: EntityManager, organizationIds: readonly string[]): Promise<void> {
-    const apps = await manager.query<{ id: string }[]>(`SELECT id FROM apps WHERE organization_id = ANY($1::uuid[])`, [
-      [...organizationIds],
-    ]);
-    await announceAppsDeleted(
-      manager,
-      apps.map((app) => app.id),
-    );
+  // seam: src/organizations/organization-lifecycle.service.ts#whileRemoving hands its transaction and plain ids
+  async whileRemoving(transaction: RemovalTransaction, organizationIds: readonly string[]): Promise<void> {
+    const appIds = await this.apps.idsOf(organizationIds as readonly OrganizationId[], transaction);
+    await this.revocations.announceAppsDeleted(appIds, transaction);
   }
 
   afterRemoval(): void {

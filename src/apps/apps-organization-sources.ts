@@ -1,28 +1,23 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import type { OrganizationId } from '../common/access/tenant-id.js';
 import { OrganizationSourcesService, type PrimaryApp } from '../organizations/organization-sources.service.js';
+import { AppsRepository } from './apps.repository.js';
 
 /** The app the organization's quick start is made for, read from apps' own table. */
 @Injectable()
 export class AppsOrganizationSources implements OnModuleInit {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly apps: AppsRepository,
     private readonly sources: OrganizationSourcesService,
   ) {}
 
   onModuleInit(): void {
-    this.sources.provide('primaryApp', (organizationId) => this.primaryApp(organizationId));
+    // seam: src/organizations/organization-sources.service.ts#primaryApp hands a string until it takes an OrganizationId
+    this.sources.provide('primaryApp', (organizationId) => this.primaryApp(organizationId as OrganizationId));
   }
 
   /** The primary app; should none be marked, the oldest active app, then the oldest app. */
-  async primaryApp(organizationId: string): Promise<PrimaryApp | null> {
-    const rows: { id: string; app_name: string; bundle_id: string; team_id: string }[] = await this.dataSource.query(
-      `SELECT id, app_name, bundle_id, team_id FROM apps WHERE organization_id = $1
-        ORDER BY is_primary DESC, is_active DESC, created_at, id LIMIT 1`,
-      [organizationId],
-    );
-    const app = rows[0];
-    return app ? { id: app.id, name: app.app_name, bundleId: app.bundle_id, teamId: app.team_id } : null;
+  primaryApp(organizationId: OrganizationId): Promise<PrimaryApp | null> {
+    return this.apps.primaryApp(organizationId);
   }
 }
