@@ -6,7 +6,7 @@ import { createServer as createTcpServer, type AddressInfo, type Server, type So
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { DEFAULT_DELIVERY_SETTINGS, WebhookDispatcher } from '../../src/webhooks/webhook-dispatcher.js';
-import { WebhookOutbox } from '../../src/webhooks/webhook-outbox.js';
+import { WebhookOutboxRepository } from '../../src/webhooks/webhook-outbox.repository.js';
 import { adminQuery, harnessDatabase } from '../harness/database.js';
 import { createOrg, createUser, orgWithMember } from '../factories/identity.js';
 import { startTestApp, type TestApp } from '../harness/test-app.js';
@@ -284,7 +284,9 @@ describe('faults: webhook receivers that are down, slow or answer garbage', () =
         .send({ url: target.url, events: ['flag.created'] })
         .expect(201);
       await t.dataSource.transaction((manager) =>
-        t.app.get(WebhookOutbox).enqueue(manager, org.id, 'flag.created', { flag_id: 'f', flag_key: 'k', app_id: 'a' }),
+        t.app
+          .get(WebhookOutboxRepository)
+          .enqueue(org.id, 'flag.created', { flag_id: 'f', flag_key: 'k', app_id: 'a' }, {}, manager),
       );
       const final = spec.succeeds ? 'succeeded' : 'failed';
       await eventually(
