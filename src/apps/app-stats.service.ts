@@ -38,12 +38,13 @@ export class AppStatsService {
     });
   }
 
-  async usage(app: App, days: number) {
+  /** Usage figures of `app`, one of `auth`'s organization's apps. */
+  async usage(auth: OrgAuthContext, app: App, days: number) {
     const [daily, top, errors, failures] = await Promise.all([
-      this.devices.dailyUsage(app.organizationId, app.id, days),
-      this.devices.topDevices(app.organizationId, app.id, 10),
-      this.devices.recentFailures(app.organizationId, app.id, 10),
-      this.devices.failureTrend(app.organizationId, { appId: app.id, days }),
+      this.devices.dailyUsage(auth.organizationId, app.id, days),
+      this.devices.topDevices(auth.organizationId, app.id, 10),
+      this.devices.recentFailures(auth.organizationId, app.id, 10),
+      this.devices.failureTrend(auth.organizationId, { appId: app.id, days }),
     ]);
     return {
       appId: app.id,

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, type EntityManager } from 'typeorm';
+import type { OrganizationId } from '../common/access/tenant-id.js';
 import { queryRows } from '../database/sql.js';
+import { UnitOfWork } from '../database/unit-of-work.js';
 import { madDeviceCounted } from '../usage/mad.repository.js';
 import { highRiskThresholdSql } from '../compliance/compliance-settings.js';
 import type { TierDefinition } from '../common/tiers.js';
@@ -159,8 +159,6 @@ const DEVICE_COLUMNS = `id, public_key_pem, sign_counter, environment, client_de
   os_version, app_version, country, jailbreak_detected, attestation_count, failure_count, counter_anomalies,
   velocity_count, is_blocked, first_seen_at`;
 
-type Runner = DataSource | EntityManager;
-
 /**
  * What a touch writes, for `touch` and `refreshClean` alike. Parameters: $2-$8 the report
  * (model, OS, app version, country, subject id, client device id, jailbreak), $9 whether it is an
@@ -182,14 +180,18 @@ const TOUCH = `
  * The devices feature's tables, `devices` and `device_events`, as other features reach them: the
  * attestation path's writes and the reads of app statistics and risk alerts (the devices feature's
  * own services query them directly). Every method takes the organization id first and keeps to
- * it. `DevicesRepository` runs on the pool; `in(manager)` gives the same methods inside a caller's
- * transaction.
+ * it. Statements run in the open unit of work (on the pool outside one).
  */
-export class DeviceStore {
-  constructor(protected readonly runner: Runner) {}
+@Injectable()
+export class DevicesRepository {
+  constructor(private readonly uow: UnitOfWork) {}
+
+  private get runner() {
+    return this.uow.manager();
+  }
 
   /** The key's device in the app, or null. */
-  async findByKey(organizationId: string, appId: string, keyId: string): Promise<ReadDeviceRow | null> {
+  async findByKey(organizationId: OrganizationId, appId: string, keyId: string): Promise<ReadDeviceRow | null> {
     const rows = await queryRows<ReadDeviceRow>(
       this.runner,
       `SELECT ${DEVICE_COLUMNS}, false AS inserted, xmin::text AS version,
@@ -205,7 +207,7 @@ export class DeviceStore {
    * Stores a verified key: one upsert, which for a key already known replaces its public key and
    * resets its counter, then `touch` records the attestation (a second statement only then).
    */
-  async upsertAttested(organizationId: string, appId: string, key: AttestedKey): Promise<DeviceRow> {
+  async upsertAttested(organizationId: OrganizationId, appId: string, key: AttestedKey): Promise<DeviceRow> {
     const report = key.report;
     const rows = await queryRows<DeviceRow>(
       this.runner,
@@ -252,7 +254,7 @@ export class DeviceStore {
    * active in those periods (`mad_counted`, through the usage feature's `madDeviceCounted`).
    */
   async touch(
-    organizationId: string,
+    organizationId: OrganizationId,
     deviceId: string,
     report: DeviceReport,
     options: {
@@ -295,7 +297,7 @@ export class DeviceStore {
    * which decides again from the row as it is then.
    */
   async refreshClean(
-    organizationId: string,
+    organizationId: OrganizationId,
     appId: string,
     deviceId: string,
     keyId: string,
@@ -331,7 +333,12 @@ export class DeviceStore {
   }
 
   /** Who uses the device changed: an event in its history. */
-  async recordSubjectChanged(organizationId: string, appId: string, deviceId: string, keyId: string): Promise<void> {
+  async recordSubjectChanged(
+    organizationId: OrganizationId,
+    appId: string,
+    deviceId: string,
+    keyId: string,
+  ): Promise<void> {
     await this.runner.query(
       `INSERT INTO device_events (organization_id, app_id, device_id, key_id, event_type, result)
        VALUES ($1, $2, $3, $4, 'subject_changed', 'success')`,
@@ -341,7 +348,7 @@ export class DeviceStore {
 
   /** One round trip: the device's new score and its success event. */
   async recordSuccess(
-    organizationId: string,
+    organizationId: OrganizationId,
     appId: string,
     deviceId: string,
     keyId: string,
@@ -357,7 +364,7 @@ export class DeviceStore {
   }
 
   /** A debug-token exchange: a success event of the debug subject, which has no device row. */
-  async recordDebugExchange(organizationId: string, appId: string, subjectKeyId: string): Promise<void> {
+  async recordDebugExchange(organizationId: OrganizationId, appId: string, subjectKeyId: string): Promise<void> {
     await this.runner.query(
       `INSERT INTO device_events (organization_id, app_id, device_id, key_id, event_type, result, risk_score, debug)
        VALUES ($1, $2, NULL, $3, 'attestation', 'success', 0, true)`,
@@ -366,7 +373,11 @@ export class DeviceStore {
   }
 
   /** Counts a failure against the device (and a counter anomaly for `counter_not_increasing`). */
-  async countFailure(organizationId: string, deviceId: string, errorCode: string): Promise<FailedDeviceRow | null> {
+  async countFailure(
+    organizationId: OrganizationId,
+    deviceId: string,
+    errorCode: string,
+  ): Promise<FailedDeviceRow | null> {
     const [device] = await queryRows<FailedDeviceRow>(
       this.runner,
       `UPDATE devices SET failure_count = failure_count + 1,
@@ -388,7 +399,7 @@ export class DeviceStore {
    * device also stores the event's score as the device's (`risk_score`), so the device list and
    * details show the score its latest attempt was given, admitted or refused.
    */
-  async recordFailure(organizationId: string, failure: FailureToRecord): Promise<RecordedFailure> {
+  async recordFailure(organizationId: OrganizationId, failure: FailureToRecord): Promise<RecordedFailure> {
     const [row] = await queryRows<
       StoredDeviceFacts & { known: boolean; recent_failures: number | null; key_in_other_apps: boolean }
     >(
@@ -440,7 +451,7 @@ export class DeviceStore {
   }
 
   /** The stored facts of the key's device in the app, or null. */
-  async storedFacts(organizationId: string, appId: string, keyId: string): Promise<StoredDeviceFacts | null> {
+  async storedFacts(organizationId: OrganizationId, appId: string, keyId: string): Promise<StoredDeviceFacts | null> {
     const [row] = await queryRows<StoredDeviceFacts>(
       this.runner,
       `SELECT client_device_id, risk_score, jailbreak_detected, device_model, os_version
@@ -451,7 +462,7 @@ export class DeviceStore {
   }
 
   /** Failed attempts of one key in one app within the last `windowMinutes`. */
-  failuresOfKey(organizationId: string, appId: string, keyId: string, windowMinutes: number): Promise<number> {
+  failuresOfKey(organizationId: OrganizationId, appId: string, keyId: string, windowMinutes: number): Promise<number> {
     return this.count(
       `SELECT count(*)::int AS observed FROM device_events
         WHERE app_id = $2 AND key_id = $3 AND result = 'failure' AND created_at > now() - make_interval(mins => $4)
@@ -461,7 +472,7 @@ export class DeviceStore {
   }
 
   /** Failed attempts in one app within the last `windowMinutes`. */
-  failuresOfApp(organizationId: string, appId: string, windowMinutes: number): Promise<number> {
+  failuresOfApp(organizationId: OrganizationId, appId: string, windowMinutes: number): Promise<number> {
     return this.count(
       `SELECT count(*)::int AS observed FROM device_events
         WHERE app_id = $2 AND result = 'failure' AND created_at > now() - make_interval(mins => $3)
@@ -471,7 +482,7 @@ export class DeviceStore {
   }
 
   /** Devices (of one app, or of the organization) whose first successful attestation is in the window. */
-  newDevices(organizationId: string, appId: string | null, windowMinutes: number): Promise<number> {
+  newDevices(organizationId: OrganizationId, appId: string | null, windowMinutes: number): Promise<number> {
     return this.count(
       `SELECT count(DISTINCT e.device_id)::int AS observed
          FROM device_events e JOIN devices d ON d.id = e.device_id
@@ -483,7 +494,7 @@ export class DeviceStore {
   }
 
   /** Per app of the organization: attestations (debug exchanges left out), successes, devices, average risk. */
-  async totalsByApp(organizationId: string): Promise<Map<string, AppDeviceTotals>> {
+  async totalsByApp(organizationId: OrganizationId): Promise<Map<string, AppDeviceTotals>> {
     const rows = await queryRows<{
       app_id: string;
       total: string | null;
@@ -516,7 +527,7 @@ export class DeviceStore {
   }
 
   /** Per UTC day of the last `days` days, newest first: attestations, distinct keys, average risk. */
-  async dailyUsage(organizationId: string, appId: string, days: number): Promise<DailyUsageRow[]> {
+  async dailyUsage(organizationId: OrganizationId, appId: string, days: number): Promise<DailyUsageRow[]> {
     const rows = await queryRows<{
       date: string;
       attestations: string;
@@ -540,7 +551,7 @@ export class DeviceStore {
   }
 
   /** The app's devices that attested most. */
-  topDevices(organizationId: string, appId: string, limit: number): Promise<TopDeviceRow[]> {
+  topDevices(organizationId: OrganizationId, appId: string, limit: number): Promise<TopDeviceRow[]> {
     return queryRows<TopDeviceRow>(
       this.runner,
       `SELECT key_id, attestation_count, risk_score, last_seen_at, device_model
@@ -551,7 +562,7 @@ export class DeviceStore {
   }
 
   /** The app's latest failures. */
-  recentFailures(organizationId: string, appId: string, limit: number): Promise<RecentFailureRow[]> {
+  recentFailures(organizationId: OrganizationId, appId: string, limit: number): Promise<RecentFailureRow[]> {
     return queryRows<RecentFailureRow>(
       this.runner,
       `SELECT created_at, error_code, key_id FROM device_events
@@ -566,7 +577,7 @@ export class DeviceStore {
    * exchanges never fail into it.
    */
   async failureTrend(
-    organizationId: string,
+    organizationId: OrganizationId,
     scope: { appId: string; keyId?: string; days: number },
   ): Promise<FailureTrend> {
     const rows = await queryRows<FailureTrendRow>(
@@ -610,16 +621,4 @@ function touchParameters(
     advanceCounterTo,
     subjectVerified,
   ];
-}
-
-@Injectable()
-export class DevicesRepository extends DeviceStore {
-  constructor(@InjectDataSource() dataSource: DataSource) {
-    super(dataSource);
-  }
-
-  /** The same methods inside the caller's transaction. */
-  in(manager: EntityManager): DeviceStore {
-    return new DeviceStore(manager);
-  }
 }

@@ -1,5 +1,4 @@
 import { describe, expect, it } from '@jest/globals';
-import type { EntityManager } from 'typeorm';
 import { DomainEvents, type DomainEvent, type DomainEventSubscriber } from './domain-events.js';
 
 interface Named extends DomainEvent {
@@ -7,14 +6,12 @@ interface Named extends DomainEvent {
   n: number;
 }
 
-const manager = {} as EntityManager;
-
 function recorder(handles: Named['type'][]) {
-  const received: [EntityManager, Named[]][] = [];
+  const received: Named[][] = [];
   const subscriber: DomainEventSubscriber<Named> = {
     handles,
-    receive: (on, events) => {
-      received.push([on, [...events]]);
+    receive: (events) => {
+      received.push([...events]);
       return Promise.resolve();
     },
   };
@@ -22,7 +19,7 @@ function recorder(handles: Named['type'][]) {
 }
 
 describe('DomainEvents', () => {
-  it('hands each subscriber the events it handles, in order, once per publication, with the manager', async () => {
+  it('hands each subscriber the events it handles, in order, once per emission', async () => {
     const bus = new DomainEvents();
     const ab = recorder(['A', 'B']);
     const c = recorder(['C']);
@@ -33,31 +30,28 @@ describe('DomainEvents', () => {
       { type: 'C', n: 2 },
       { type: 'A', n: 3 },
     ];
-    await bus.publish(manager, events);
+    await bus.emit(events);
     expect(ab.received).toEqual([
       [
-        manager,
-        [
-          { type: 'B', n: 1 },
-          { type: 'A', n: 3 },
-        ],
+        { type: 'B', n: 1 },
+        { type: 'A', n: 3 },
       ],
     ]);
-    expect(c.received).toEqual([[manager, [{ type: 'C', n: 2 }]]]);
+    expect(c.received).toEqual([[{ type: 'C', n: 2 }]]);
   });
 
-  it('calls no subscriber for an empty publication or for events it does not handle', async () => {
+  it('calls no subscriber for an empty emission or for events it does not handle', async () => {
     const bus = new DomainEvents();
     const a = recorder(['A']);
     bus.subscribe(a.subscriber);
-    await bus.publish(manager, []);
-    await bus.publish(manager, [{ type: 'B', n: 1 } as Named]);
+    await bus.emit([]);
+    await bus.emit([{ type: 'B', n: 1 } as Named]);
     expect(a.received).toEqual([]);
   });
 
-  it('lets a subscriber failure reach the publisher, whose transaction then rolls back', async () => {
+  it('lets a subscriber failure reach the publisher, whose unit of work then rolls back', async () => {
     const bus = new DomainEvents();
     bus.subscribe<Named>({ handles: ['A'], receive: () => Promise.reject(new Error('refused')) });
-    await expect(bus.publish(manager, [{ type: 'A', n: 1 } as Named])).rejects.toThrow('refused');
+    await expect(bus.emit([{ type: 'A', n: 1 } as Named])).rejects.toThrow('refused');
   });
 });

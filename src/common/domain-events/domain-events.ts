@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 
 /** A fact a feature announces about a change it made; `type` names it. */
 export interface DomainEvent {
@@ -7,19 +6,20 @@ export interface DomainEvent {
 }
 
 /**
- * A feature that reacts to other features' events. It receives, in the publisher's transaction,
- * the events of one publication it `handles`, in order. It must not throw: a subscriber whose
- * work may fail guards it itself (a savepoint), so that it never fails the change.
+ * A feature that reacts to other features' events. It receives, inside the publisher's unit of
+ * work, the events of one publication it `handles`, in order, and writes through its
+ * repositories, which join that unit of work. It must not throw: a subscriber whose work may fail
+ * guards it itself (a savepoint in its repository), so that it never fails the change.
  */
 export interface DomainEventSubscriber<E extends DomainEvent = DomainEvent> {
   readonly handles: readonly E['type'][];
-  receive(manager: EntityManager, events: readonly E[]): Promise<void>;
+  receive(events: readonly E[]): Promise<void>;
 }
 
 /**
- * In-process domain events. A publisher hands the events its change causes to `publish` with the
- * manager of the change's transaction, so they commit or roll back with it; subscribers register
- * at module init. Publishing without a subscriber that handles the events costs nothing.
+ * In-process domain events. A publisher calls `emit` with the events its change causes inside the
+ * change's unit of work, so what the subscribers write commits or rolls back with it; subscribers
+ * register at module init. Emitting without a subscriber that handles the events costs nothing.
  */
 @Injectable()
 export class DomainEvents {
@@ -29,11 +29,11 @@ export class DomainEvents {
     this.subscribers.push(subscriber);
   }
 
-  async publish(manager: EntityManager, events: readonly DomainEvent[]): Promise<void> {
+  async emit(events: readonly DomainEvent[]): Promise<void> {
     if (!events.length) return;
     for (const subscriber of this.subscribers) {
       const handled = events.filter((event) => subscriber.handles.includes(event.type));
-      if (handled.length) await subscriber.receive(manager, handled);
+      if (handled.length) await subscriber.receive(handled);
     }
   }
 }
