@@ -24,16 +24,6 @@ export interface AppQuery {
   lock?: boolean;
 }
 
-/** Deprecated: the webhook outbox's part; read `AppsRepository.webhooksEnabled`. */
-export function appWebhooksEnabled(appId: string): string {
-  return `EXISTS (SELECT 1 FROM apps WHERE id = ${sqlReference(appId)} AND webhook_enabled)`;
-}
-
-/** Deprecated: the debug-token exchange's part; read `AppsRepository.debugTokensEnabled`. */
-export function appDebugTokensEnabled(appId: string): string {
-  return `(SELECT debug_tokens_enabled FROM apps WHERE id = ${sqlReference(appId)})`;
-}
-
 /**
  * The push sweep's part (it claims deliveries of every app at once): the app's bundle id (the
  * APNs topic). Deprecated: read `AppsRepository.bundleIds` after the claim; removed once push does.

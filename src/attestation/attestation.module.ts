@@ -11,10 +11,13 @@ import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { AttestationController, JwksController } from './attestation.controller.js';
 import { AttestationService } from './attestation.service.js';
 import { ChallengeService } from './challenge.service.js';
+import { ChallengesRepository } from './challenges.repository.js';
 import { DebugTokenDenySetSources } from './debug-token-deny-set-sources.js';
 import { DebugTokensController } from './debug-tokens.controller.js';
+import { DebugTokensRepository } from './debug-tokens.repository.js';
 import { DebugTokensService } from './debug-tokens.service.js';
 import { DeviceTokenVerifier } from './device-token-verifier.js';
+import { SigningKeysRepository } from './signing-keys.repository.js';
 import { SigningKeysService } from './signing-keys.service.js';
 import { TokenService } from './token.service.js';
 
@@ -40,6 +43,9 @@ import { TokenService } from './token.service.js';
     DeviceTokenVerifier,
     DebugTokensService,
     DebugTokenDenySetSources,
+    ChallengesRepository,
+    SigningKeysRepository,
+    DebugTokensRepository,
   ],
   exports: [SigningKeysService, TokenService, DeviceTokenVerifier],
 })
