@@ -6,7 +6,10 @@
 import { describe, expect, it } from '@jest/globals';
 import type { DataSource } from 'typeorm';
 import type { AppConfig } from '../../src/config/app-config.js';
+import type { UnitOfWork } from '../../src/database/unit-of-work.js';
 import { BlockedDevices } from '../../src/devices/blocked-devices.js';
+import { DevicesRepository } from '../../src/devices/devices.repository.js';
+import { TokenRevocationsRepository } from '../../src/devices/token-revocations.repository.js';
 import {
   DenySetSourcesService,
   type DenySetDelta,
@@ -66,10 +69,17 @@ function world(options: { provide?: boolean } = {}): World {
       return rows.map((row) => ({ __cursor: cursor, is_blocked: true, ...row }));
     },
   } as unknown as DataSource;
+  // The repositories run their statements on the fake database, as outside any unit of work.
+  const uow = { manager: () => dataSource } as unknown as UnitOfWork;
   const sources = new DenySetSourcesService();
   const config = { logLevel: 'silent', logFormat: 'json' } as AppConfig;
   const state: World = {
-    blocked: new BlockedDevices(dataSource, sources, config),
+    blocked: new BlockedDevices(
+      new DevicesRepository(uow),
+      new TokenRevocationsRepository(uow, dataSource),
+      sources,
+      config,
+    ),
     sources,
     statements,
     blockedDevices: () => Promise.resolve([]),
