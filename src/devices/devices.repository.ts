@@ -1,12 +1,81 @@
 import { Injectable } from '@nestjs/common';
 import type { OrganizationId } from '../common/access/tenant-id.js';
+import { readChanges } from '../database/change-cursor.js';
 import { queryRows } from '../database/sql.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { madDeviceCounted } from '../usage/mad.repository.js';
 import { highRiskThresholdSql } from '../compliance/compliance-settings.js';
 import type { TierDefinition } from '../common/tiers.js';
+import type { BlockChange, DenySetDelta } from './deny-set-state.js';
 import type { AttestationEnvironment } from './device.entity.js';
 import { toFailureTrend, type FailureTrend, type FailureTrendRow } from './failure-trend.js';
+
+export interface DeviceProfileRow {
+  id: string;
+  app_id: string;
+  key_id: string;
+  device_model: string | null;
+  os_version: string | null;
+  app_version: string | null;
+  country: string | null;
+  risk_score: number;
+  jailbreak_detected: boolean;
+  attestation_count: number;
+  is_blocked: boolean;
+  first_seen_at: Date;
+  last_seen_at: Date;
+  updated_at: Date;
+}
+
+export interface EventRow {
+  id: string;
+  app_id: string;
+  key_id: string;
+  event_type: 'attestation' | 'assertion' | 'subject_changed';
+  result: 'success' | 'failure';
+  error_code: string | null;
+  risk_score: number | null;
+  debug: boolean;
+  created_at: Date;
+}
+
+export const DEVICE_ITEM_COLUMNS = `key_id, app_id, client_device_id, device_model, os_version, app_version, country,
+  risk_score, jailbreak_detected, attestation_count, environment, is_blocked, blocked_reason, first_seen_at, last_seen_at`;
+
+export interface DeviceItemRow {
+  key_id: string;
+  app_id: string;
+  client_device_id: string;
+  device_model: string | null;
+  os_version: string | null;
+  app_version: string | null;
+  country: string | null;
+  risk_score: number;
+  jailbreak_detected: boolean;
+  attestation_count: number;
+  environment: 'development' | 'production';
+  is_blocked: boolean;
+  blocked_reason: string | null;
+  first_seen_at: Date;
+  last_seen_at: Date;
+}
+
+/** An attested device. */
+/** A device's risk signals, as blocking rescores it. */
+export interface RiskSignalRow {
+  id: string;
+  environment: 'development' | 'production';
+  jailbreak_detected: boolean;
+  failure_count: number;
+  counter_anomalies: number;
+  attestations_this_hour: number;
+}
+
+/**
+ * The attested device keys of an organization, as the dashboard lists them, and the
+ * administrator's block. Rows are written by the attestation service; a key id is unique per
+ * app, so one key id may (rarely) name a device row in each of several apps.
+ */
 
 /** The devices table's state as the attestation path reads it. */
 export interface DeviceRow {
@@ -592,6 +661,147 @@ export class DevicesRepository {
       [organizationId, scope.appId, scope.days, scope.keyId ?? null],
     );
     return toFailureTrend(rows);
+  }
+
+  /** The most recently seen device of the key (in `appId` when given), for its details; null when none. */
+  async profile(organizationId: OrganizationId, keyId: string, appId: string | null): Promise<DeviceProfileRow | null> {
+    const rows = await this.runner.query<DeviceProfileRow[]>(
+      `SELECT id, app_id, key_id, device_model, os_version, app_version, country, risk_score, jailbreak_detected,
+              attestation_count, is_blocked, first_seen_at, last_seen_at, updated_at
+         FROM devices
+        WHERE organization_id = $1 AND key_id = $2 AND ($3::uuid IS NULL OR app_id = $3::uuid)
+        ORDER BY last_seen_at DESC, id DESC LIMIT 1`,
+      [organizationId, keyId, appId],
+    );
+    return rows[0] ?? null;
+  }
+
+  /** The key's latest events within the app (failures recorded before the key was known included). */
+  recentEventsOfKey(
+    organizationId: OrganizationId,
+    appId: string,
+    keyId: string,
+    limit: number,
+  ): Promise<Pick<EventRow, 'event_type' | 'result' | 'risk_score' | 'created_at'>[]> {
+    return this.runner.query(
+      `SELECT event_type, result, risk_score, created_at FROM device_events
+        WHERE organization_id = $1 AND app_id = $2 AND key_id = $3
+        ORDER BY created_at DESC, id DESC LIMIT $4`,
+      [organizationId, appId, keyId, limit],
+    );
+  }
+
+  /** One page of the organization's device events, newest first, and how many match. */
+  async events(
+    organizationId: OrganizationId,
+    filter: {
+      appId: string | null;
+      keyId: string | null;
+      result: string | null;
+      type: string | null;
+      from: Date | null;
+      to: Date | null;
+    },
+    window: { limit: number; offset: number },
+  ): Promise<{ rows: EventRow[]; total: number }> {
+    const where = `organization_id = $1
+       AND ($2::uuid IS NULL OR app_id = $2::uuid)
+       AND ($3::text IS NULL OR key_id = $3::text)
+       AND ($4::text IS NULL OR result = $4::text)
+       AND ($5::text IS NULL OR event_type = $5::text)
+       AND ($6::timestamptz IS NULL OR created_at >= $6::timestamptz)
+       AND ($7::timestamptz IS NULL OR created_at <= $7::timestamptz)`;
+    const params = [organizationId, filter.appId, filter.keyId, filter.result, filter.type, filter.from, filter.to];
+    const [rows, counted] = await Promise.all([
+      this.runner.query<EventRow[]>(
+        `SELECT id, app_id, key_id, event_type, result, error_code, risk_score, debug, created_at
+           FROM device_events WHERE ${where}
+          ORDER BY created_at DESC, id DESC LIMIT $8 OFFSET $9`,
+        [...params, window.limit, window.offset],
+      ),
+      this.runner.query<{ total: number }[]>(`SELECT count(*)::int AS total FROM device_events WHERE ${where}`, params),
+    ]);
+    return { rows, total: counted[0].total };
+  }
+
+  /** One page of the organization's devices, most recently seen first, and how many match. */
+  async page(
+    organizationId: OrganizationId,
+    filter: { appId: string | null; search: string | null; minRisk: number | null },
+    window: { limit: number; offset: number },
+  ): Promise<{ rows: DeviceItemRow[]; total: number }> {
+    const where = `organization_id = $1
+       AND ($2::uuid IS NULL OR app_id = $2::uuid)
+       AND ($3::text IS NULL OR strpos(lower(key_id), $3) > 0 OR strpos(lower(coalesce(device_model, '')), $3) > 0
+            OR strpos(lower(client_device_id), $3) > 0)
+       AND ($4::int IS NULL OR risk_score >= $4::int)`;
+    const params = [organizationId, filter.appId, filter.search, filter.minRisk];
+    const [rows, counted] = await Promise.all([
+      this.runner.query<DeviceItemRow[]>(
+        `SELECT ${DEVICE_ITEM_COLUMNS} FROM devices WHERE ${where}
+          ORDER BY last_seen_at DESC, id DESC LIMIT $5 OFFSET $6`,
+        [...params, window.limit, window.offset],
+      ),
+      this.runner.query<{ total: number }[]>(`SELECT count(*)::int AS total FROM devices WHERE ${where}`, params),
+    ]);
+    return { rows, total: counted[0].total };
+  }
+
+  /** The key's devices in every app of the organization, most recently seen first, locked FOR UPDATE. */
+  lockRiskSignalsByKey(organizationId: OrganizationId, keyId: string): Promise<RiskSignalRow[]> {
+    return this.runner.query<RiskSignalRow[]>(
+      `SELECT id, environment, jailbreak_detected, failure_count, counter_anomalies,
+              CASE WHEN velocity_window_start >= now() - interval '1 hour' THEN velocity_count ELSE 0 END
+                AS attestations_this_hour
+         FROM devices WHERE organization_id = $1 AND key_id = $2 ORDER BY last_seen_at DESC FOR UPDATE`,
+      [organizationId, keyId],
+    );
+  }
+
+  /** Blocks or unblocks the device with its new score: the device as listed, or null. */
+  async setBlocked(
+    organizationId: OrganizationId,
+    deviceId: string,
+    blocked: boolean,
+    reason: string | null,
+    riskScore: number,
+  ): Promise<DeviceItemRow | null> {
+    const rows = await queryRows<DeviceItemRow>(
+      this.runner,
+      `UPDATE devices SET is_blocked = $2, blocked_reason = $3, risk_score = $4, updated_at = now()
+        WHERE id = $1 AND organization_id = $5 RETURNING ${DEVICE_ITEM_COLUMNS}`,
+      [deviceId, blocked, reason, riskScore, organizationId],
+    );
+    return rows[0] ?? null;
+  }
+
+  /** Whether the key's device in the app is blocked, read now (any organization: the deny set's exact check). */
+  async isBlocked(appId: string, keyId: string): Promise<boolean> {
+    const rows: unknown[] = await this.runner.query(
+      `SELECT 1 FROM devices WHERE app_id = $1 AND key_id = $2 AND is_blocked`,
+      [appId, keyId],
+    );
+    return rows.length > 0;
+  }
+
+  /**
+   * Devices blocked now (first read, `since` null), or whose block changed since `since`
+   * (`block_xid`, set by a trigger), across every organization: the deny set's part devices own
+   * (decision 0065), with the cursor of the next read.
+   */
+  async blockChanges(since: string | null): Promise<DenySetDelta<BlockChange>> {
+    const { cursor, rows } = await readChanges<{ app_id: string; key_id: string; is_blocked: boolean }>(
+      this.runner,
+      {
+        columns: 't.app_id, t.key_id, t.is_blocked',
+        table: 'devices t',
+        whole: 't.is_blocked',
+        changedSince: (cursor) => `t.block_xid >= ${cursor}::xid8`,
+        key: 'key_id',
+      },
+      since,
+    );
+    return { cursor, rows: rows.map((row) => ({ appId: row.app_id, keyId: row.key_id, blocked: row.is_blocked })) };
   }
 
   private async count(sql: string, parameters: unknown[]): Promise<number> {
