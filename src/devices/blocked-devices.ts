@@ -2,14 +2,7 @@ import { EventEmitter } from 'node:events';
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { debugTokenIdOf } from './debug-subject.js';
 import { DenySetSourcesService } from './deny-set-sources.service.js';
-import {
-  DenySetState,
-  MAX_TOKEN_LIFETIME_MS,
-  type BlockChange,
-  type DenySetDelta,
-  type Revocation,
-  type TokenRefusal,
-} from './deny-set-state.js';
+import { DenySetState, MAX_TOKEN_LIFETIME_MS, type Revocation, type TokenRefusal } from './deny-set-state.js';
 import { serviceUnavailable } from '../common/errors/app-exception.js';
 import { createLogger } from '../common/logging/logger.js';
 import type { AppConfig } from '../config/app-config.js';
