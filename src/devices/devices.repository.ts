@@ -39,6 +39,7 @@ export interface EventRow {
   created_at: Date;
 }
 
+/** The columns of a device list item, as `toDeviceItem` reads them. */
 export const DEVICE_ITEM_COLUMNS = `key_id, app_id, client_device_id, device_model, os_version, app_version, country,
   risk_score, jailbreak_detected, attestation_count, environment, is_blocked, blocked_reason, first_seen_at, last_seen_at`;
 
@@ -60,7 +61,6 @@ export interface DeviceItemRow {
   last_seen_at: Date;
 }
 
-/** An attested device. */
 /** A device's risk signals, as blocking rescores it. */
 export interface RiskSignalRow {
   id: string;

@@ -12,7 +12,7 @@ import { TokenRevocationsRepository } from './token-revocations.repository.js';
 export type { DeviceItemRow };
 import { pageEnvelope, pageWindow } from '../common/pagination.js';
 
-/** The columns of a device list item, as `toDeviceItem` reads them. */
+/** An attested device. */
 export interface DeviceResponse {
   /** The App Attest key id, standard base64: the device's identity here. */
   keyId: string;
