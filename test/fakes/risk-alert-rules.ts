@@ -58,7 +58,11 @@ export class FakeRiskAlertRules implements Public<RiskAlertRulesRepository> {
     return rule;
   }
 
-  async claimCooldown(organizationId: OrganizationId, id: string): Promise<CooldownClaim> {
+  claimCooldown(organizationId: OrganizationId, id: string): Promise<CooldownClaim> {
+    return Promise.resolve(this.claim(organizationId, id));
+  }
+
+  private claim(organizationId: OrganizationId, id: string): CooldownClaim {
     const rule = this.rules.get(id);
     if (!rule || rule.organizationId !== organizationId) return { claimedAt: null, lastFiredAt: null };
     const now = new Date();
