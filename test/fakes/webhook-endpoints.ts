@@ -79,6 +79,6 @@ export class FakeWebhookEndpoints implements Public<WebhookEndpointsRepository> 
   }
 
   attemptsOf(): Promise<Map<string, AttemptRow[]>> {
-    return Promise.resolve(new Map());
+    return Promise.resolve(new Map<string, AttemptRow[]>());
   }
 }
