@@ -21,6 +21,7 @@ import { DenySetChangeMarkers1795707670350 } from './1795707670350-deny-set-chan
 import { SsoVerifiedDomains1795707767135 } from './1795707767135-sso-verified-domains.js';
 import { FlagProtections1795707899176 } from './1795707899176-flag-protections.js';
 import { BillingCycleAnchorDay1795709175753 } from './1795709175753-billing-cycle-anchor-day.js';
+import { AppSettingsFunctions1795710000000 } from './1795710000000-app-settings-functions.js';
 import { ComplianceHighRiskThreshold1795719485975 } from './1795719485975-compliance-high-risk-threshold.js';
 import { MadDeviceCounted1795719485976 } from './1795719485976-mad-device-counted.js';
 
@@ -49,6 +50,7 @@ export const migrations = [
   SsoVerifiedDomains1795707767135,
   FlagProtections1795707899176,
   BillingCycleAnchorDay1795709175753,
+  AppSettingsFunctions1795710000000,
   ComplianceHighRiskThreshold1795719485975,
   MadDeviceCounted1795719485976,
 ];

@@ -21,7 +21,9 @@ export const EXCEPTIONS = {
   // A session-level advisory lock needs its own connection for the lock's lifetime.
   'src/common/scheduling/advisory-lock.ts': ['sql', 'data-source', 'entity-manager'],
   // The root module wires TypeORM's DataSource.
+  // The root module wires TypeORM's DataSource; the bootstrap hands it to the session store.
   'src/app.module.ts': ['data-source'],
+  'src/app.ts': ['data-source'],
   // The management CLI is an operator's tool: it opens the data source it hands to the services.
   'src/cli/cli-context.ts': ['data-source'],
   // The brands' definition.

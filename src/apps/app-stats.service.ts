@@ -1,9 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import type { OrgAuthContext } from '../common/access/auth-context.js';
 import type { App } from './app.entity.js';
 import { DevicesRepository } from '../devices/devices.repository.js';
+import { AppsRepository } from './apps.repository.js';
 
 const round = (value: number, places = 2) => Math.round(value * 10 ** places) / 10 ** places;
 
@@ -14,17 +13,14 @@ const round = (value: number, places = 2) => Math.round(value * 10 ** places) / 
 @Injectable()
 export class AppStatsService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly apps: AppsRepository,
     private readonly devices: DevicesRepository,
   ) {}
 
   /** The organization's apps with their attestation figures: the apps and the devices' totals, at once. */
   async stats(auth: OrgAuthContext) {
     const [apps, totals] = await Promise.all([
-      this.dataSource.query<{ id: string; app_name: string }[]>(
-        `SELECT id, app_name FROM apps WHERE organization_id = $1 ORDER BY is_primary DESC, app_name`,
-        [auth.organizationId],
-      ),
+      this.apps.names(auth.organizationId),
       this.devices.totalsByApp(auth.organizationId),
     ]);
     return apps.map((app) => {
@@ -32,7 +28,7 @@ export class AppStatsService {
       const total = figures?.total ?? 0;
       return {
         appId: app.id,
-        appName: app.app_name,
+        appName: app.appName,
         totalAttestations: total,
         uniqueDevices: figures?.devices ?? 0,
         avgRiskScore: figures?.avgRisk == null ? 0 : round(figures.avgRisk),
@@ -42,12 +38,13 @@ export class AppStatsService {
     });
   }
 
-  async usage(app: App, days: number) {
+  /** Usage figures of `app`, one of `auth`'s organization's apps. */
+  async usage(auth: OrgAuthContext, app: App, days: number) {
     const [daily, top, errors, failures] = await Promise.all([
-      this.devices.dailyUsage(app.organizationId, app.id, days),
-      this.devices.topDevices(app.organizationId, app.id, 10),
-      this.devices.recentFailures(app.organizationId, app.id, 10),
-      this.devices.failureTrend(app.organizationId, { appId: app.id, days }),
+      this.devices.dailyUsage(auth.organizationId, app.id, days),
+      this.devices.topDevices(auth.organizationId, app.id, 10),
+      this.devices.recentFailures(auth.organizationId, app.id, 10),
+      this.devices.failureTrend(auth.organizationId, { appId: app.id, days }),
     ]);
     return {
       appId: app.id,

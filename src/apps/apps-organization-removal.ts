@@ -1,10 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
-import { announceAppsDeleted } from '../devices/deny-set.js';
+import type { OrganizationId } from '../common/access/tenant-id.js';
+import { TokenRevocationsRepository } from '../devices/token-revocations.repository.js';
 import {
   OnOrganizationRemoved,
   type OrganizationRemovalParticipant,
 } from '../organizations/organization-lifecycle.service.js';
+import { AppsRepository } from './apps.repository.js';
 import { TenantResolver } from './tenant-resolver.js';
 
 /**
@@ -15,16 +16,16 @@ import { TenantResolver } from './tenant-resolver.js';
 @Injectable()
 @OnOrganizationRemoved()
 export class AppsOrganizationRemoval implements OrganizationRemovalParticipant {
-  constructor(private readonly tenants: TenantResolver) {}
+  constructor(
+    private readonly apps: AppsRepository,
+    private readonly revocations: TokenRevocationsRepository,
+    private readonly tenants: TenantResolver,
+  ) {}
 
-  async whileRemoving(manager: EntityManager, organizationIds: readonly string[]): Promise<void> {
-    const apps = await manager.query<{ id: string }[]>(`SELECT id FROM apps WHERE organization_id = ANY($1::uuid[])`, [
-      [...organizationIds],
-    ]);
-    await announceAppsDeleted(
-      manager,
-      apps.map((app) => app.id),
-    );
+  /** In the removal's unit of work: the announcement is delivered on its commit. */
+  async removing(organizationIds: readonly OrganizationId[]): Promise<void> {
+    const appIds = await this.apps.idsOf(organizationIds);
+    await this.revocations.announceAppsDeleted(appIds);
   }
 
   afterRemoval(): void {

@@ -44,7 +44,7 @@ export class AppsController {
   @Get(':appID/usage')
   @Access({ session: 'viewer', personalKey: ['apps:read'] })
   async usage(@OrgAuth() auth: OrgAuthContext, @UuidParam('appID') id: string, @Query() query: AppUsageQuery) {
-    return this.stats.usage(await this.apps.get(auth, id), query.days ?? 30);
+    return this.stats.usage(auth, await this.apps.get(auth, id), query.days ?? 30);
   }
 
   @Put(':appID')

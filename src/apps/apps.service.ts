@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, type EntityManager } from 'typeorm';
 import type { OrgAuthContext } from '../common/access/auth-context.js';
+import type { OrganizationId } from '../common/access/tenant-id.js';
 import {
   appLimitReached,
   appNotFound,
@@ -13,15 +12,17 @@ import {
 } from './apps.exceptions.js';
 import { AuditService } from '../audit/audit.service.js';
 import { isUniqueViolation } from '../database/unique-violation.js';
+import { UnitOfWork } from '../database/unit-of-work.js';
 import {
-  App,
+  type App,
   DEFAULT_JWT_CONFIGURATION,
   DEFAULT_RISK_THRESHOLDS,
   jwtConfigurationOf,
   riskThresholdsOf,
 } from './app.entity.js';
 import type { CreateAppDto, UpdateAppDto } from './apps.dto.js';
-import { announceRevocation } from '../devices/deny-set.js';
+import { TokenRevocationsRepository } from '../devices/token-revocations.repository.js';
+import { AppsRepository } from './apps.repository.js';
 import { generateSubjectSecret } from './subject-secret.js';
 import { TenantResolver } from './tenant-resolver.js';
 import { OrganizationsService } from '../organizations/organizations.service.js';
@@ -30,7 +31,9 @@ import { PlanService } from '../organizations/plan.service.js';
 @Injectable()
 export class AppsService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly uow: UnitOfWork,
+    private readonly apps: AppsRepository,
+    private readonly revocations: TokenRevocationsRepository,
     private readonly audit: AuditService,
     private readonly tenants: TenantResolver,
     private readonly plans: PlanService,
@@ -39,27 +42,26 @@ export class AppsService {
 
   /** Primary first, then by name. */
   list(auth: OrgAuthContext): Promise<App[]> {
-    return this.dataSource.getRepository(App).find({
-      where: { organizationId: auth.organizationId },
-      order: { isPrimary: 'DESC', appName: 'ASC', createdAt: 'ASC' },
-    });
+    return this.apps.list(auth.organizationId);
   }
 
   async get(auth: OrgAuthContext, id: string): Promise<App> {
-    const app = await this.dataSource.getRepository(App).findOneBy({ id, organizationId: auth.organizationId });
+    const app = await this.apps.get(auth.organizationId, id);
     if (!app) throw appNotFound();
     return app;
   }
 
   async create(auth: OrgAuthContext, input: CreateAppDto): Promise<App> {
-    return this.change(auth, async (manager) => {
-      const { maxApps } = (await this.plans.planOf(auth.organizationId, { manager, lock: true })).limits;
-      const count = await manager.countBy(App, { organizationId: auth.organizationId });
+    return this.change(auth, async () => {
+      const { maxApps } = (
+        await this.plans.planOf(auth.organizationId, { manager: this.uow.manager(), lock: true })
+      ) // seam: src/organizations/plan.service.ts#planOf
+      .limits;
+      const count = await this.apps.count(auth.organizationId);
       if (maxApps !== null && count >= maxApps) {
         throw appLimitReached(maxApps);
       }
-      const app = manager.create(App, {
-        organizationId: auth.organizationId,
+      const fields = {
         appName: input.appName,
         bundleId: input.bundleId,
         teamId: input.teamId,
@@ -73,9 +75,10 @@ export class AppsService {
         requireSignedSubject: false,
         subjectSigningSecret: null,
         debugTokensEnabled: true,
-      });
+      };
+      let app: App;
       try {
-        await manager.save(app);
+        app = await this.apps.insert(auth.organizationId, fields);
       } catch (error) {
         if (isUniqueViolation(error)) {
           throw duplicateApp();
@@ -83,20 +86,20 @@ export class AppsService {
         throw error;
       }
       // Asked for, or the organization has no primary yet (its first app, or none active was left).
-      await this.settlePrimary(manager, auth.organizationId, [app], input.isPrimary ? app : undefined);
+      await this.settlePrimary(auth.organizationId, [app], input.isPrimary ? app : undefined);
       return { app, action: 'app.created', metadata: { bundleId: app.bundleId, teamId: app.teamId } };
     });
   }
 
   async update(auth: OrgAuthContext, id: string, input: UpdateAppDto): Promise<App> {
-    return this.change(auth, async (manager) => {
-      const app = await this.lock(manager, auth, id);
+    return this.change(auth, async () => {
+      const app = await this.lock(auth, id);
       if (input.isActive === false && app.isPrimary) throw primaryCannotBeDeactivated();
       if (input.appName !== undefined) app.appName = input.appName;
       if (input.description !== undefined) app.description = input.description;
       if (input.isActive !== undefined && input.isActive !== app.isActive) {
         app.isActive = input.isActive;
-        await announceRevocation(manager, { kind: 'app', appId: app.id, state: app.isActive ? 'active' : 'inactive' });
+        await this.revocations.announce({ kind: 'app', appId: app.id, state: app.isActive ? 'active' : 'inactive' });
       }
       if (input.analyticsEnabled !== undefined) app.analyticsEnabled = input.analyticsEnabled;
       if (input.webhookEnabled !== undefined) app.webhookEnabled = input.webhookEnabled;
@@ -109,8 +112,8 @@ export class AppsService {
         }
         app.requireSignedSubject = input.requireSignedSubject;
       }
-      await manager.save(app);
-      await this.settlePrimary(manager, auth.organizationId, [app]);
+      await this.apps.save(auth.organizationId, app);
+      await this.settlePrimary(auth.organizationId, [app]);
       return { app, action: 'app.updated', metadata: { fields: Object.keys(input) } };
     });
   }
@@ -120,26 +123,26 @@ export class AppsService {
    * has no primary until an app is activated or created. The last app stays.
    */
   async remove(auth: OrgAuthContext, id: string): Promise<void> {
-    await this.change(auth, async (manager) => {
-      const app = await this.lock(manager, auth, id);
-      if ((await manager.countBy(App, { organizationId: auth.organizationId })) <= 1) {
+    await this.change(auth, async () => {
+      const app = await this.lock(auth, id);
+      if ((await this.apps.count(auth.organizationId)) <= 1) {
         throw lastApp();
       }
-      await manager.delete(App, { id });
-      await announceRevocation(manager, { kind: 'app', appId: id, state: 'deleted' });
-      await this.settlePrimary(manager, auth.organizationId, []);
+      await this.apps.delete(auth.organizationId, id);
+      await this.revocations.announce({ kind: 'app', appId: id, state: 'deleted' });
+      await this.settlePrimary(auth.organizationId, []);
       return { app, action: 'app.deleted', metadata: { bundleId: app.bundleId, teamId: app.teamId } };
     });
   }
 
   async setActive(auth: OrgAuthContext, id: string, active: boolean): Promise<App> {
-    return this.change(auth, async (manager) => {
-      const app = await this.lock(manager, auth, id);
+    return this.change(auth, async () => {
+      const app = await this.lock(auth, id);
       if (!active && app.isPrimary) throw primaryCannotBeDeactivated();
       app.isActive = active;
-      await manager.save(app);
-      await this.settlePrimary(manager, auth.organizationId, [app]);
-      await announceRevocation(manager, { kind: 'app', appId: app.id, state: active ? 'active' : 'inactive' });
+      await this.apps.save(auth.organizationId, app);
+      await this.settlePrimary(auth.organizationId, [app]);
+      await this.revocations.announce({ kind: 'app', appId: app.id, state: active ? 'active' : 'inactive' });
       return { app, action: active ? 'app.activated' : 'app.deactivated' };
     });
   }
@@ -150,41 +153,37 @@ export class AppsService {
    */
   async rotateSubjectSecret(auth: OrgAuthContext, id: string): Promise<{ app: App; secret: string }> {
     const secret = generateSubjectSecret();
-    const app = await this.change(auth, async (manager) => {
-      const app = await this.lock(manager, auth, id);
+    const app = await this.change(auth, async () => {
+      const app = await this.lock(auth, id);
       app.subjectSigningSecret = secret;
-      await manager.save(app);
+      await this.apps.save(auth.organizationId, app);
       return { app, action: 'app.subject_secret_rotated' };
     });
     return { app, secret };
   }
 
   async setPrimary(auth: OrgAuthContext, id: string): Promise<App> {
-    return this.change(auth, async (manager) => {
-      const app = await this.lock(manager, auth, id);
-      await this.settlePrimary(manager, auth.organizationId, [app], app);
+    return this.change(auth, async () => {
+      const app = await this.lock(auth, id);
+      await this.settlePrimary(auth.organizationId, [app], app);
       return { app, action: 'app.primary_set' };
     });
   }
 
-  /** One transaction per change, with its audit entry; the tenant cache forgets the app after. */
+  /** One unit of work per change, with its audit entry; the tenant cache forgets the app after. */
   private async change(
     auth: OrgAuthContext,
-    work: (manager: EntityManager) => Promise<{ app: App; action: string; metadata?: Record<string, unknown> }>,
+    work: () => Promise<{ app: App; action: string; metadata?: Record<string, unknown> }>,
   ): Promise<App> {
-    const { app } = await this.dataSource.transaction(async (manager) => {
-      const result = await work(manager);
-      await this.audit.record(
-        auth,
-        {
-          organizationId: auth.organizationId,
-          action: result.action,
-          resourceType: 'app',
-          resourceId: result.app.id,
-          metadata: result.metadata,
-        },
-        manager,
-      );
+    const { app } = await this.uow.run(async () => {
+      const result = await work();
+      await this.audit.record(auth, {
+        organizationId: auth.organizationId,
+        action: result.action,
+        resourceType: 'app',
+        resourceId: result.app.id,
+        metadata: result.metadata,
+      });
       return result;
     });
     this.tenants.forget(app.bundleId, app.teamId);
@@ -198,13 +197,9 @@ export class AppsService {
    * clear the flag and the second trips the one-primary unique index (a 500), and a deactivation
    * racing a primary deletion could leave an inactive primary.
    */
-  private async lock(manager: EntityManager, auth: OrgAuthContext, id: string): Promise<App> {
-    await this.organizations.lock(auth.organizationId, manager);
-    const app = await manager
-      .createQueryBuilder(App, 'app')
-      .setLock('pessimistic_write')
-      .where('app.id = :id AND app.organization_id = :org', { id, org: auth.organizationId })
-      .getOne();
+  private async lock(auth: OrgAuthContext, id: string): Promise<App> {
+    await this.organizations.lock(auth.organizationId, this.uow.manager()); // seam: src/organizations/organizations.service.ts#lock
+    const app = await this.apps.lock(auth.organizationId, id);
     if (!app) throw appNotFound();
     return app;
   }
@@ -218,24 +213,12 @@ export class AppsService {
    * entities the caller holds, whose `isPrimary` is brought in line. Runs under the organization
    * lock (`lock`), after the change is saved.
    */
-  private async settlePrimary(
-    manager: EntityManager,
-    organizationId: string,
-    loaded: App[],
-    candidate?: App,
-  ): Promise<void> {
+  private async settlePrimary(organizationId: OrganizationId, loaded: App[], candidate?: App): Promise<void> {
     if (candidate && !candidate.isActive) throw inactiveAppCannotBePrimary();
-    const apps = await manager.find(App, {
-      where: { organizationId },
-      select: { id: true, isActive: true, isPrimary: true, createdAt: true },
-      order: { createdAt: 'ASC', id: 'ASC' },
-    });
+    const apps = await this.apps.primaryStates(organizationId);
     const current = apps.find((app) => app.isPrimary);
     const chosen = candidate ?? (current?.isActive ? current : apps.find((app) => app.isActive));
-    if (chosen?.id !== current?.id) {
-      await manager.update(App, { organizationId, isPrimary: true }, { isPrimary: false });
-      if (chosen) await manager.update(App, { id: chosen.id }, { isPrimary: true });
-    }
+    if (chosen?.id !== current?.id) await this.apps.setPrimary(organizationId, chosen?.id ?? null);
     for (const app of loaded) app.isPrimary = app.id === chosen?.id;
   }
 }

@@ -1,17 +1,16 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import type { AppId, OrganizationId } from '../common/access/tenant-id.js';
 import type { JwtConfiguration, RiskThresholds } from './app.entity.js';
 import { jwtConfigurationOf, riskThresholdsOf } from './app.entity.js';
-import { organizationJoin } from '../organizations/organizations.service.js';
+import { AppsRepository } from './apps.repository.js';
 
 /** What SDK routes need of the app their identity headers name. */
 export interface Tenant {
-  appId: string;
+  appId: AppId;
   appName: string;
   bundleId: string;
   teamId: string;
-  organizationId: string;
+  organizationId: OrganizationId;
   serviceTier: string;
   currentPeriodEnd: Date | null;
   /** The day of month the organization's paid cycle renews on, when known. */
@@ -46,7 +45,7 @@ export class TenantResolver {
   /** Moves on every forget: a lookup that started before it must not cache what it read. */
   private generation = 0;
 
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(private readonly apps: AppsRepository) {}
 
   async resolve(bundleId: string, teamId: string): Promise<Tenant | null> {
     const key = `${bundleId}\n${teamId}`;
@@ -79,28 +78,7 @@ export class TenantResolver {
 
   /** The app and its organization as they are now, past the cache (diagnostics). */
   async lookup(bundleId: string, teamId: string): Promise<Tenant | null> {
-    const rows: {
-      id: string;
-      app_name: string;
-      organization_id: string;
-      service_tier: string;
-      current_period_end: Date | null;
-      billing_anchor_day: number | null;
-      is_active: boolean;
-      org_active: boolean;
-      jwt_configuration: Partial<JwtConfiguration>;
-      risk_thresholds: Partial<RiskThresholds>;
-      require_signed_subject: boolean;
-      subject_signing_secret: string | null;
-    }[] = await this.dataSource.query(
-      `SELECT a.id, a.app_name, a.organization_id, o.tier AS service_tier, o.period_end AS current_period_end,
-              o.anchor_day AS billing_anchor_day, a.is_active,
-              o.active AS org_active, a.jwt_configuration, a.risk_thresholds, a.require_signed_subject, a.subject_signing_secret
-         FROM apps a ${organizationJoin('o', 'a.organization_id')}
-        WHERE a.bundle_id = $1 AND a.team_id = $2`,
-      [bundleId, teamId],
-    );
-    const row = rows[0];
+    const row = await this.apps.tenantOf(bundleId, teamId);
     if (!row) return null;
     return {
       appId: row.id,

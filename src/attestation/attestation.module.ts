@@ -10,8 +10,10 @@ import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { AttestationController, JwksController } from './attestation.controller.js';
 import { AttestationService } from './attestation.service.js';
 import { ChallengeService } from './challenge.service.js';
+import { ChallengesRepository } from './challenges.repository.js';
 import { DebugTokenDenySetSources } from './debug-token-deny-set-sources.js';
 import { DebugTokensController } from './debug-tokens.controller.js';
+import { DebugTokensRepository } from './debug-tokens.repository.js';
 import { DebugTokensService } from './debug-tokens.service.js';
 import { DeviceTokensModule } from '../device-tokens/device-tokens.module.js';
 
@@ -28,7 +30,14 @@ import { DeviceTokensModule } from '../device-tokens/device-tokens.module.js';
     RiskAlertsModule,
   ],
   controllers: [AttestationController, JwksController, DebugTokensController],
-  providers: [AttestationService, ChallengeService, DebugTokensService, DebugTokenDenySetSources],
+  providers: [
+    AttestationService,
+    ChallengeService,
+    DebugTokensService,
+    DebugTokenDenySetSources,
+    ChallengesRepository,
+    DebugTokensRepository,
+  ],
   // Those importing attestation for device tokens (access, claims) get them as before.
   exports: [DeviceTokensModule],
 })

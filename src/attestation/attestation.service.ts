@@ -1,8 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, type EntityManager } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { AppException, badRequest } from '../common/errors/app-exception.js';
@@ -26,6 +24,7 @@ import {
   type ReadDeviceRow,
 } from '../devices/devices.repository.js';
 import { scoreStoredDevice } from '../devices/risk-score.js';
+import { UnitOfWork } from '../database/unit-of-work.js';
 import { MadService } from '../usage/mad.service.js';
 import { Metrics } from '../metrics/metrics.js';
 import { RiskAlertsService } from '../risk-alerts/risk-alerts.service.js';
@@ -58,15 +57,15 @@ interface AttemptFacts {
  * device record and its events (through the devices feature's repository), risk, the app's
  * thresholds, the MAD quota, then a signed token. Both go through one gate, `verdict`: the
  * challenge is spent first, and every refusal after it is recorded as a device event naming the
- * refused step. What an attempt means is decided here and published as domain events (new
- * device, high risk, failure, anomaly) in the transaction of the change that causes them.
+ * refused step. What an attempt means is decided here and emitted as domain events (new
+ * device, high risk, failure, anomaly) in the unit of work of the change that causes them.
  */
 @Injectable()
 export class AttestationService {
   private readonly trustStore: TrustStore;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly uow: UnitOfWork,
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly challenges: ChallengeService,
     private readonly tokens: TokenService,
@@ -96,8 +95,8 @@ export class AttestationService {
       if (tenant.riskThresholds.requireAppStoreReceipt && result.receipt.length === 0) throw receiptMissing();
       attempt.countAgainstStoredKey = true;
       const now = new Date();
-      return this.admitInTransaction(tenant, input.keyId, attempt, async (manager) => {
-        const device = await this.devices.in(manager).upsertAttested(tenant.organizationId, tenant.appId, {
+      return this.admitInTransaction(tenant, input.keyId, attempt, async () => {
+        const device = await this.devices.upsertAttested(tenant.organizationId, tenant.appId, {
           keyId: input.keyId,
           publicKeyPem: result.publicKeyPem,
           environment: result.environment,
@@ -105,7 +104,7 @@ export class AttestationService {
           report: input,
           subjectVerified,
         });
-        return this.admit(manager, tenant, device, input.keyId, 'attestation', device.inserted, attempt, { now });
+        return this.admit(tenant, device, input.keyId, 'attestation', device.inserted, attempt, { now });
       });
     });
   }
@@ -132,8 +131,8 @@ export class AttestationService {
       const madPeriods = this.mad.periodStarts(tenant, now);
       const clean = await this.refreshClean(tenant, input, known, result.counter, subjectVerified, madPeriods, now);
       if (clean) return clean;
-      return this.admitInTransaction(tenant, input.keyId, attempt, async (manager) => {
-        const devices = this.devices.in(manager);
+      return this.admitInTransaction(tenant, input.keyId, attempt, async () => {
+        const devices = this.devices;
         // The counter only moves forward: of two concurrent refreshes with one counter, one wins.
         // The same statement says whether the device is already counted this period, so a counted
         // device spends no statement on the quota.
@@ -148,7 +147,7 @@ export class AttestationService {
           // Who uses the device changed: an event in the device's history, committed with the admission.
           await devices.recordSubjectChanged(tenant.organizationId, tenant.appId, known.id, input.keyId);
         }
-        return this.admit(manager, tenant, device, input.keyId, 'assertion', false, attempt, {
+        return this.admit(tenant, device, input.keyId, 'assertion', false, attempt, {
           limitedUse: input.limitedUse === true,
           now,
         });
@@ -239,7 +238,6 @@ export class AttestationService {
 
   /** The admission rule and the quota for a verified device, then the event and the token. */
   private async admit(
-    manager: EntityManager,
     tenant: Tenant,
     device: DeviceRow,
     keyId: string,
@@ -255,27 +253,26 @@ export class AttestationService {
     attempt.scored = scored;
     attempt.isNewDevice = isNewDevice;
     if (refusal) throw admissionRefused(eventType, refusal);
-    await this.mad.count(manager, tenant, device.id, isNewDevice, options.now, device.mad_counted === true);
-    await this.devices
-      .in(manager)
-      .recordSuccess(tenant.organizationId, tenant.appId, device.id, keyId, eventType, risk.score);
+    // seam: src/usage/mad.service.ts#count
+    await this.mad.count(this.uow.manager(), tenant, device.id, isNewDevice, options.now, device.mad_counted === true);
+    await this.devices.recordSuccess(tenant.organizationId, tenant.appId, device.id, keyId, eventType, risk.score);
     const events: DeviceDomainEvent[] = [];
     if (isNewDevice) events.push({ type: 'DeviceRegistered', app: attestingApp(tenant), device: scored });
-    const highRisk = await this.highRiskEvent(manager, tenant, scored);
+    const highRisk = await this.highRiskEvent(tenant, scored);
     if (highRisk) events.push(highRisk);
-    // A clean device that is not new publishes nothing and costs no query.
-    await this.domainEvents.publish(manager, events);
+    // A clean device that is not new emits nothing and costs no query.
+    await this.domainEvents.emit(events);
     return this.tokens.mint(subjectOf(tenant, keyId, device, risk.score), { limitedUse: options.limitedUse });
   }
 
-  /** Runs the admission transaction; after its commit, the risk alerts hear of the success. */
+  /** Runs the admission in one unit of work; after its commit, the risk alerts hear of the success. */
   private async admitInTransaction<T>(
     tenant: Tenant,
     keyId: string,
     attempt: AttemptFacts,
-    work: (manager: EntityManager) => Promise<T>,
+    work: () => Promise<T>,
   ): Promise<T> {
-    const admitted = await this.dataSource.transaction(work);
+    const admitted = await this.uow.run(work);
     // After commit, so the evaluation counts this event; it never delays the answer.
     this.riskAlerts.onDeviceEvent(tenant, {
       keyId,
@@ -327,15 +324,16 @@ export class AttestationService {
   /**
    * The organization's high-risk event for a scored device, or null. A score of 0 exceeds no
    * threshold, so a clean device costs no query; otherwise one indexed read of the compliance
-   * settings in force (under the plan the tenant resolved with), in the caller's transaction.
+   * settings in force (under the plan the tenant resolved with), in the caller's unit of work.
    */
-  private async highRiskEvent(
-    manager: EntityManager,
-    tenant: Tenant,
-    device: DeviceFacts,
-  ): Promise<DeviceDomainEvent | null> {
+  private async highRiskEvent(tenant: Tenant, device: DeviceFacts): Promise<DeviceDomainEvent | null> {
     if (device.riskScore <= 0) return null;
-    const threshold = await highRiskThreshold(manager, tenant.organizationId, tierDefinition(tenant.serviceTier));
+    // seam: src/compliance/compliance-settings.ts#highRiskThreshold
+    const threshold = await highRiskThreshold(
+      this.uow.manager(),
+      tenant.organizationId,
+      tierDefinition(tenant.serviceTier),
+    );
     if (!isHighRisk(device.riskScore, threshold)) return null;
     return { type: 'HighRiskDevice', app: attestingApp(tenant), device, threshold };
   }
@@ -355,8 +353,8 @@ export class AttestationService {
     scored: DeviceFacts | null = null,
   ): Promise<void> {
     this.metrics.attestationFailure(tenant.appId, code);
-    const facts = await this.dataSource.transaction(async (manager) => {
-      const devices = this.devices.in(manager);
+    const facts = await this.uow.run(async () => {
+      const devices = this.devices;
       let counted = scored;
       if (deviceId) {
         const device = await devices.countFailure(tenant.organizationId, deviceId, code);
@@ -383,7 +381,7 @@ export class AttestationService {
       const app = attestingApp(tenant);
       const events: DeviceDomainEvent[] = [{ type: 'AttestationFailed', app, device, errorCode: code }];
       // High risk only for a score this attempt computed, not for one the failure counting made up.
-      const highRisk = scored ? await this.highRiskEvent(manager, tenant, scored) : null;
+      const highRisk = scored ? await this.highRiskEvent(tenant, scored) : null;
       if (highRisk) events.push(highRisk);
       const anomalies = anomaliesOf({
         errorCode: code,
@@ -393,7 +391,7 @@ export class AttestationService {
       for (const anomaly of anomalies) {
         events.push({ type: 'DeviceAnomalyDetected', app, device, errorCode: code, ...anomaly });
       }
-      await this.domainEvents.publish(manager, events);
+      await this.domainEvents.emit(events);
       return counted;
     });
     // Committed: the evaluation counts this event.

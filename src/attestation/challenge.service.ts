@@ -1,12 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import { Interval } from '@nestjs/schedule';
-import { DataSource } from 'typeorm';
+import type { AppId } from '../common/access/tenant-id.js';
 import { randomSecret, sha256Hex } from '../common/crypto.js';
-import { storedServiceSecret } from '../database/service-settings.js';
 import { challengeExpired, challengeInvalid } from './attestation.exceptions.js';
 import { stampChallenge, stampedExpiry } from './challenge-stamp.js';
-import { RelaxedCommits } from '../database/relaxed-commits.js';
+import { ChallengesRepository } from './challenges.repository.js';
 
 export const CHALLENGE_TTL_MS = 5 * 60 * 1000;
 /**
@@ -29,19 +27,13 @@ export class ChallengeService {
   now: () => number = Date.now;
   private stampKey: Promise<Buffer> | null = null;
 
-  constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly relaxed: RelaxedCommits,
-  ) {}
+  constructor(private readonly challenges: ChallengesRepository) {}
 
-  async issue(appId: string): Promise<{ challenge: string; expiresAt: string }> {
+  async issue(appId: AppId): Promise<{ challenge: string; expiresAt: string }> {
     const expiresAtS = Math.floor((this.now() + CHALLENGE_TTL_MS) / 1000);
     const challenge = stampChallenge(await this.key(), appId, expiresAtS);
     const expiresAt = new Date(expiresAtS * 1000);
-    await this.relaxed.query(
-      `INSERT INTO attestation_challenges (challenge_hash, app_id, expires_at) VALUES ($1, $2, $3)`,
-      [sha256Hex(challenge), appId, expiresAt],
-    );
+    await this.challenges.insert(appId, sha256Hex(challenge), expiresAt);
     return { challenge, expiresAt: expiresAt.toISOString() };
   }
 
@@ -52,19 +44,11 @@ export class ChallengeService {
    * an expired one stays a tombstone that answers `challenge_expired` until the purge; none at
    * all (used, never issued, another app's) is `challenge_invalid`.
    */
-  async consume(appId: string, challenge: string): Promise<void> {
+  async consume(appId: AppId, challenge: string): Promise<void> {
     const now = this.now();
     const stamped = stampedExpiry(await this.key(), appId, challenge);
     if (stamped !== null && stamped * 1000 <= now) throw challengeExpired();
-    const [outcome] = await this.relaxed.query<{ used: boolean; expired: boolean }>(
-      `WITH used AS (
-         DELETE FROM attestation_challenges
-          WHERE challenge_hash = $1 AND app_id = $2 AND expires_at > $3 RETURNING 1)
-       SELECT EXISTS (SELECT 1 FROM used) AS used,
-              EXISTS (SELECT 1 FROM attestation_challenges
-                       WHERE challenge_hash = $1 AND app_id = $2 AND expires_at <= $3) AS expired`,
-      [sha256Hex(challenge), appId, new Date(now)],
-    );
+    const outcome = await this.challenges.use(appId, sha256Hex(challenge), new Date(now));
     if (outcome.used) return;
     if (outcome.expired) {
       throw challengeExpired();
@@ -78,17 +62,13 @@ export class ChallengeService {
    */
   @Interval(60_000)
   async purgeExpired(now: number = this.now()): Promise<void> {
-    await this.dataSource.query(`DELETE FROM attestation_challenges WHERE expires_at < $1`, [
-      new Date(now - CHALLENGE_TOMBSTONE_MS),
-    ]);
+    await this.challenges.deleteExpiredBefore(new Date(now - CHALLENGE_TOMBSTONE_MS));
   }
 
   /** The key challenges are sealed with: one for every instance, generated once and kept in the database. */
   private key(): Promise<Buffer> {
     if (!this.stampKey) {
-      const key = storedServiceSecret(this.dataSource, 'challenge_stamp_key', () => randomSecret(32)).then((value) =>
-        Buffer.from(value, 'base64url'),
-      );
+      const key = this.challenges.stampKey(() => randomSecret(32)).then((value) => Buffer.from(value, 'base64url'));
       // A failed read (database down) is retried by the next caller rather than remembered.
       void key.catch(() => {
         if (this.stampKey === key) this.stampKey = null;

@@ -4,6 +4,8 @@ import { resolve } from 'node:path';
 import { isISO8601 } from 'class-validator';
 import { createTrustStore, verifyAttestation, type TrustStore } from '../attestation/app-attest/app-attest.js';
 import { SigningKeysService } from '../device-tokens/signing-keys.service.js';
+import { SigningKeysRepository } from '../device-tokens/signing-keys.repository.js';
+import { UnitOfWork } from '../database/unit-of-work.js';
 import type { CliArgs } from './cli-args.js';
 import { CliError, CliFailureWithOutput, withoutDatabase, type CliContext } from './cli-context.js';
 
@@ -91,7 +93,8 @@ export const verifyAttestationCommand = withoutDatabase(async (context: CliConte
 
 /** The signing keys the server uses, built the way the server builds them (a first key if none exists). */
 async function signingKeys(context: CliContext): Promise<SigningKeysService> {
-  const keys = new SigningKeysService(await context.dataSource(), context.config);
+  const uow = new UnitOfWork(await context.dataSource());
+  const keys = new SigningKeysService(uow, new SigningKeysRepository(uow), context.config);
   await keys.onModuleInit();
   return keys;
 }

@@ -1,13 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Cron, CronExpression } from '@nestjs/schedule';
-import { InjectDataSource } from '@nestjs/typeorm';
 import type { Logger } from 'pino';
-import { DataSource } from 'typeorm';
 import { createLogger } from '../common/logging/logger.js';
-import { withAdvisoryLock } from '../common/scheduling/advisory-lock.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { queryRows } from '../database/sql.js';
+import { ConsumedTokensRepository } from './consumed-tokens.repository.js';
 
 /** Advisory lock key of this job (arbitrary; unique among the service's locks). */
 const CONSUMED_TOKENS_LOCK = 727_104;
@@ -22,7 +19,7 @@ export class ConsumedTokensJob {
   private readonly logger: Logger;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly consumed: ConsumedTokensRepository,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.logger = createLogger(config).child({ component: 'consumed-tokens-job' });
@@ -39,20 +36,6 @@ export class ConsumedTokensJob {
 
   /** Rows deleted, or null when another instance is running the job. */
   async run(now: Date = new Date()): Promise<number | null> {
-    const outcome = await withAdvisoryLock(this.dataSource, CONSUMED_TOKENS_LOCK, async (manager) => {
-      let deleted = 0;
-      for (;;) {
-        const rows = await queryRows<{ one: number }>(
-          manager,
-          `DELETE FROM consumed_tokens WHERE jti IN (
-             SELECT jti FROM consumed_tokens WHERE expires_at <= $1 LIMIT ${BATCH})
-           RETURNING 1 AS one`,
-          [now],
-        );
-        deleted += rows.length;
-        if (rows.length < BATCH) return deleted;
-      }
-    });
-    return outcome.ran ? outcome.result : null;
+    return this.consumed.deleteExpired(now, BATCH, CONSUMED_TOKENS_LOCK);
   }
 }

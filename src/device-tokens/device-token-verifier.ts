@@ -1,9 +1,8 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { JwtService } from '@nestjs/jwt';
-import { InjectDataSource } from '@nestjs/typeorm';
-import type { JWK, JWTPayload } from 'jose';
-import { DataSource } from 'typeorm';
+import type { JWTPayload } from 'jose';
+import { SigningKeysRepository } from './signing-keys.repository.js';
 
 /** The verified claims of a device's attestation token. */
 export interface DeviceToken extends JWTPayload {
@@ -46,7 +45,7 @@ export class DeviceTokenVerifier {
   private readonly verified = new Map<string, DeviceToken>();
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly signingKeys: SigningKeysRepository,
     private readonly jwt: JwtService,
   ) {}
 
@@ -109,10 +108,8 @@ export class DeviceTokenVerifier {
   }
 
   private async load(): Promise<void> {
-    const rows: { kid: string; public_jwk: JWK }[] = await this.dataSource.query(
-      `SELECT kid, public_jwk FROM signing_keys`,
-    );
-    this.keys = new Map(rows.map((row) => [row.kid, createPublicKey({ key: row.public_jwk, format: 'jwk' })]));
+    const rows = await this.signingKeys.publicKeys();
+    this.keys = new Map(rows.map((row) => [row.kid, createPublicKey({ key: row.publicJwk, format: 'jwk' })]));
     this.loadedAt = Date.now();
   }
 }

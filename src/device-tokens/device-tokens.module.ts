@@ -5,7 +5,9 @@ import { AppsModule } from '../apps/apps.module.js';
 import { DevicesModule } from '../devices/devices.module.js';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { ConsumedTokensJob } from './consumed-tokens.job.js';
+import { ConsumedTokensRepository } from './consumed-tokens.repository.js';
 import { DeviceTokenVerifier } from './device-token-verifier.js';
+import { SigningKeysRepository } from './signing-keys.repository.js';
 import { SigningKeysService } from './signing-keys.service.js';
 import { TokenService } from './token.service.js';
 import { TokenVerificationService } from './token-verification.service.js';
@@ -26,7 +28,15 @@ import { TokensController } from './tokens.controller.js';
     DevicesModule,
   ],
   controllers: [TokensController],
-  providers: [SigningKeysService, TokenService, DeviceTokenVerifier, TokenVerificationService, ConsumedTokensJob],
+  providers: [
+    SigningKeysService,
+    SigningKeysRepository,
+    TokenService,
+    DeviceTokenVerifier,
+    TokenVerificationService,
+    ConsumedTokensJob,
+    ConsumedTokensRepository,
+  ],
   exports: [SigningKeysService, TokenService, DeviceTokenVerifier],
 })
 export class DeviceTokensModule {}

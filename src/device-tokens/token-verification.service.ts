@@ -1,11 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import type { OrgAuthContext } from '../common/access/auth-context.js';
 import { DeviceTokenVerifier, type DeviceToken } from './device-token-verifier.js';
 import { DenySet } from '../devices/deny-set.js';
 import type { VerifyTokenDto } from './tokens.dto.js';
 import type { VerificationRefusal } from './verification-refusals.js';
+import { ConsumedTokensRepository } from './consumed-tokens.repository.js';
 import { AppsRepository } from '../apps/apps.repository.js';
 
 export type VerificationResult =
@@ -23,7 +22,7 @@ const refused = (reason: VerificationRefusal): VerificationResult => ({ valid: f
 @Injectable()
 export class TokenVerificationService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly consumed: ConsumedTokensRepository,
     private readonly verifier: DeviceTokenVerifier,
     private readonly denySet: DenySet,
     private readonly apps: AppsRepository,
@@ -43,15 +42,8 @@ export class TokenVerificationService {
     const revoked = await this.denySet.refusalNow(claims.app_id, claims.sub);
     if (revoked) return refused(revoked);
     const used = input.consume
-      ? (
-          await this.dataSource.query<unknown[]>(
-            `INSERT INTO consumed_tokens (jti, organization_id, app_id, expires_at)
-             VALUES ($1, $2, $3, to_timestamp($4)) ON CONFLICT (jti) DO NOTHING RETURNING 1`,
-            [claims.jti, auth.organizationId, claims.app_id, claims.exp],
-          )
-        ).length === 0
-      : (await this.dataSource.query<unknown[]>(`SELECT 1 FROM consumed_tokens WHERE jti = $1`, [claims.jti])).length >
-        0;
+      ? !(await this.consumed.consume(auth.organizationId, claims.jti, claims.app_id, claims.exp!))
+      : await this.consumed.isConsumed(auth.organizationId, claims.jti);
     if (used) return refused('already_used');
     return { valid: true, claims };
   }

@@ -1,49 +1,21 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { debugTokenIdOf } from './debug-subject.js';
 import { DenySetSourcesService } from './deny-set-sources.service.js';
-import {
-  DenySetState,
-  type BlockChange,
-  type DenySetDelta,
-  type Revocation,
-  type TokenRefusal,
-} from './deny-set-state.js';
-import { readChanges } from '../database/change-cursor.js';
+import { DenySetState, type Revocation, type TokenRefusal } from './deny-set-state.js';
 import { discovered } from '../common/discovery/discovered.js';
 import { serviceUnavailable } from '../common/errors/app-exception.js';
 import { createLogger } from '../common/logging/logger.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { PgListener } from '../database/pg-listener.js';
+import type { PgListener } from '../database/pg-listener.js';
+import { DevicesRepository } from './devices.repository.js';
+import { TokenRevocationsRepository } from './token-revocations.repository.js';
 
 /** How stale another instance's block may be on this one if its notification was lost. */
 export const DENY_SET_REFRESH_MS = 5_000;
 
 export type { Revocation, TokenRefusal };
-
-export const TOKEN_REVOCATIONS_CHANNEL = 'token_revocations';
-
-interface Queryable {
-  query(sql: string, parameters?: unknown[]): Promise<unknown>;
-}
-
-/** Announces a revocation; call it inside the transaction of the change, so it fires on commit. */
-export async function announceRevocation(manager: Queryable, revocation: Revocation): Promise<void> {
-  await manager.query(`SELECT pg_notify($1, $2)`, [TOKEN_REVOCATIONS_CHANNEL, JSON.stringify(revocation)]);
-}
-
-/** Apps deleted with their organization, announced in one statement (one message per app). */
-export async function announceAppsDeleted(manager: Queryable, appIds: readonly string[]): Promise<void> {
-  if (!appIds.length) return;
-  await manager.query(
-    `SELECT pg_notify($1, json_build_object('kind', 'app', 'appId', app.id, 'state', 'deleted')::text)
-       FROM unnest($2::uuid[]) AS app(id)`,
-    [TOKEN_REVOCATIONS_CHANNEL, appIds],
-  );
-}
 
 /** What a feature does when device tokens are revoked, on every instance. */
 export interface RevocationListener {
@@ -96,14 +68,13 @@ export class DenySet implements OnModuleInit, OnModuleDestroy {
   private readonly listener: PgListener;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly devices: DevicesRepository,
+    revocationChannel: TokenRevocationsRepository,
     private readonly sources: DenySetSourcesService,
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly discovery: DiscoveryService,
   ) {
-    this.listener = new PgListener({
-      url: (dataSource.options as { url?: string }).url,
-      channel: TOKEN_REVOCATIONS_CHANNEL,
+    this.listener = revocationChannel.listener({
       logger: createLogger(config).child({ component: 'token-revocations' }),
       onMessage: (payload) => this.receive(payload),
       onReconnect: () => {
@@ -149,11 +120,7 @@ export class DenySet implements OnModuleInit, OnModuleDestroy {
     if (debugTokenId) {
       return (await this.sources.debugTokenRevoked(appId, debugTokenId)) ? 'debug_token_revoked' : null;
     }
-    const rows: unknown[] = await this.dataSource.query(
-      `SELECT 1 FROM devices WHERE app_id = $1 AND key_id = $2 AND is_blocked`,
-      [appId, keyId],
-    );
-    return rows.length ? 'device_blocked' : null;
+    return (await this.devices.isBlocked(appId, keyId)) ? 'device_blocked' : null;
   }
 
   /** Whether this instance holds the debug token as revoked (its device tokens refused). */
@@ -198,7 +165,7 @@ export class DenySet implements OnModuleInit, OnModuleDestroy {
     try {
       const since = this.state.cursors();
       const [devices, debugTokens, inactiveApps] = await Promise.all([
-        this.blockChanges(since.devices),
+        this.devices.blockChanges(since.devices),
         this.sources.revokedDebugTokens(since.debugTokens),
         this.sources.inactiveApps(),
       ]);
@@ -209,22 +176,6 @@ export class DenySet implements OnModuleInit, OnModuleDestroy {
     } finally {
       this.arrivedDuringLoad = null;
     }
-  }
-
-  /** Devices blocked now (first read), or whose block changed since `since` (`block_xid`, set by a trigger). */
-  private async blockChanges(since: string | null): Promise<DenySetDelta<BlockChange>> {
-    const { cursor, rows } = await readChanges<{ app_id: string; key_id: string; is_blocked: boolean }>(
-      this.dataSource,
-      {
-        columns: 't.app_id, t.key_id, t.is_blocked',
-        table: 'devices t',
-        whole: 't.is_blocked',
-        changedSince: (cursor) => `t.block_xid >= ${cursor}::xid8`,
-        key: 'key_id',
-      },
-      since,
-    );
-    return { cursor, rows: rows.map((row) => ({ appId: row.app_id, keyId: row.key_id, blocked: row.is_blocked })) };
   }
 
   private receive(payload: string): void {

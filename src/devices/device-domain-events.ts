@@ -1,13 +1,15 @@
+import type { AppId, OrganizationId } from '../common/access/tenant-id.js';
+
 /**
  * The domain events of attested devices. Attestation and risk alerts decide them and publish them
- * (`DomainEvents`) in the transaction of the change that causes them; subscribers (webhooks) only
+ * (`DomainEvents.emit`) in the unit of work of the change that causes them; subscribers (webhooks) only
  * react. Plain data: no decision is left to a subscriber.
  */
 
 /** Where a device event happened. */
 export interface AttestingApp {
-  organizationId: string;
-  appId: string;
+  organizationId: OrganizationId;
+  appId: AppId;
   bundleId: string;
 }
 

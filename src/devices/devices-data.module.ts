@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { Device, DeviceEvent } from './device.entity.js';
 import { DevicesRepository } from './devices.repository.js';
+import { TokenRevocationsRepository } from './token-revocations.repository.js';
 
 /**
  * The devices feature's tables behind `DevicesRepository`, with no other dependency, so that the
@@ -9,7 +10,7 @@ import { DevicesRepository } from './devices.repository.js';
  */
 @Module({
   imports: [TypeOrmModule.forFeature([Device, DeviceEvent])],
-  providers: [DevicesRepository],
-  exports: [DevicesRepository],
+  providers: [DevicesRepository, TokenRevocationsRepository],
+  exports: [DevicesRepository, TokenRevocationsRepository],
 })
 export class DevicesDataModule {}

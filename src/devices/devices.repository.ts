@@ -1,12 +1,81 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, type EntityManager } from 'typeorm';
+import type { OrganizationId } from '../common/access/tenant-id.js';
+import { readChanges } from '../database/change-cursor.js';
 import { queryRows } from '../database/sql.js';
+import { UnitOfWork } from '../database/unit-of-work.js';
 import { madDeviceCounted } from '../usage/mad.repository.js';
 import { highRiskThresholdSql } from '../compliance/compliance-settings.js';
 import type { TierDefinition } from '../common/tiers.js';
+import type { BlockChange, DenySetDelta } from './deny-set-state.js';
 import type { AttestationEnvironment } from './device.entity.js';
 import { toFailureTrend, type FailureTrend, type FailureTrendRow } from './failure-trend.js';
+
+export interface DeviceProfileRow {
+  id: string;
+  app_id: string;
+  key_id: string;
+  device_model: string | null;
+  os_version: string | null;
+  app_version: string | null;
+  country: string | null;
+  risk_score: number;
+  jailbreak_detected: boolean;
+  attestation_count: number;
+  is_blocked: boolean;
+  first_seen_at: Date;
+  last_seen_at: Date;
+  updated_at: Date;
+}
+
+export interface EventRow {
+  id: string;
+  app_id: string;
+  key_id: string;
+  event_type: 'attestation' | 'assertion' | 'subject_changed';
+  result: 'success' | 'failure';
+  error_code: string | null;
+  risk_score: number | null;
+  debug: boolean;
+  created_at: Date;
+}
+
+/** The columns of a device list item, as `toDeviceItem` reads them. */
+export const DEVICE_ITEM_COLUMNS = `key_id, app_id, client_device_id, device_model, os_version, app_version, country,
+  risk_score, jailbreak_detected, attestation_count, environment, is_blocked, blocked_reason, first_seen_at, last_seen_at`;
+
+export interface DeviceItemRow {
+  key_id: string;
+  app_id: string;
+  client_device_id: string;
+  device_model: string | null;
+  os_version: string | null;
+  app_version: string | null;
+  country: string | null;
+  risk_score: number;
+  jailbreak_detected: boolean;
+  attestation_count: number;
+  environment: 'development' | 'production';
+  is_blocked: boolean;
+  blocked_reason: string | null;
+  first_seen_at: Date;
+  last_seen_at: Date;
+}
+
+/** A device's risk signals, as blocking rescores it. */
+export interface RiskSignalRow {
+  id: string;
+  environment: 'development' | 'production';
+  jailbreak_detected: boolean;
+  failure_count: number;
+  counter_anomalies: number;
+  attestations_this_hour: number;
+}
+
+/**
+ * The attested device keys of an organization, as the dashboard lists them, and the
+ * administrator's block. Rows are written by the attestation service; a key id is unique per
+ * app, so one key id may (rarely) name a device row in each of several apps.
+ */
 
 /** The devices table's state as the attestation path reads it. */
 export interface DeviceRow {
@@ -159,8 +228,6 @@ const DEVICE_COLUMNS = `id, public_key_pem, sign_counter, environment, client_de
   os_version, app_version, country, jailbreak_detected, attestation_count, failure_count, counter_anomalies,
   velocity_count, is_blocked, first_seen_at`;
 
-type Runner = DataSource | EntityManager;
-
 /**
  * What a touch writes, for `touch` and `refreshClean` alike. Parameters: $2-$8 the report
  * (model, OS, app version, country, subject id, client device id, jailbreak), $9 whether it is an
@@ -182,14 +249,18 @@ const TOUCH = `
  * The devices feature's tables, `devices` and `device_events`, as other features reach them: the
  * attestation path's writes and the reads of app statistics and risk alerts (the devices feature's
  * own services query them directly). Every method takes the organization id first and keeps to
- * it. `DevicesRepository` runs on the pool; `in(manager)` gives the same methods inside a caller's
- * transaction.
+ * it. Statements run in the open unit of work (on the pool outside one).
  */
-export class DeviceStore {
-  constructor(protected readonly runner: Runner) {}
+@Injectable()
+export class DevicesRepository {
+  constructor(private readonly uow: UnitOfWork) {}
+
+  private get runner() {
+    return this.uow.manager();
+  }
 
   /** The key's device in the app, or null. */
-  async findByKey(organizationId: string, appId: string, keyId: string): Promise<ReadDeviceRow | null> {
+  async findByKey(organizationId: OrganizationId, appId: string, keyId: string): Promise<ReadDeviceRow | null> {
     const rows = await queryRows<ReadDeviceRow>(
       this.runner,
       `SELECT ${DEVICE_COLUMNS}, false AS inserted, xmin::text AS version,
@@ -205,7 +276,7 @@ export class DeviceStore {
    * Stores a verified key: one upsert, which for a key already known replaces its public key and
    * resets its counter, then `touch` records the attestation (a second statement only then).
    */
-  async upsertAttested(organizationId: string, appId: string, key: AttestedKey): Promise<DeviceRow> {
+  async upsertAttested(organizationId: OrganizationId, appId: string, key: AttestedKey): Promise<DeviceRow> {
     const report = key.report;
     const rows = await queryRows<DeviceRow>(
       this.runner,
@@ -252,7 +323,7 @@ export class DeviceStore {
    * active in those periods (`mad_counted`, through the usage feature's `madDeviceCounted`).
    */
   async touch(
-    organizationId: string,
+    organizationId: OrganizationId,
     deviceId: string,
     report: DeviceReport,
     options: {
@@ -295,7 +366,7 @@ export class DeviceStore {
    * which decides again from the row as it is then.
    */
   async refreshClean(
-    organizationId: string,
+    organizationId: OrganizationId,
     appId: string,
     deviceId: string,
     keyId: string,
@@ -331,7 +402,12 @@ export class DeviceStore {
   }
 
   /** Who uses the device changed: an event in its history. */
-  async recordSubjectChanged(organizationId: string, appId: string, deviceId: string, keyId: string): Promise<void> {
+  async recordSubjectChanged(
+    organizationId: OrganizationId,
+    appId: string,
+    deviceId: string,
+    keyId: string,
+  ): Promise<void> {
     await this.runner.query(
       `INSERT INTO device_events (organization_id, app_id, device_id, key_id, event_type, result)
        VALUES ($1, $2, $3, $4, 'subject_changed', 'success')`,
@@ -341,7 +417,7 @@ export class DeviceStore {
 
   /** One round trip: the device's new score and its success event. */
   async recordSuccess(
-    organizationId: string,
+    organizationId: OrganizationId,
     appId: string,
     deviceId: string,
     keyId: string,
@@ -357,7 +433,7 @@ export class DeviceStore {
   }
 
   /** A debug-token exchange: a success event of the debug subject, which has no device row. */
-  async recordDebugExchange(organizationId: string, appId: string, subjectKeyId: string): Promise<void> {
+  async recordDebugExchange(organizationId: OrganizationId, appId: string, subjectKeyId: string): Promise<void> {
     await this.runner.query(
       `INSERT INTO device_events (organization_id, app_id, device_id, key_id, event_type, result, risk_score, debug)
        VALUES ($1, $2, NULL, $3, 'attestation', 'success', 0, true)`,
@@ -366,7 +442,11 @@ export class DeviceStore {
   }
 
   /** Counts a failure against the device (and a counter anomaly for `counter_not_increasing`). */
-  async countFailure(organizationId: string, deviceId: string, errorCode: string): Promise<FailedDeviceRow | null> {
+  async countFailure(
+    organizationId: OrganizationId,
+    deviceId: string,
+    errorCode: string,
+  ): Promise<FailedDeviceRow | null> {
     const [device] = await queryRows<FailedDeviceRow>(
       this.runner,
       `UPDATE devices SET failure_count = failure_count + 1,
@@ -388,7 +468,7 @@ export class DeviceStore {
    * device also stores the event's score as the device's (`risk_score`), so the device list and
    * details show the score its latest attempt was given, admitted or refused.
    */
-  async recordFailure(organizationId: string, failure: FailureToRecord): Promise<RecordedFailure> {
+  async recordFailure(organizationId: OrganizationId, failure: FailureToRecord): Promise<RecordedFailure> {
     const [row] = await queryRows<
       StoredDeviceFacts & { known: boolean; recent_failures: number | null; key_in_other_apps: boolean }
     >(
@@ -440,7 +520,7 @@ export class DeviceStore {
   }
 
   /** The stored facts of the key's device in the app, or null. */
-  async storedFacts(organizationId: string, appId: string, keyId: string): Promise<StoredDeviceFacts | null> {
+  async storedFacts(organizationId: OrganizationId, appId: string, keyId: string): Promise<StoredDeviceFacts | null> {
     const [row] = await queryRows<StoredDeviceFacts>(
       this.runner,
       `SELECT client_device_id, risk_score, jailbreak_detected, device_model, os_version
@@ -451,7 +531,7 @@ export class DeviceStore {
   }
 
   /** Failed attempts of one key in one app within the last `windowMinutes`. */
-  failuresOfKey(organizationId: string, appId: string, keyId: string, windowMinutes: number): Promise<number> {
+  failuresOfKey(organizationId: OrganizationId, appId: string, keyId: string, windowMinutes: number): Promise<number> {
     return this.count(
       `SELECT count(*)::int AS observed FROM device_events
         WHERE app_id = $2 AND key_id = $3 AND result = 'failure' AND created_at > now() - make_interval(mins => $4)
@@ -461,7 +541,7 @@ export class DeviceStore {
   }
 
   /** Failed attempts in one app within the last `windowMinutes`. */
-  failuresOfApp(organizationId: string, appId: string, windowMinutes: number): Promise<number> {
+  failuresOfApp(organizationId: OrganizationId, appId: string, windowMinutes: number): Promise<number> {
     return this.count(
       `SELECT count(*)::int AS observed FROM device_events
         WHERE app_id = $2 AND result = 'failure' AND created_at > now() - make_interval(mins => $3)
@@ -471,7 +551,7 @@ export class DeviceStore {
   }
 
   /** Devices (of one app, or of the organization) whose first successful attestation is in the window. */
-  newDevices(organizationId: string, appId: string | null, windowMinutes: number): Promise<number> {
+  newDevices(organizationId: OrganizationId, appId: string | null, windowMinutes: number): Promise<number> {
     return this.count(
       `SELECT count(DISTINCT e.device_id)::int AS observed
          FROM device_events e JOIN devices d ON d.id = e.device_id
@@ -483,7 +563,7 @@ export class DeviceStore {
   }
 
   /** Per app of the organization: attestations (debug exchanges left out), successes, devices, average risk. */
-  async totalsByApp(organizationId: string): Promise<Map<string, AppDeviceTotals>> {
+  async totalsByApp(organizationId: OrganizationId): Promise<Map<string, AppDeviceTotals>> {
     const rows = await queryRows<{
       app_id: string;
       total: string | null;
@@ -516,7 +596,7 @@ export class DeviceStore {
   }
 
   /** Per UTC day of the last `days` days, newest first: attestations, distinct keys, average risk. */
-  async dailyUsage(organizationId: string, appId: string, days: number): Promise<DailyUsageRow[]> {
+  async dailyUsage(organizationId: OrganizationId, appId: string, days: number): Promise<DailyUsageRow[]> {
     const rows = await queryRows<{
       date: string;
       attestations: string;
@@ -540,7 +620,7 @@ export class DeviceStore {
   }
 
   /** The app's devices that attested most. */
-  topDevices(organizationId: string, appId: string, limit: number): Promise<TopDeviceRow[]> {
+  topDevices(organizationId: OrganizationId, appId: string, limit: number): Promise<TopDeviceRow[]> {
     return queryRows<TopDeviceRow>(
       this.runner,
       `SELECT key_id, attestation_count, risk_score, last_seen_at, device_model
@@ -551,7 +631,7 @@ export class DeviceStore {
   }
 
   /** The app's latest failures. */
-  recentFailures(organizationId: string, appId: string, limit: number): Promise<RecentFailureRow[]> {
+  recentFailures(organizationId: OrganizationId, appId: string, limit: number): Promise<RecentFailureRow[]> {
     return queryRows<RecentFailureRow>(
       this.runner,
       `SELECT created_at, error_code, key_id FROM device_events
@@ -566,7 +646,7 @@ export class DeviceStore {
    * exchanges never fail into it.
    */
   async failureTrend(
-    organizationId: string,
+    organizationId: OrganizationId,
     scope: { appId: string; keyId?: string; days: number },
   ): Promise<FailureTrend> {
     const rows = await queryRows<FailureTrendRow>(
@@ -581,6 +661,147 @@ export class DeviceStore {
       [organizationId, scope.appId, scope.days, scope.keyId ?? null],
     );
     return toFailureTrend(rows);
+  }
+
+  /** The most recently seen device of the key (in `appId` when given), for its details; null when none. */
+  async profile(organizationId: OrganizationId, keyId: string, appId: string | null): Promise<DeviceProfileRow | null> {
+    const rows = await this.runner.query<DeviceProfileRow[]>(
+      `SELECT id, app_id, key_id, device_model, os_version, app_version, country, risk_score, jailbreak_detected,
+              attestation_count, is_blocked, first_seen_at, last_seen_at, updated_at
+         FROM devices
+        WHERE organization_id = $1 AND key_id = $2 AND ($3::uuid IS NULL OR app_id = $3::uuid)
+        ORDER BY last_seen_at DESC, id DESC LIMIT 1`,
+      [organizationId, keyId, appId],
+    );
+    return rows[0] ?? null;
+  }
+
+  /** The key's latest events within the app (failures recorded before the key was known included). */
+  recentEventsOfKey(
+    organizationId: OrganizationId,
+    appId: string,
+    keyId: string,
+    limit: number,
+  ): Promise<Pick<EventRow, 'event_type' | 'result' | 'risk_score' | 'created_at'>[]> {
+    return this.runner.query(
+      `SELECT event_type, result, risk_score, created_at FROM device_events
+        WHERE organization_id = $1 AND app_id = $2 AND key_id = $3
+        ORDER BY created_at DESC, id DESC LIMIT $4`,
+      [organizationId, appId, keyId, limit],
+    );
+  }
+
+  /** One page of the organization's device events, newest first, and how many match. */
+  async events(
+    organizationId: OrganizationId,
+    filter: {
+      appId: string | null;
+      keyId: string | null;
+      result: string | null;
+      type: string | null;
+      from: Date | null;
+      to: Date | null;
+    },
+    window: { limit: number; offset: number },
+  ): Promise<{ rows: EventRow[]; total: number }> {
+    const where = `organization_id = $1
+       AND ($2::uuid IS NULL OR app_id = $2::uuid)
+       AND ($3::text IS NULL OR key_id = $3::text)
+       AND ($4::text IS NULL OR result = $4::text)
+       AND ($5::text IS NULL OR event_type = $5::text)
+       AND ($6::timestamptz IS NULL OR created_at >= $6::timestamptz)
+       AND ($7::timestamptz IS NULL OR created_at <= $7::timestamptz)`;
+    const params = [organizationId, filter.appId, filter.keyId, filter.result, filter.type, filter.from, filter.to];
+    const [rows, counted] = await Promise.all([
+      this.runner.query<EventRow[]>(
+        `SELECT id, app_id, key_id, event_type, result, error_code, risk_score, debug, created_at
+           FROM device_events WHERE ${where}
+          ORDER BY created_at DESC, id DESC LIMIT $8 OFFSET $9`,
+        [...params, window.limit, window.offset],
+      ),
+      this.runner.query<{ total: number }[]>(`SELECT count(*)::int AS total FROM device_events WHERE ${where}`, params),
+    ]);
+    return { rows, total: counted[0].total };
+  }
+
+  /** One page of the organization's devices, most recently seen first, and how many match. */
+  async page(
+    organizationId: OrganizationId,
+    filter: { appId: string | null; search: string | null; minRisk: number | null },
+    window: { limit: number; offset: number },
+  ): Promise<{ rows: DeviceItemRow[]; total: number }> {
+    const where = `organization_id = $1
+       AND ($2::uuid IS NULL OR app_id = $2::uuid)
+       AND ($3::text IS NULL OR strpos(lower(key_id), $3) > 0 OR strpos(lower(coalesce(device_model, '')), $3) > 0
+            OR strpos(lower(client_device_id), $3) > 0)
+       AND ($4::int IS NULL OR risk_score >= $4::int)`;
+    const params = [organizationId, filter.appId, filter.search, filter.minRisk];
+    const [rows, counted] = await Promise.all([
+      this.runner.query<DeviceItemRow[]>(
+        `SELECT ${DEVICE_ITEM_COLUMNS} FROM devices WHERE ${where}
+          ORDER BY last_seen_at DESC, id DESC LIMIT $5 OFFSET $6`,
+        [...params, window.limit, window.offset],
+      ),
+      this.runner.query<{ total: number }[]>(`SELECT count(*)::int AS total FROM devices WHERE ${where}`, params),
+    ]);
+    return { rows, total: counted[0].total };
+  }
+
+  /** The key's devices in every app of the organization, most recently seen first, locked FOR UPDATE. */
+  lockRiskSignalsByKey(organizationId: OrganizationId, keyId: string): Promise<RiskSignalRow[]> {
+    return this.runner.query<RiskSignalRow[]>(
+      `SELECT id, environment, jailbreak_detected, failure_count, counter_anomalies,
+              CASE WHEN velocity_window_start >= now() - interval '1 hour' THEN velocity_count ELSE 0 END
+                AS attestations_this_hour
+         FROM devices WHERE organization_id = $1 AND key_id = $2 ORDER BY last_seen_at DESC FOR UPDATE`,
+      [organizationId, keyId],
+    );
+  }
+
+  /** Blocks or unblocks the device with its new score: the device as listed, or null. */
+  async setBlocked(
+    organizationId: OrganizationId,
+    deviceId: string,
+    blocked: boolean,
+    reason: string | null,
+    riskScore: number,
+  ): Promise<DeviceItemRow | null> {
+    const rows = await queryRows<DeviceItemRow>(
+      this.runner,
+      `UPDATE devices SET is_blocked = $2, blocked_reason = $3, risk_score = $4, updated_at = now()
+        WHERE id = $1 AND organization_id = $5 RETURNING ${DEVICE_ITEM_COLUMNS}`,
+      [deviceId, blocked, reason, riskScore, organizationId],
+    );
+    return rows[0] ?? null;
+  }
+
+  /** Whether the key's device in the app is blocked, read now (any organization: the deny set's exact check). */
+  async isBlocked(appId: string, keyId: string): Promise<boolean> {
+    const rows: unknown[] = await this.runner.query(
+      `SELECT 1 FROM devices WHERE app_id = $1 AND key_id = $2 AND is_blocked`,
+      [appId, keyId],
+    );
+    return rows.length > 0;
+  }
+
+  /**
+   * Devices blocked now (first read, `since` null), or whose block changed since `since`
+   * (`block_xid`, set by a trigger), across every organization: the deny set's part devices own
+   * (decision 0065), with the cursor of the next read.
+   */
+  async blockChanges(since: string | null): Promise<DenySetDelta<BlockChange>> {
+    const { cursor, rows } = await readChanges<{ app_id: string; key_id: string; is_blocked: boolean }>(
+      this.runner,
+      {
+        columns: 't.app_id, t.key_id, t.is_blocked',
+        table: 'devices t',
+        whole: 't.is_blocked',
+        changedSince: (cursor) => `t.block_xid >= ${cursor}::xid8`,
+        key: 'key_id',
+      },
+      since,
+    );
+    return { cursor, rows: rows.map((row) => ({ appId: row.app_id, keyId: row.key_id, blocked: row.is_blocked })) };
   }
 
   private async count(sql: string, parameters: unknown[]): Promise<number> {
@@ -610,16 +831,4 @@ function touchParameters(
     advanceCounterTo,
     subjectVerified,
   ];
-}
-
-@Injectable()
-export class DevicesRepository extends DeviceStore {
-  constructor(@InjectDataSource() dataSource: DataSource) {
-    super(dataSource);
-  }
-
-  /** The same methods inside the caller's transaction. */
-  in(manager: EntityManager): DeviceStore {
-    return new DeviceStore(manager);
-  }
 }

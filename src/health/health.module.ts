@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { AppsModule } from '../apps/apps.module.js';
 import { FlagsModule } from '../flags/flags.module.js';
 import { HealthController } from './health.controller.js';
+import { HealthRepository } from './health.repository.js';
 import { HealthService } from './health.service.js';
 import { RedisProbe } from './redis-probe.js';
 import { TokenSigningProbe } from './token-signing-probe.js';
@@ -9,6 +10,6 @@ import { TokenSigningProbe } from './token-signing-probe.js';
 @Module({
   imports: [AppsModule, FlagsModule],
   controllers: [HealthController],
-  providers: [HealthService, TokenSigningProbe, RedisProbe],
+  providers: [HealthService, HealthRepository, TokenSigningProbe, RedisProbe],
 })
 export class HealthModule {}

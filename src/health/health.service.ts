@@ -1,12 +1,11 @@
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { TenantResolver } from '../apps/tenant-resolver.js';
 import { FlagsService } from '../flags/flags.service.js';
+import { HealthRepository } from './health.repository.js';
 import { TokenSigningProbe } from './token-signing-probe.js';
 
 export type ComponentStatus = 'healthy' | 'unhealthy';
@@ -27,7 +26,7 @@ export interface TenantReport {
 @Injectable()
 export class HealthService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly probe: HealthRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly signing: TokenSigningProbe,
     private readonly tenants: TenantResolver,
@@ -37,7 +36,7 @@ export class HealthService {
   async database(): Promise<ComponentReport> {
     const started = performance.now();
     try {
-      await this.dataSource.query('SELECT 1');
+      await this.probe.ping();
       return { status: 'healthy', latencyMs: elapsed(started) };
     } catch {
       return { status: 'unhealthy', latencyMs: -1, error: 'database unreachable' };

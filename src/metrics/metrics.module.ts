@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { DatabasePool } from '../database/database-pool.js';
 import { HttpMetrics } from './http-metrics.js';
 import { MetricsController } from './metrics.controller.js';
 import { Metrics } from './metrics.js';
@@ -9,7 +10,7 @@ import { Metrics } from './metrics.js';
  */
 @Module({
   controllers: [MetricsController],
-  providers: [Metrics, HttpMetrics],
+  providers: [Metrics, HttpMetrics, DatabasePool],
   exports: [Metrics, HttpMetrics],
 })
 export class MetricsModule {}

@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { DataSource } from 'typeorm';
+import { DatabasePool, type PoolStats } from '../database/database-pool.js';
 
 /** What became of one webhook delivery attempt (`retrying`: it failed and another attempt is scheduled). */
 export type WebhookDeliveryOutcome = 'succeeded' | 'retrying' | 'failed';
@@ -10,14 +9,6 @@ export type AttestationCall = 'validate' | 'refresh';
 
 /** `rejected`: a 4xx answer (verification failed, limits, bad input); `error`: a 5xx. */
 export type AttestationResult = 'success' | 'rejected' | 'error';
-
-/** The pg pool behind TypeORM's PostgreSQL driver; read on scrape only. */
-interface PoolStats {
-  readonly totalCount: number;
-  readonly idleCount: number;
-  readonly waitingCount: number;
-  readonly options?: { readonly max?: number };
-}
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
@@ -83,9 +74,9 @@ export class Metrics {
   /** Work run before every scrape (one query for several gauges, say); a failing hook leaves its gauges as they were. */
   private readonly scrapeHooks: Array<() => Promise<void>> = [];
 
-  constructor(@InjectDataSource() dataSource: DataSource) {
+  constructor(databasePool: DatabasePool) {
     collectDefaultMetrics({ register: this.registry });
-    const pool = () => (dataSource.driver as unknown as { master?: PoolStats }).master;
+    const pool = () => databasePool.stats();
     const poolGauge = (name: string, help: string, read: (stats: PoolStats) => number | undefined) =>
       new Gauge({
         name,

@@ -1,12 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, type EntityManager } from 'typeorm';
 import type { OrgAuthContext } from '../common/access/auth-context.js';
+import type { OrganizationId } from '../common/access/tenant-id.js';
 import { ValidationFailedException, badRequest, notFound } from '../common/errors/app-exception.js';
 import { riskAlertRuleLimitReached } from './risk-alerts.exceptions.js';
-import { queryRows } from '../database/sql.js';
+import { UnitOfWork } from '../database/unit-of-work.js';
 import { AuditService } from '../audit/audit.service.js';
-import { RULE_COLUMNS, toStoredRule, type RuleRow } from './risk-alert-rule-row.js';
 import { normalizeCondition, type AlertCondition, type AlertConditionInput } from './risk-alert-rule.js';
 import {
   DEFAULT_COOLDOWN_MINUTES,
@@ -17,6 +15,7 @@ import {
 import { RiskAlertsService } from './risk-alerts.service.js';
 import { PlanService } from '../organizations/plan.service.js';
 import { AppsRepository } from '../apps/apps.repository.js';
+import { RiskAlertRulesRepository } from './risk-alert-rules.repository.js';
 
 /** Every rule is looked at for each matching device event: the count per organization is bounded. */
 export const MAX_RULES_PER_ORGANIZATION = 50;
@@ -25,12 +24,13 @@ const UPDATABLE = ['name', 'condition', 'channel', 'cooldownMinutes', 'isActive'
 
 /**
  * An organization's risk alert rules (Admins, plans with `fraudDetection`): each change is audited
- * in its transaction, and this instance's evaluation forgets the organization's cached rules.
+ * in its unit of work, and this instance's evaluation forgets the organization's cached rules.
  */
 @Injectable()
 export class RiskAlertRulesService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly uow: UnitOfWork,
+    private readonly rules: RiskAlertRulesRepository,
     private readonly audit: AuditService,
     private readonly alerts: RiskAlertsService,
     private readonly plans: PlanService,
@@ -39,56 +39,36 @@ export class RiskAlertRulesService {
 
   /** Oldest first. */
   async list(auth: OrgAuthContext): Promise<StoredRiskAlertRule[]> {
-    await this.assertPlan(this.dataSource.manager, auth.organizationId);
-    const rows = await this.dataSource.query<RuleRow[]>(
-      `SELECT ${RULE_COLUMNS} FROM risk_alert_rules WHERE organization_id = $1 ORDER BY created_at, id`,
-      [auth.organizationId],
-    );
-    return rows.map(toStoredRule);
+    await this.assertPlan(auth.organizationId);
+    return this.rules.list(auth.organizationId);
   }
 
   async get(auth: OrgAuthContext, id: string): Promise<StoredRiskAlertRule> {
-    await this.assertPlan(this.dataSource.manager, auth.organizationId);
-    const [row] = await this.dataSource.query<RuleRow[]>(
-      `SELECT ${RULE_COLUMNS} FROM risk_alert_rules WHERE id = $1 AND organization_id = $2`,
-      [id, auth.organizationId],
-    );
-    if (!row) throw notFound('Risk alert rule');
-    return toStoredRule(row);
+    await this.assertPlan(auth.organizationId);
+    const rule = await this.rules.find(auth.organizationId, id);
+    if (!rule) throw notFound('Risk alert rule');
+    return rule;
   }
 
   async create(auth: OrgAuthContext, input: CreateRiskAlertRuleDto): Promise<StoredRiskAlertRule> {
     const condition = validCondition(input.condition);
-    const rule = await this.dataSource.transaction(async (manager) => {
+    const rule = await this.uow.run(async () => {
       // The organization lock makes the count limit exact under concurrent creations.
-      await this.assertPlan(manager, auth.organizationId, { lock: true });
-      const [{ count }] = await manager.query<{ count: number }[]>(
-        `SELECT count(*)::int AS count FROM risk_alert_rules WHERE organization_id = $1`,
-        [auth.organizationId],
-      );
-      if (count >= MAX_RULES_PER_ORGANIZATION) {
+      await this.assertPlan(auth.organizationId, { lock: true });
+      if ((await this.rules.count(auth.organizationId)) >= MAX_RULES_PER_ORGANIZATION) {
         throw riskAlertRuleLimitReached(MAX_RULES_PER_ORGANIZATION);
       }
       const appId = input.appId ?? null;
-      if (appId !== null) await this.apps.assertExists(auth.organizationId, appId, { manager });
-      const [row] = await manager.query<RuleRow[]>(
-        `INSERT INTO risk_alert_rules (organization_id, app_id, name, condition_type, threshold, window_minutes,
-                                       channel, cooldown_minutes, is_active)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${RULE_COLUMNS}`,
-        [
-          auth.organizationId,
-          appId,
-          input.name,
-          condition.type,
-          condition.threshold,
-          condition.windowMinutes,
-          input.channel,
-          input.cooldownMinutes ?? DEFAULT_COOLDOWN_MINUTES,
-          input.isActive ?? true,
-        ],
-      );
-      const created = toStoredRule(row);
-      await this.record(manager, auth, 'risk_alert_rule.created', created.id, describeRule(created));
+      if (appId !== null) await this.apps.assertExists(auth.organizationId, appId);
+      const created = await this.rules.insert(auth.organizationId, {
+        appId,
+        name: input.name,
+        condition,
+        channel: input.channel,
+        cooldownMinutes: input.cooldownMinutes ?? DEFAULT_COOLDOWN_MINUTES,
+        isActive: input.isActive ?? true,
+      });
+      await this.record(auth, 'risk_alert_rule.created', created.id, describeRule(created));
       return created;
     });
     this.alerts.forget(auth.organizationId);
@@ -101,45 +81,22 @@ export class RiskAlertRulesService {
       throw badRequest('Give at least one field to change', { hint: `Fields: ${UPDATABLE.join(', ')}` });
     }
     const condition = input.condition ? validCondition(input.condition) : null;
-    const rule = await this.dataSource.transaction(async (manager) => {
-      await this.assertPlan(manager, auth.organizationId);
-      const [row] = await manager.query<RuleRow[]>(
-        `SELECT ${RULE_COLUMNS} FROM risk_alert_rules WHERE id = $1 AND organization_id = $2 FOR UPDATE`,
-        [id, auth.organizationId],
-      );
-      if (!row) throw notFound('Risk alert rule');
-      const before = toStoredRule(row);
+    const rule = await this.uow.run(async () => {
+      await this.assertPlan(auth.organizationId);
+      const before = await this.rules.find(auth.organizationId, id, { lock: true });
+      if (!before) throw notFound('Risk alert rule');
       if (input.appId !== undefined && input.appId !== null)
-        await this.apps.assertExists(auth.organizationId, input.appId, { manager });
-      const next = {
+        await this.apps.assertExists(auth.organizationId, input.appId);
+      const after = await this.rules.update(auth.organizationId, id, {
         name: input.name ?? before.name,
         condition: condition ?? before.condition,
         channel: input.channel ?? before.channel,
         cooldownMinutes: input.cooldownMinutes ?? before.cooldownMinutes,
         isActive: input.isActive ?? before.isActive,
         appId: input.appId === undefined ? before.appId : input.appId,
-      };
-      const [updated] = await queryRows<RuleRow>(
-        manager,
-        `UPDATE risk_alert_rules
-            SET name = $3, condition_type = $4, threshold = $5, window_minutes = $6, channel = $7,
-                cooldown_minutes = $8, is_active = $9, app_id = $10, updated_at = now()
-          WHERE id = $1 AND organization_id = $2 RETURNING ${RULE_COLUMNS}`,
-        [
-          id,
-          auth.organizationId,
-          next.name,
-          next.condition.type,
-          next.condition.threshold,
-          next.condition.windowMinutes,
-          next.channel,
-          next.cooldownMinutes,
-          next.isActive,
-          next.appId,
-        ],
-      );
-      const after = toStoredRule(updated);
-      await this.record(manager, auth, 'risk_alert_rule.updated', id, {
+      });
+      if (!after) throw notFound('Risk alert rule');
+      await this.record(auth, 'risk_alert_rule.updated', id, {
         fields,
         before: describeRule(before),
         after: describeRule(after),
@@ -151,41 +108,33 @@ export class RiskAlertRulesService {
   }
 
   async remove(auth: OrgAuthContext, id: string): Promise<void> {
-    await this.dataSource.transaction(async (manager) => {
-      await this.assertPlan(manager, auth.organizationId);
-      const [row] = await queryRows<RuleRow>(
-        manager,
-        `DELETE FROM risk_alert_rules WHERE id = $1 AND organization_id = $2 RETURNING ${RULE_COLUMNS}`,
-        [id, auth.organizationId],
-      );
-      if (!row) throw notFound('Risk alert rule');
-      await this.record(manager, auth, 'risk_alert_rule.deleted', id, describeRule(toStoredRule(row)));
+    await this.uow.run(async () => {
+      await this.assertPlan(auth.organizationId);
+      const removed = await this.rules.delete(auth.organizationId, id);
+      if (!removed) throw notFound('Risk alert rule');
+      await this.record(auth, 'risk_alert_rule.deleted', id, describeRule(removed));
     });
     this.alerts.forget(auth.organizationId);
   }
 
   /** 403 below Business: risk alerts are the `fraudDetection` feature. */
-  private async assertPlan(manager: EntityManager, organizationId: string, options: { lock?: boolean } = {}) {
+  private async assertPlan(organizationId: OrganizationId, options: { lock?: boolean } = {}) {
     await this.plans.requireFeature(
       organizationId,
       'fraudDetection',
       { message: 'Risk alerts are available from the Business plan', hint: 'Upgrade the plan to set risk alert rules' },
-      { manager, lock: options.lock },
+      { manager: this.uow.manager(), lock: options.lock }, // seam: src/organizations/plan.service.ts#requireFeature
     );
   }
 
-  private async record(
-    manager: EntityManager,
-    auth: OrgAuthContext,
-    action: string,
-    id: string,
-    metadata: Record<string, unknown>,
-  ): Promise<void> {
-    await this.audit.record(
-      auth,
-      { organizationId: auth.organizationId, action, resourceType: 'risk_alert_rule', resourceId: id, metadata },
-      manager,
-    );
+  private async record(auth: OrgAuthContext, action: string, id: string, metadata: Record<string, unknown>) {
+    await this.audit.record(auth, {
+      organizationId: auth.organizationId,
+      action,
+      resourceType: 'risk_alert_rule',
+      resourceId: id,
+      metadata,
+    });
   }
 }
 

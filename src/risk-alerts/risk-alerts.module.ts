@@ -4,6 +4,7 @@ import { DomainEventsModule } from '../common/domain-events/domain-events.module
 import { DevicesDataModule } from '../devices/devices-data.module.js';
 import { MailModule } from '../mail/mail.module.js';
 import { OrganizationsModule } from '../organizations/organizations.module.js';
+import { RiskAlertRulesRepository } from './risk-alert-rules.repository.js';
 import { RiskAlertRulesService } from './risk-alert-rules.service.js';
 import { RiskAlertsController } from './risk-alerts.controller.js';
 import { RiskAlertsService } from './risk-alerts.service.js';
@@ -13,7 +14,7 @@ import { AppsModule } from '../apps/apps.module.js';
 @Module({
   imports: [AuditModule, MailModule, OrganizationsModule, AppsModule, DevicesDataModule, DomainEventsModule],
   controllers: [RiskAlertsController],
-  providers: [RiskAlertsService, RiskAlertRulesService],
+  providers: [RiskAlertsService, RiskAlertRulesService, RiskAlertRulesRepository],
   exports: [RiskAlertsService],
 })
 export class RiskAlertsModule {}

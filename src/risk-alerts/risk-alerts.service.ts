@@ -1,7 +1,6 @@
 import { Inject, Injectable, type BeforeApplicationShutdown } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import type { Logger } from 'pino';
-import { DataSource, type EntityManager } from 'typeorm';
+import type { OrganizationId } from '../common/access/tenant-id.js';
 import { createLogger } from '../common/logging/logger.js';
 import { tierDefinition } from '../common/tiers.js';
 import type { AppConfig } from '../config/app-config.js';
@@ -13,7 +12,8 @@ import { DevicesRepository } from '../devices/devices.repository.js';
 import { OrganizationsService } from '../organizations/organizations.service.js';
 import { PlanService } from '../organizations/plan.service.js';
 import { riskAlertMail } from './risk-alert-mail.js';
-import { RULE_COLUMNS, toStoredRule, type RuleRow } from './risk-alert-rule-row.js';
+import { UnitOfWork } from '../database/unit-of-work.js';
+import { RiskAlertRulesRepository } from './risk-alert-rules.repository.js';
 import {
   DEFAULT_WINDOW_MINUTES,
   describeAlert,
@@ -38,11 +38,6 @@ interface CachedRules {
   expiresAt: number;
 }
 
-interface Claim {
-  claimed_at: Date | null;
-  last_fired_at: Date | null;
-}
-
 /**
  * Evaluates the organizations' risk alert rules as device events arrive, off the attestation's
  * path. Cheap by construction: nothing at all below Business; the active rules of an organization
@@ -58,7 +53,8 @@ export class RiskAlertsService implements BeforeApplicationShutdown {
   private readonly inFlight = new Set<Promise<void>>();
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly uow: UnitOfWork,
+    private readonly rules: RiskAlertRulesRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly devices: DevicesRepository,
     private readonly domainEvents: DomainEvents,
@@ -122,27 +118,17 @@ export class RiskAlertsService implements BeforeApplicationShutdown {
   }
 
   /**
-   * Claims the cooldown and, for the webhook channel, publishes the alert as a
-   * `DeviceAnomalyDetected` (pattern `alert_rule`) in the same transaction.
+   * Claims the cooldown and, for the webhook channel, emits the alert as a
+   * `DeviceAnomalyDetected` (pattern `alert_rule`) in the same unit of work.
    * A lost claim teaches this instance when the rule last fired, so it stops counting for it.
    */
   private async fire(rule: AlertRule, app: AlertingApp, event: DeviceEventNotice, observed: number): Promise<void> {
-    const claimed = await this.dataSource.transaction(async (manager) => {
-      const [claim] = await manager.query<Claim[]>(
-        `WITH claimed AS (
-           UPDATE risk_alert_rules SET last_fired_at = now()
-            WHERE id = $1 AND organization_id = $2 AND is_active
-              AND (last_fired_at IS NULL OR last_fired_at <= now() - make_interval(mins => cooldown_minutes))
-           RETURNING last_fired_at
-         )
-         SELECT (SELECT last_fired_at FROM claimed) AS claimed_at,
-                (SELECT last_fired_at FROM risk_alert_rules WHERE id = $1) AS last_fired_at`,
-        [rule.id, rule.organizationId],
-      );
-      rule.lastFiredAt = claim.claimed_at ?? claim.last_fired_at;
-      if (!claim.claimed_at) return false;
+    const claimed = await this.uow.run(async () => {
+      const claim = await this.rules.claimCooldown(app.organizationId, rule.id);
+      rule.lastFiredAt = claim.claimedAt ?? claim.lastFiredAt;
+      if (!claim.claimedAt) return false;
       if (rule.channel === 'webhook') {
-        await this.domainEvents.publish(manager, [await this.anomalyOf(manager, rule, app, event, observed)]);
+        await this.domainEvents.emit([await this.anomalyOf(rule, app, event, observed)]);
       }
       return true;
     });
@@ -157,7 +143,7 @@ export class RiskAlertsService implements BeforeApplicationShutdown {
         cooldownMinutes: rule.cooldownMinutes,
         dashboardUrl: this.config.dashboardOrigins[0] ?? this.config.baseUrl,
       });
-      for (const to of await this.organizations.adminAddresses(rule.organizationId)) {
+      for (const to of await this.organizations.adminAddresses(app.organizationId)) {
         await this.mail.send({ to, ...message });
       }
     }
@@ -165,13 +151,12 @@ export class RiskAlertsService implements BeforeApplicationShutdown {
 
   /** The alert as a device anomaly; the event's score, when it was scored, wins over the stored one. */
   private async anomalyOf(
-    manager: EntityManager,
     rule: AlertRule,
     app: AlertingApp,
     event: DeviceEventNotice,
     observed: number,
   ): Promise<DeviceAnomalyDetected> {
-    const stored = await this.devices.in(manager).storedFacts(app.organizationId, app.appId, event.keyId);
+    const stored = await this.devices.storedFacts(app.organizationId, app.appId, event.keyId);
     return {
       type: 'DeviceAnomalyDetected',
       app: { organizationId: app.organizationId, appId: app.appId, bundleId: app.bundleId },
@@ -204,7 +189,7 @@ export class RiskAlertsService implements BeforeApplicationShutdown {
   }
 
   /** The organization's active rules, from this instance's cache when fresh. */
-  private rulesOf(organizationId: string): Promise<AlertRule[]> {
+  private rulesOf(organizationId: OrganizationId): Promise<AlertRule[]> {
     const now = Date.now();
     const cached = this.cache.get(organizationId);
     if (cached && cached.expiresAt > now) return cached.rules;
@@ -218,14 +203,10 @@ export class RiskAlertsService implements BeforeApplicationShutdown {
   }
 
   /** None on a plan without `fraudDetection` (saved rules wait for an upgrade). */
-  private async load(organizationId: string): Promise<AlertRule[]> {
+  private async load(organizationId: OrganizationId): Promise<AlertRule[]> {
     const plan = await this.plans.planOf(organizationId);
     if (!plan.features.fraudDetection) return [];
-    const rows = await this.dataSource.query<RuleRow[]>(
-      `SELECT ${RULE_COLUMNS} FROM risk_alert_rules WHERE organization_id = $1 AND is_active ORDER BY created_at, id`,
-      [organizationId],
-    );
-    return rows.map(toStoredRule);
+    return this.rules.list(organizationId, { activeOnly: true });
   }
 
   private prune(now: number): void {

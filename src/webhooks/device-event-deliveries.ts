@@ -1,12 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { HandlesDomainEvents, type DomainEventSubscriber } from '../common/domain-events/domain-events.js';
 import type { AttestingApp, DeviceDomainEvent, DeviceFacts } from '../devices/device-domain-events.js';
 import type { WebhookEventName } from './webhook-event-catalog.js';
-import { WebhookOutbox } from './webhook-outbox.js';
+import { WebhookOutboxRepository } from './webhook-outbox.repository.js';
 
 /**
- * Turns the device domain events into webhook deliveries, in the publisher's transaction: which
+ * Turns the device domain events into webhook deliveries, in the publisher's unit of work: which
  * webhook events each one is, and their documented `data`. Nothing is decided here; what is not
  * subscribed to is not written, and a failure never fails the publisher (a savepoint).
  */
@@ -15,28 +14,24 @@ import { WebhookOutbox } from './webhook-outbox.js';
 export class DeviceEventDeliveries implements DomainEventSubscriber<DeviceDomainEvent> {
   readonly handles = ['DeviceRegistered', 'HighRiskDevice', 'AttestationFailed', 'DeviceAnomalyDetected'] as const;
 
-  constructor(private readonly outbox: WebhookOutbox) {}
+  constructor(private readonly outbox: WebhookOutboxRepository) {}
 
   /** One query per app (a publication is about one app) for what its endpoints listen to, then the inserts. */
-  async receive(manager: EntityManager, events: readonly DeviceDomainEvent[]): Promise<void> {
-    await this.outbox.guarded(
-      manager,
-      async () => {
-        const listening = new Map<string, Set<WebhookEventName>>();
-        for (const event of events) {
-          const { organizationId, appId } = event.app;
-          let subscribed = listening.get(appId);
-          if (!subscribed) {
-            subscribed = await this.outbox.subscribedEvents(manager, organizationId, { appId });
-            listening.set(appId, subscribed);
-          }
-          for (const [name, data] of webhooksOf(event)) {
-            if (subscribed.has(name)) await this.outbox.insert(manager, organizationId, name, data, { appId });
-          }
+  async receive(events: readonly DeviceDomainEvent[]): Promise<void> {
+    await this.outbox.guarded(async () => {
+      const listening = new Map<string, Set<WebhookEventName>>();
+      for (const event of events) {
+        const { organizationId, appId } = event.app;
+        let subscribed = listening.get(appId);
+        if (!subscribed) {
+          subscribed = await this.outbox.subscribedEvents(organizationId, { appId });
+          listening.set(appId, subscribed);
         }
-      },
-      undefined,
-    );
+        for (const [name, data] of webhooksOf(event)) {
+          if (subscribed.has(name)) await this.outbox.insert(organizationId, name, data, { appId });
+        }
+      }
+    }, undefined);
   }
 }
 

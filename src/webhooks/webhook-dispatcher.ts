@@ -1,16 +1,12 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { Cron, CronExpression, Interval } from '@nestjs/schedule';
-import { InjectDataSource } from '@nestjs/typeorm';
 import type { Logger } from 'pino';
-import { DataSource } from 'typeorm';
 import { createLogger } from '../common/logging/logger.js';
-import { withAdvisoryLock } from '../common/scheduling/advisory-lock.js';
 import { RAW_TIERS, tierDefinition } from '../common/tiers.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { queryRows } from '../database/sql.js';
 import { Metrics } from '../metrics/metrics.js';
-import { organizationJoin } from '../organizations/organizations.service.js';
+import { WebhookDeliveriesRepository, type ClaimedDelivery } from './webhook-deliveries.repository.js';
 import { DEFAULT_RETRY_SCHEDULE, afterAttempt, isSuccessStatus, type RetrySchedule } from './webhook-retry-policy.js';
 import { postWebhook, type WebhookResponse } from './webhook-sender.js';
 import { webhookBody, webhookHeaders } from './webhook-signing.js';
@@ -38,20 +34,7 @@ export const DEFAULT_DELIVERY_SETTINGS: WebhookDeliverySettings = {
   maxInFlight: 100,
 };
 
-/** A due delivery reserved by this process, with what it takes to send it. */
-export interface ClaimedDelivery {
-  id: string;
-  claim_token: string;
-  /** Attempts already recorded in the current budget. */
-  attempt_count: number;
-  organization_id: string;
-  endpoint_id: string;
-  url: string;
-  secret: string;
-  event_type: string;
-  data: Record<string, unknown>;
-  occurred_at: Date;
-}
+export type { ClaimedDelivery };
 
 /** Advisory lock key of the pruning job (arbitrary; unique among the service's locks). */
 const PRUNE_LOCK = 727_901;
@@ -75,7 +58,7 @@ export class WebhookDispatcher implements OnModuleDestroy {
   private stopped = false;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly deliveries: WebhookDeliveriesRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly metrics: Metrics,
   ) {
@@ -86,14 +69,9 @@ export class WebhookDispatcher implements OnModuleDestroy {
       'Age of the oldest pending webhook delivery (0 when none is pending)',
     );
     metrics.onScrape(async () => {
-      const [row] = await queryRows<{ pending: number; age: number }>(
-        this.dataSource,
-        `SELECT count(*)::int AS pending,
-                COALESCE(EXTRACT(EPOCH FROM now() - min(created_at)), 0)::float8 AS age
-           FROM webhook_deliveries WHERE status = 'pending'`,
-      );
-      backlog.set(row?.pending ?? 0);
-      oldest.set(row?.age ?? 0);
+      const { pending, age } = await this.deliveries.backlog();
+      backlog.set(pending);
+      oldest.set(age);
     });
   }
 
@@ -140,25 +118,7 @@ export class WebhookDispatcher implements OnModuleDestroy {
    * can play a sweeper that dies right after claiming.
    */
   claim(limit: number): Promise<ClaimedDelivery[]> {
-    return queryRows<ClaimedDelivery>(
-      this.dataSource,
-      `WITH due AS (
-         SELECT d.id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-          WHERE d.status = 'pending' AND d.next_attempt_at <= now()
-            AND (d.locked_until IS NULL OR d.locked_until <= now()) AND e.is_active
-          ORDER BY d.next_attempt_at
-          LIMIT $1
-            FOR UPDATE OF d SKIP LOCKED
-       )
-       UPDATE webhook_deliveries d
-          SET locked_until = now() + make_interval(secs => $2::double precision),
-              claim_token = gen_random_uuid(), updated_at = now()
-         FROM due, webhook_endpoints e, webhook_events ev
-        WHERE d.id = due.id AND e.id = d.endpoint_id AND ev.id = d.event_id
-      RETURNING d.id, d.claim_token, d.attempt_count, d.organization_id, d.endpoint_id, e.url, e.secret,
-                ev.event_type, ev.data, ev.occurred_at`,
-      [limit, WebhookDispatcher.settings.leaseMs / 1000],
-    );
+    return this.deliveries.claim(limit, WebhookDispatcher.settings.leaseMs / 1000);
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -180,26 +140,7 @@ export class WebhookDispatcher implements OnModuleDestroy {
   async prune(): Promise<number | null> {
     const tiers = [...RAW_TIERS];
     const days = tiers.map((tier) => tierDefinition(tier).limits.analyticsRetentionDays);
-    const outcome = await withAdvisoryLock(this.dataSource, PRUNE_LOCK, async (manager) => {
-      let deleted = 0;
-      for (;;) {
-        const rows = await queryRows<{ id: string }>(
-          manager,
-          `DELETE FROM webhook_events WHERE id IN (
-             SELECT ev.id FROM webhook_events ev
-               ${organizationJoin('o', 'ev.organization_id')}
-               JOIN unnest($1::text[], $2::int[]) AS retention(tier, days) ON retention.tier = o.tier
-              WHERE ev.occurred_at < now() - make_interval(days => retention.days)
-                AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = ev.id AND d.status = 'pending')
-              LIMIT $3)
-           RETURNING id`,
-          [tiers, days, PRUNE_BATCH],
-        );
-        deleted += rows.length;
-        if (rows.length < PRUNE_BATCH) return deleted;
-      }
-    });
-    return outcome.ran ? outcome.result : null;
+    return this.deliveries.pruneExpired(tiers, days, PRUNE_BATCH, PRUNE_LOCK);
   }
 
   private track(attempt: Promise<void>): Promise<void> {
@@ -242,39 +183,15 @@ export class WebhookDispatcher implements OnModuleDestroy {
       isSuccessStatus(response.statusCode),
       WebhookDispatcher.settings.retry,
     );
-    const recorded = await queryRows<{ id: string }>(
-      this.dataSource,
-      `WITH recorded AS (
-         UPDATE webhook_deliveries SET
-           attempt_count = attempt_count + 1,
-           status = $3,
-           next_attempt_at = CASE WHEN $3 = 'pending'
-                                  THEN now() + make_interval(secs => $4::double precision) ELSE next_attempt_at END,
-           locked_until = NULL, claim_token = NULL,
-           last_status_code = $5, last_error = $6,
-           delivered_at = CASE WHEN $3 = 'succeeded' THEN now() ELSE delivered_at END,
-           updated_at = now()
-         WHERE id = $1 AND claim_token = $2
-         RETURNING id, organization_id
-       )
-       INSERT INTO webhook_delivery_attempts
-         (organization_id, delivery_id, attempt_number, status_code, response_body, error, latency_ms)
-       SELECT organization_id, id, (SELECT count(*) + 1 FROM webhook_delivery_attempts WHERE delivery_id = $1),
-              $5, $7, $6, $8
-         FROM recorded
-      RETURNING id`,
-      [
-        delivery.id,
-        delivery.claim_token,
-        outcome.status,
-        outcome.status === 'pending' ? outcome.retryInMs / 1000 : 0,
-        response.statusCode,
-        response.error,
-        response.responseBody,
-        response.latencyMs,
-      ],
-    );
-    if (recorded.length === 0) return;
+    const recorded = await this.deliveries.record(delivery.id, delivery.claim_token, {
+      status: outcome.status,
+      retryInSeconds: outcome.status === 'pending' ? outcome.retryInMs / 1000 : 0,
+      statusCode: response.statusCode,
+      error: response.error,
+      responseBody: response.responseBody,
+      latencyMs: response.latencyMs,
+    });
+    if (!recorded) return;
     this.metrics.webhookDelivery(
       outcome.status === 'succeeded' ? 'succeeded' : outcome.status === 'failed' ? 'failed' : 'retrying',
     );

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
+import type { OrganizationId } from '../common/access/tenant-id.js';
 import type { SubscriptionEventName, SubscriptionWebhookData } from './webhook-event-catalog.js';
-import { UnitOfWork } from '../database/unit-of-work.js';
-import { WebhookOutbox } from './webhook-outbox.js';
+import { WebhookOutboxRepository } from './webhook-outbox.repository.js';
 
 /** Flag event data: the flags module adds what it knows (environment, version, actor...). */
 export interface FlagWebhookData {
@@ -13,29 +13,33 @@ export interface FlagWebhookData {
 }
 
 /**
- * The producers of flag and subscription webhook events: typed methods those features call with
- * their transaction's manager, so each event commits or rolls back with its cause. None of them
- * ever throws. Device events arrive as domain events instead (`DeviceEventDeliveries`).
+ * The producers of flag and subscription webhook events: typed methods those features call inside
+ * the unit of work of their change, so each event commits or rolls back with its cause. None of
+ * them ever throws. Device events arrive as domain events instead (`DeviceEventDeliveries`).
  */
 @Injectable()
 export class WebhookEvents {
-  constructor(
-    private readonly outbox: WebhookOutbox,
-    private readonly uow: UnitOfWork,
-  ) {}
+  constructor(private readonly outbox: WebhookOutboxRepository) {}
 
   /** `flag.created`, `flag.updated` or `flag.deleted`, in the open unit of work (the flag change's). */
-  announceFlagChange(organizationId: string, kind: 'created' | 'updated' | 'deleted', data: FlagWebhookData) {
-    return this.flagChanged(this.uow.manager(), organizationId, kind, data);
+  async announceFlagChange(
+    organizationId: OrganizationId,
+    kind: 'created' | 'updated' | 'deleted',
+    data: FlagWebhookData,
+  ): Promise<void> {
+    await this.outbox.enqueue(organizationId, `flag.${kind}`, data);
   }
 
   /** Subscription events of one ingested entitlement change, in the open unit of work. */
-  announceSubscriptionChange(
-    organizationId: string,
+  async announceSubscriptionChange(
+    organizationId: OrganizationId,
     events: readonly SubscriptionEventName[],
     data: SubscriptionWebhookData,
   ): Promise<void> {
-    return this.subscriptionChanged(this.uow.manager(), organizationId, events, data);
+    if (!events.length) return;
+    await this.outbox.guarded(async () => {
+      for (const event of events) await this.outbox.insert(organizationId, event, { ...data });
+    }, undefined);
   }
 
   /** @deprecated with the manager of a transaction opened by hand: use `announceFlagChange` in a unit of work. */
@@ -45,7 +49,7 @@ export class WebhookEvents {
     kind: 'created' | 'updated' | 'deleted',
     data: FlagWebhookData,
   ): Promise<void> {
-    await this.outbox.enqueue(manager, organizationId, `flag.${kind}`, data);
+    await this.outbox.enqueue(organizationId, `flag.${kind}`, data, {}, manager);
   }
 
   /** @deprecated with the manager of a transaction opened by hand: use `announceSubscriptionChange`. */
@@ -57,11 +61,11 @@ export class WebhookEvents {
   ): Promise<void> {
     if (!events.length) return;
     await this.outbox.guarded(
-      manager,
       async () => {
-        for (const event of events) await this.outbox.insert(manager, organizationId, event, { ...data });
+        for (const event of events) await this.outbox.insert(organizationId, event, { ...data }, {}, manager);
       },
       undefined,
+      manager,
     );
   }
 }

@@ -8,11 +8,13 @@ import { DeviceEventDeliveries } from './device-event-deliveries.js';
 import { WebhookDispatcher } from './webhook-dispatcher.js';
 import { WebhookEndpoint } from './webhook-endpoint.entity.js';
 import { WebhookEvents } from './webhook-events.js';
-import { WebhookOutbox } from './webhook-outbox.js';
+import { WebhookDeliveriesRepository } from './webhook-deliveries.repository.js';
+import { WebhookEndpointsRepository } from './webhook-endpoints.repository.js';
+import { WebhookOutboxRepository } from './webhook-outbox.repository.js';
 import { WebhooksController } from './webhooks.controller.js';
 import { WebhooksService } from './webhooks.service.js';
 
-/** Webhook endpoints and deliveries; features that announce events import it for WebhookEvents (or the raw WebhookOutbox). */
+/** Webhook endpoints and deliveries; features that announce events import it for WebhookEvents . */
 @Module({
   imports: [
     TypeOrmModule.forFeature([WebhookEndpoint]),
@@ -22,7 +24,15 @@ import { WebhooksService } from './webhooks.service.js';
     DomainEventsModule,
   ],
   controllers: [WebhooksController],
-  providers: [WebhooksService, WebhookOutbox, WebhookEvents, WebhookDispatcher, DeviceEventDeliveries],
-  exports: [WebhookOutbox, WebhookEvents, WebhookDispatcher],
+  providers: [
+    WebhooksService,
+    WebhookEndpointsRepository,
+    WebhookDeliveriesRepository,
+    WebhookOutboxRepository,
+    WebhookEvents,
+    WebhookDispatcher,
+    DeviceEventDeliveries,
+  ],
+  exports: [WebhookEvents, WebhookDispatcher],
 })
 export class WebhooksModule {}

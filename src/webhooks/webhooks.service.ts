@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, type EntityManager } from 'typeorm';
 import type { OrgAuthContext } from '../common/access/auth-context.js';
+import type { OrganizationId } from '../common/access/tenant-id.js';
 import { randomSecret } from '../common/crypto.js';
 import { conflict, invalidField, notFound } from '../common/errors/app-exception.js';
 import { webhookLimitReached } from './webhooks.exceptions.js';
@@ -10,10 +9,11 @@ import { UnsafeUrlError, assertPublicUrl } from '../common/ssrf-guard.js';
 import { type TierDefinition } from '../common/tiers.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { queryRows } from '../database/sql.js';
+import { UnitOfWork } from '../database/unit-of-work.js';
 import { AuditService } from '../audit/audit.service.js';
 import { WebhookDispatcher } from './webhook-dispatcher.js';
-import { WebhookEndpoint } from './webhook-endpoint.entity.js';
+import type { WebhookEndpoint } from './webhook-endpoint.entity.js';
+import { WebhookEndpointsRepository, type AttemptRow, type DeliveryRow } from './webhook-endpoints.repository.js';
 import { TEST_EVENT, deliveredOnTier, type WebhookEventName } from './webhook-event-catalog.js';
 import { MAX_ATTEMPTS } from './webhook-retry-policy.js';
 import { postWebhook } from './webhook-sender.js';
@@ -33,41 +33,12 @@ export interface WebhookTestResult {
   error: string | null;
 }
 
-interface DeliveryRow {
-  id: string;
-  endpoint_id: string;
-  event_id: string;
-  event_type: string;
-  data: Record<string, unknown>;
-  occurred_at: Date;
-  status: 'pending' | 'succeeded' | 'failed';
-  attempt_count: number;
-  next_attempt_at: Date;
-  last_status_code: number | null;
-  last_error: string | null;
-  delivered_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-interface AttemptRow {
-  delivery_id: string;
-  attempt_number: number;
-  status_code: number | null;
-  response_body: string | null;
-  error: string | null;
-  latency_ms: number;
-  attempted_at: Date;
-}
-
-const DELIVERY_COLUMNS = `d.id, d.endpoint_id, d.event_id, ev.event_type, ev.data, ev.occurred_at, d.status, d.attempt_count,
-  d.next_attempt_at, d.last_status_code, d.last_error, d.delivered_at, d.created_at, d.updated_at`;
-
 /** Webhook endpoint management for organization admins, on plans with the `webhooks` feature. */
 @Injectable()
 export class WebhooksService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly uow: UnitOfWork,
+    private readonly endpoints: WebhookEndpointsRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly audit: AuditService,
     private readonly plans: PlanService,
@@ -76,61 +47,55 @@ export class WebhooksService {
 
   /** Newest first. */
   async list(auth: OrgAuthContext): Promise<WebhookEndpoint[]> {
-    await this.planOf(this.dataSource.manager, auth.organizationId);
-    return this.dataSource.getRepository(WebhookEndpoint).find({
-      where: { organizationId: auth.organizationId },
-      order: { createdAt: 'DESC', id: 'DESC' },
-    });
+    await this.planOf(auth.organizationId);
+    return this.endpoints.list(auth.organizationId);
   }
 
   async create(auth: OrgAuthContext, input: CreateWebhookDto): Promise<WebhookEndpoint> {
-    await this.planOf(this.dataSource.manager, auth.organizationId);
+    await this.planOf(auth.organizationId);
     await this.assertEventsDelivered(auth.organizationId, input.events);
     await this.assertDeliverableUrl(input.url);
-    return this.dataSource.transaction(async (manager) => {
+    return this.uow.run(async () => {
       // The organization row lock makes the count and the insert one decision.
-      const plan = await this.planOf(manager, auth.organizationId, { lock: true });
+      const plan = await this.planOf(auth.organizationId, { lock: true });
       const { maxWebhooks } = plan.limits;
-      const count = await manager.countBy(WebhookEndpoint, { organizationId: auth.organizationId });
+      const count = await this.endpoints.count(auth.organizationId);
       if (count >= maxWebhooks) {
         throw webhookLimitReached(maxWebhooks);
       }
-      const endpoint = await manager.save(
-        manager.create(WebhookEndpoint, {
-          organizationId: auth.organizationId,
-          url: input.url,
-          secret: SECRET_PREFIX + randomSecret(32),
-          events: input.events,
-          isActive: true,
-          description: input.description ?? '',
-        }),
-      );
-      await this.record(manager, auth, 'webhook.created', endpoint.id, { url: endpoint.url, events: endpoint.events });
+      const endpoint = await this.endpoints.insert(auth.organizationId, {
+        url: input.url,
+        secret: SECRET_PREFIX + randomSecret(32),
+        events: input.events,
+        isActive: true,
+        description: input.description ?? '',
+      });
+      await this.record(auth, 'webhook.created', endpoint.id, { url: endpoint.url, events: endpoint.events });
       return endpoint;
     });
   }
 
   async update(auth: OrgAuthContext, id: string, input: UpdateWebhookDto): Promise<WebhookEndpoint> {
-    await this.planOf(this.dataSource.manager, auth.organizationId);
+    await this.planOf(auth.organizationId);
     if (input.events !== undefined) await this.assertEventsDelivered(auth.organizationId, input.events);
-    return this.dataSource.transaction(async (manager) => {
-      const endpoint = await this.lock(manager, auth, id);
+    return this.uow.run(async () => {
+      const endpoint = await this.lock(auth, id);
       if (input.isActive !== undefined) endpoint.isActive = input.isActive;
       if (input.events !== undefined) endpoint.events = input.events;
       if (input.description !== undefined) endpoint.description = input.description;
-      const saved = await manager.save(endpoint);
-      await this.record(manager, auth, 'webhook.updated', id, { fields: Object.keys(input), ...input });
+      const saved = await this.endpoints.save(auth.organizationId, endpoint);
+      await this.record(auth, 'webhook.updated', id, { fields: Object.keys(input), ...input });
       return saved;
     });
   }
 
   /** Its deliveries go with it, so none still pending is attempted again. */
   async remove(auth: OrgAuthContext, id: string): Promise<void> {
-    await this.planOf(this.dataSource.manager, auth.organizationId);
-    await this.dataSource.transaction(async (manager) => {
-      const endpoint = await this.lock(manager, auth, id);
-      await manager.delete(WebhookEndpoint, { id });
-      await this.record(manager, auth, 'webhook.deleted', id, { url: endpoint.url });
+    await this.planOf(auth.organizationId);
+    await this.uow.run(async () => {
+      const endpoint = await this.lock(auth, id);
+      await this.endpoints.delete(auth.organizationId, id);
+      await this.record(auth, 'webhook.deleted', id, { url: endpoint.url });
     });
   }
 
@@ -167,21 +132,11 @@ export class WebhooksService {
   async deliveries(auth: OrgAuthContext, id: string, query: DeliveriesQuery) {
     await this.find(auth, id);
     const { limit, offset } = pageWindow(query);
-    const [rows, [{ total }]] = await Promise.all([
-      this.dataSource.query<DeliveryRow[]>(
-        `SELECT ${DELIVERY_COLUMNS}
-           FROM webhook_deliveries d JOIN webhook_events ev ON ev.id = d.event_id
-          WHERE d.endpoint_id = $1 AND d.organization_id = $2
-          ORDER BY d.created_at DESC, d.id DESC
-          LIMIT $3 OFFSET $4`,
-        [id, auth.organizationId, limit, offset],
-      ),
-      this.dataSource.query<{ total: number }[]>(
-        `SELECT count(*)::int AS total FROM webhook_deliveries WHERE endpoint_id = $1 AND organization_id = $2`,
-        [id, auth.organizationId],
-      ),
-    ]);
-    const attempts = await this.attemptsOf(rows.map((row) => row.id));
+    const { rows, total } = await this.endpoints.deliveries(auth.organizationId, id, { limit, offset });
+    const attempts = await this.endpoints.attemptsOf(
+      auth.organizationId,
+      rows.map((row) => row.id),
+    );
     const items = rows.map((row) => toDeliveryResponse(row, attempts.get(row.id) ?? []));
     return pageEnvelope('metadata', query, items, total);
   }
@@ -189,36 +144,24 @@ export class WebhooksService {
   /** Only a permanently failed delivery: it gets a fresh budget of attempts, the first one now. */
   async retry(auth: OrgAuthContext, id: string, deliveryId: string) {
     await this.find(auth, id);
-    return this.dataSource.transaction(async (manager) => {
-      const reset = await queryRows<{ id: string }>(
-        manager,
-        `UPDATE webhook_deliveries
-            SET status = 'pending', attempt_count = 0, next_attempt_at = now(), locked_until = NULL,
-                claim_token = NULL, updated_at = now()
-          WHERE id = $1 AND endpoint_id = $2 AND organization_id = $3 AND status = 'failed'
-        RETURNING id`,
-        [deliveryId, id, auth.organizationId],
-      );
-      const rows = await manager.query<DeliveryRow[]>(
-        `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN webhook_events ev ON ev.id = d.event_id
-          WHERE d.id = $1 AND d.endpoint_id = $2 AND d.organization_id = $3`,
-        [deliveryId, id, auth.organizationId],
-      );
-      if (!rows.length) throw notFound('Delivery');
-      if (!reset.length) {
-        throw conflict(`Only a permanently failed delivery can be retried; this one is ${rows[0].status}`, {
+    return this.uow.run(async () => {
+      const reset = await this.endpoints.resetFailed(auth.organizationId, id, deliveryId);
+      const delivery = await this.endpoints.delivery(auth.organizationId, id, deliveryId);
+      if (!delivery) throw notFound('Delivery');
+      if (!reset) {
+        throw conflict(`Only a permanently failed delivery can be retried; this one is ${delivery.status}`, {
           hint: 'A pending delivery is still being retried automatically',
         });
       }
-      await this.record(manager, auth, 'webhook.delivery_retried', id, { deliveryId });
-      const attempts = await this.attemptsOf([deliveryId], manager);
-      return toDeliveryResponse(rows[0], attempts.get(deliveryId) ?? []);
+      await this.record(auth, 'webhook.delivery_retried', id, { deliveryId });
+      const attempts = await this.endpoints.attemptsOf(auth.organizationId, [deliveryId]);
+      return toDeliveryResponse(delivery, attempts.get(deliveryId) ?? []);
     });
   }
 
   /** The organization's plan; 403 when it has no webhooks. */
   /** A subscription the plan never delivers (`subscription.changed` below Enterprise) is refused, saying why. */
-  private async assertEventsDelivered(organizationId: string, events: readonly string[]): Promise<void> {
+  private async assertEventsDelivered(organizationId: OrganizationId, events: readonly string[]): Promise<void> {
     const { serviceTier } = await this.organizations.get(organizationId);
     // The DTO already admitted only catalogue names.
     const never = events.filter((event) => !deliveredOnTier(event as WebhookEventName, serviceTier));
@@ -230,16 +173,13 @@ export class WebhooksService {
     }
   }
 
-  private async planOf(
-    manager: EntityManager,
-    organizationId: string,
-    options: { lock?: boolean } = {},
-  ): Promise<TierDefinition> {
+  /** The plan (in the open unit of work, its organization row locked with `lock`); 403 without webhooks. */
+  private async planOf(organizationId: OrganizationId, options: { lock?: boolean } = {}): Promise<TierDefinition> {
     return this.plans.requireFeature(
       organizationId,
       'webhooks',
       { message: 'Webhooks are available from the Pro plan', hint: 'Upgrade the plan to receive webhooks' },
-      { manager, lock: options.lock },
+      { manager: this.uow.manager(), lock: options.lock }, // seam: src/organizations/plan.service.ts#requireFeature
     );
   }
 
@@ -254,52 +194,31 @@ export class WebhooksService {
   }
 
   private async find(auth: OrgAuthContext, id: string): Promise<WebhookEndpoint> {
-    await this.planOf(this.dataSource.manager, auth.organizationId);
-    const endpoint = await this.dataSource
-      .getRepository(WebhookEndpoint)
-      .findOneBy({ id, organizationId: auth.organizationId });
+    await this.planOf(auth.organizationId);
+    const endpoint = await this.endpoints.find(auth.organizationId, id);
     if (!endpoint) throw notFound('Webhook endpoint');
     return endpoint;
   }
 
-  private async lock(manager: EntityManager, auth: OrgAuthContext, id: string): Promise<WebhookEndpoint> {
-    const endpoint = await manager
-      .createQueryBuilder(WebhookEndpoint, 'webhook_endpoints')
-      .setLock('pessimistic_write')
-      .where('webhook_endpoints.id = :id AND webhook_endpoints.organization_id = :org', {
-        id,
-        org: auth.organizationId,
-      })
-      .getOne();
+  private async lock(auth: OrgAuthContext, id: string): Promise<WebhookEndpoint> {
+    const endpoint = await this.endpoints.lock(auth.organizationId, id);
     if (!endpoint) throw notFound('Webhook endpoint');
     return endpoint;
-  }
-
-  private async attemptsOf(deliveryIds: string[], manager: EntityManager = this.dataSource.manager) {
-    const byDelivery = new Map<string, AttemptRow[]>();
-    if (!deliveryIds.length) return byDelivery;
-    const rows = await manager.query<AttemptRow[]>(
-      `SELECT delivery_id, attempt_number, status_code, response_body, error, latency_ms, attempted_at
-         FROM webhook_delivery_attempts WHERE delivery_id = ANY ($1::uuid[])
-        ORDER BY attempt_number`,
-      [deliveryIds],
-    );
-    for (const row of rows) byDelivery.set(row.delivery_id, [...(byDelivery.get(row.delivery_id) ?? []), row]);
-    return byDelivery;
   }
 
   private record(
-    manager: EntityManager,
     auth: OrgAuthContext,
     action: string,
     endpointId: string,
     metadata: Record<string, unknown>,
   ): Promise<void> {
-    return this.audit.record(
-      auth,
-      { organizationId: auth.organizationId, action, resourceType: 'webhook', resourceId: endpointId, metadata },
-      manager,
-    );
+    return this.audit.record(auth, {
+      organizationId: auth.organizationId,
+      action,
+      resourceType: 'webhook',
+      resourceId: endpointId,
+      metadata,
+    });
   }
 }
 

@@ -10,7 +10,7 @@ import {
   WebhookDispatcher,
   type WebhookDeliverySettings,
 } from '../../src/webhooks/webhook-dispatcher.js';
-import { WebhookOutbox } from '../../src/webhooks/webhook-outbox.js';
+import { WebhookOutboxRepository } from '../../src/webhooks/webhook-outbox.repository.js';
 import { adminQuery, harnessDatabase } from '../harness/database.js';
 import { createOrg, createUser, orgWithMember } from '../factories/identity.js';
 import { startTestApp, type TestApp } from '../harness/test-app.js';
@@ -309,7 +309,9 @@ describe('faults: webhook receivers that are down, slow or answer garbage', () =
         .send({ url: target.url, events: ['flag.created'] })
         .expect(201);
       await t.dataSource.transaction((manager) =>
-        t.app.get(WebhookOutbox).enqueue(manager, org.id, 'flag.created', { flag_id: 'f', flag_key: 'k', app_id: 'a' }),
+        t.app
+          .get(WebhookOutboxRepository)
+          .enqueue(org.id, 'flag.created', { flag_id: 'f', flag_key: 'k', app_id: 'a' }, {}, manager),
       );
       const final = spec.succeeds ? 'succeeded' : 'failed';
       await eventually(

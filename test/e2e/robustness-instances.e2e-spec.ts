@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { WebhookDispatcher } from '../../src/webhooks/webhook-dispatcher.js';
-import { WebhookOutbox } from '../../src/webhooks/webhook-outbox.js';
+import { WebhookOutboxRepository } from '../../src/webhooks/webhook-outbox.repository.js';
 import { createOrg, createUser, randomClientIp } from '../factories/identity.js';
 import { startTestApp, type TestApp } from '../harness/test-app.js';
 import { signInCookie } from '../support/caller-world.js';
@@ -133,10 +133,10 @@ describe(`three instances on one database${redisUp ? ' and one Redis' : ' (no Re
         body: { url: receiver.url, events: ['flag.created'] },
       });
       expect(endpoint.status).toBe(201);
-      const outbox = instances[0].app.get(WebhookOutbox);
+      const outbox = instances[0].app.get(WebhookOutboxRepository);
       for (let i = 0; i < 30; i++) {
         await instances[0].dataSource.transaction((manager) =>
-          outbox.enqueue(manager, org.id, 'flag.created', { flag_id: `f${i}`, flag_key: `k${i}`, app_id: 'a' }),
+          outbox.enqueue(org.id, 'flag.created', { flag_id: `f${i}`, flag_key: `k${i}`, app_id: 'a' }, {}, manager),
         );
       }
       // The scheduled sweeps run every second on all three; these make them collide on purpose.

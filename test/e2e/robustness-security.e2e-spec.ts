@@ -10,7 +10,7 @@ import request from 'supertest';
 import { createApp } from '../../src/app.js';
 import { createLogger } from '../../src/common/logging/logger.js';
 import { WebhookDispatcher } from '../../src/webhooks/webhook-dispatcher.js';
-import { WebhookOutbox } from '../../src/webhooks/webhook-outbox.js';
+import { WebhookOutboxRepository } from '../../src/webhooks/webhook-outbox.repository.js';
 import {
   createOrg,
   createUser,
@@ -386,7 +386,9 @@ describe('security: SSRF at connection time', () => {
         );
       }
       await t.dataSource.transaction((manager) =>
-        t.app.get(WebhookOutbox).enqueue(manager, org.id, 'flag.created', { flag_id: 'f', flag_key: 'k', app_id: 'a' }),
+        t.app
+          .get(WebhookOutboxRepository)
+          .enqueue(org.id, 'flag.created', { flag_id: 'f', flag_key: 'k', app_id: 'a' }, {}, manager),
       );
       const dispatcher = t.app.get(WebhookDispatcher);
       await eventually(

@@ -5,7 +5,7 @@ import { createApp } from '../../src/app.js';
 import { createLogger } from '../../src/common/logging/logger.js';
 import { DEFAULT_DELIVERY_SETTINGS, WebhookDispatcher } from '../../src/webhooks/webhook-dispatcher.js';
 import type { WebhookEventName } from '../../src/webhooks/webhook-event-catalog.js';
-import { WebhookOutbox } from '../../src/webhooks/webhook-outbox.js';
+import { WebhookOutboxRepository } from '../../src/webhooks/webhook-outbox.repository.js';
 import { sampleValue } from '../support/prometheus-text.js';
 import { orgWithMember, type TestOrg } from '../factories/identity.js';
 import { createWebhookEndpoint } from '../factories/webhooks.js';
@@ -43,7 +43,7 @@ interface DeliveryRow {
 describe('webhook delivery', () => {
   let t: TestApp;
   let dispatcher: WebhookDispatcher;
-  let outbox: WebhookOutbox;
+  let outbox: WebhookOutboxRepository;
   const receivers = new WebhookReceivers();
 
   beforeAll(async () => {
@@ -52,7 +52,7 @@ describe('webhook delivery', () => {
     // The tests drive every sweep themselves, so each step happens exactly when they say.
     t.app.get(SchedulerRegistry).deleteInterval('webhook-sweep');
     dispatcher = t.app.get(WebhookDispatcher);
-    outbox = t.app.get(WebhookOutbox);
+    outbox = t.app.get(WebhookOutboxRepository);
   });
   afterEach(() => {
     WebhookDispatcher.settings = { ...TEST_SETTINGS };
@@ -81,7 +81,7 @@ describe('webhook delivery', () => {
     data: Record<string, unknown> = {},
   ): Promise<number> {
     const flag = { flag_id: `flag-${++sequence}`, flag_key: `key_${sequence}`, app_id: 'app', ...data };
-    return t.dataSource.transaction((manager) => outbox.enqueue(manager, org.id, event, flag));
+    return t.dataSource.transaction((manager) => outbox.enqueue(org.id, event, flag, {}, manager));
   }
 
   function deliveries(endpointId: string): Promise<DeliveryRow[]> {
@@ -354,7 +354,7 @@ describe('webhook delivery', () => {
 
     await expect(
       t.dataSource.transaction(async (manager) => {
-        expect(await outbox.enqueue(manager, org.id, 'flag.created', { flag_id: 'f' })).toBe(1);
+        expect(await outbox.enqueue(org.id, 'flag.created', { flag_id: 'f' }, {}, manager)).toBe(1);
         throw new Error('the cause failed');
       }),
     ).rejects.toThrow('the cause failed');
@@ -375,7 +375,7 @@ describe('webhook delivery', () => {
     const { org } = await paidOrg();
     await t.dataSource.transaction(async (manager) => {
       await manager.query(`UPDATE organizations SET name = 'Renamed by the cause' WHERE id = $1`, [org.id]);
-      expect(await outbox.enqueue(manager, 'not-a-uuid', 'flag.created', { flag_id: 'f' })).toBe(0);
+      expect(await outbox.enqueue('not-a-uuid', 'flag.created', { flag_id: 'f' }, {}, manager)).toBe(0);
       await manager.query('SELECT 1');
     });
     const [row] = await t.sql<{ name: string }>(`SELECT name FROM organizations WHERE id = $1`, [org.id]);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { WEBHOOK_EVENTS, type WebhookEventName } from '../../src/webhooks/webhook-event-catalog.js';
-import { WebhookOutbox } from '../../src/webhooks/webhook-outbox.js';
+import { WebhookOutboxRepository } from '../../src/webhooks/webhook-outbox.repository.js';
 import { createApiKey, createUser, orgWithMember, signIn, type TestOrg } from '../factories/identity.js';
 import { startTestApp, type HttpClient, type TestApp } from '../harness/test-app.js';
 import { fabricatedRootEnv } from '../support/sdk-client.js';
@@ -339,10 +339,10 @@ describe('webhooks', () => {
       const { org, agent } = await orgWithMember(t, { tier: 'professional' });
       const target = await receivers.start();
       const { id } = (await create(agent, { url: target.url, events: ['flag.updated'] }).expect(201)).body;
-      const outbox = t.app.get(WebhookOutbox);
+      const outbox = t.app.get(WebhookOutboxRepository);
       for (const key of ['first', 'second', 'third']) {
         await t.dataSource.transaction((manager) =>
-          outbox.enqueue(manager, org.id, 'flag.updated', { flag_id: key, flag_key: key, app_id: 'a' }),
+          outbox.enqueue(org.id, 'flag.updated', { flag_id: key, flag_key: key, app_id: 'a' }, {}, manager),
         );
       }
       const page = await agent.get(`/api/v1/org/webhooks/${id}/deliveries?per=2`).expect(200);

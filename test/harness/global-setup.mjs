@@ -61,8 +61,11 @@ async function seedSigningKey(url) {
   const dataSource = new DataSource({ type: 'postgres', url });
   await dataSource.initialize();
   try {
-    const { SigningKeysService } = await import(join(root, 'dist/src/attestation/signing-keys.service.js'));
-    await new SigningKeysService(dataSource, { jwtPrivateKey: null }).onModuleInit();
+    const { SigningKeysService } = await import(join(root, 'dist/src/device-tokens/signing-keys.service.js'));
+    const { SigningKeysRepository } = await import(join(root, 'dist/src/device-tokens/signing-keys.repository.js'));
+    const { UnitOfWork } = await import(join(root, 'dist/src/database/unit-of-work.js'));
+    const uow = new UnitOfWork(dataSource);
+    await new SigningKeysService(uow, new SigningKeysRepository(uow), { jwtPrivateKey: null }).onModuleInit();
   } catch (error) {
     // The service moved or changed shape: the tests stay right, each app makes its own key.
     process.stderr.write(

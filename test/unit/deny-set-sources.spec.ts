@@ -7,7 +7,10 @@
 import { describe, expect, it } from '@jest/globals';
 import type { DataSource } from 'typeorm';
 import type { AppConfig } from '../../src/config/app-config.js';
+import type { UnitOfWork } from '../../src/database/unit-of-work.js';
 import { DenySet } from '../../src/devices/deny-set.js';
+import { DevicesRepository } from '../../src/devices/devices.repository.js';
+import { TokenRevocationsRepository } from '../../src/devices/token-revocations.repository.js';
 import {
   DenySetSource,
   DenySetSourcesService,
@@ -72,12 +75,20 @@ function world(options: { provide?: boolean } = {}): World {
       return rows.map((row) => ({ __cursor: cursor, is_blocked: true, ...row }));
     },
   } as unknown as DataSource;
+  // The repositories run their statements on the fake database, as outside any unit of work.
+  const uow = { manager: () => dataSource } as unknown as UnitOfWork;
   const providers: object[] = [];
   const discovery = fakeDiscovery(() => providers);
   const sources = new DenySetSourcesService(discovery);
   const config = { logLevel: 'silent', logFormat: 'json' } as AppConfig;
   const state: World = {
-    blocked: new DenySet(dataSource, sources, config, discovery),
+    blocked: new DenySet(
+      new DevicesRepository(uow),
+      new TokenRevocationsRepository(uow, dataSource),
+      sources,
+      config,
+      discovery,
+    ),
     sources,
     providers,
     statements,

@@ -1,5 +1,4 @@
 import { describe, expect, it } from '@jest/globals';
-import type { EntityManager } from 'typeorm';
 import { fakeDiscovery } from '../../../test/harness/fake-discovery.js';
 import { DomainEvents, HandlesDomainEvents, type DomainEvent, type DomainEventSubscriber } from './domain-events.js';
 
@@ -7,8 +6,6 @@ interface Named extends DomainEvent {
   readonly type: 'A' | 'B' | 'C';
   n: number;
 }
-
-const manager = {} as EntityManager;
 
 @HandlesDomainEvents()
 class Subscriber implements DomainEventSubscriber<Named> {
@@ -19,9 +16,9 @@ class Subscriber implements DomainEventSubscriber<Named> {
 }
 
 function recorder(handles: Named['type'][]) {
-  const received: [EntityManager, Named[]][] = [];
-  const subscriber = new Subscriber(handles, (on, events) => {
-    received.push([on, [...events]]);
+  const received: Named[][] = [];
+  const subscriber = new Subscriber(handles, (events) => {
+    received.push([...events]);
     return Promise.resolve();
   });
   return { subscriber, received };
@@ -35,7 +32,7 @@ function busOf(...providers: object[]): DomainEvents {
 }
 
 describe('DomainEvents', () => {
-  it('hands each subscriber the events it handles, in order, once per publication, with the manager', async () => {
+  it('hands each subscriber the events it handles, in order, once per emission', async () => {
     const ab = recorder(['A', 'B']);
     const c = recorder(['C']);
     const unmarked = { handles: ['A', 'B', 'C'], receive: () => Promise.reject(new Error('not a subscriber')) };
@@ -45,29 +42,26 @@ describe('DomainEvents', () => {
       { type: 'C', n: 2 },
       { type: 'A', n: 3 },
     ];
-    await bus.publish(manager, events);
+    await bus.emit(events);
     expect(ab.received).toEqual([
       [
-        manager,
-        [
-          { type: 'B', n: 1 },
-          { type: 'A', n: 3 },
-        ],
+        { type: 'B', n: 1 },
+        { type: 'A', n: 3 },
       ],
     ]);
-    expect(c.received).toEqual([[manager, [{ type: 'C', n: 2 }]]]);
+    expect(c.received).toEqual([[{ type: 'C', n: 2 }]]);
   });
 
-  it('calls no subscriber for an empty publication or for events it does not handle', async () => {
+  it('calls no subscriber for an empty emission or for events it does not handle', async () => {
     const a = recorder(['A']);
     const bus = busOf(a.subscriber);
-    await bus.publish(manager, []);
-    await bus.publish(manager, [{ type: 'B', n: 1 } as Named]);
+    await bus.emit([]);
+    await bus.emit([{ type: 'B', n: 1 } as Named]);
     expect(a.received).toEqual([]);
   });
 
-  it('lets a subscriber failure reach the publisher, whose transaction then rolls back', async () => {
+  it('lets a subscriber failure reach the publisher, whose unit of work then rolls back', async () => {
     const bus = busOf(new Subscriber(['A'], () => Promise.reject(new Error('refused'))));
-    await expect(bus.publish(manager, [{ type: 'A', n: 1 } as Named])).rejects.toThrow('refused');
+    await expect(bus.emit([{ type: 'A', n: 1 } as Named])).rejects.toThrow('refused');
   });
 });

@@ -1,6 +1,5 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
-import type { EntityManager } from 'typeorm';
 import { discovered } from '../discovery/discovered.js';
 
 /** A fact a feature announces about a change it made; `type` names it. */
@@ -9,23 +8,24 @@ export interface DomainEvent {
 }
 
 /**
- * A feature that reacts to other features' events. It receives, in the publisher's transaction,
- * the events of one publication it `handles`, in order. It must not throw: a subscriber whose
- * work may fail guards it itself (a savepoint), so that it never fails the change.
+ * A feature that reacts to other features' events. It receives, inside the publisher's unit of
+ * work, the events of one publication it `handles`, in order, and writes through its
+ * repositories, which join that unit of work. It must not throw: a subscriber whose work may fail
+ * guards it itself (a savepoint in its repository), so that it never fails the change.
  */
 export interface DomainEventSubscriber<E extends DomainEvent = DomainEvent> {
   readonly handles: readonly E['type'][];
-  receive(manager: EntityManager, events: readonly E[]): Promise<void>;
+  receive(events: readonly E[]): Promise<void>;
 }
 
 /** Marks a provider as a `DomainEventSubscriber`: DomainEvents hands it the events it handles. */
 export const HandlesDomainEvents = DiscoveryService.createDecorator<void>();
 
 /**
- * In-process domain events. A publisher hands the events its change causes to `publish` with the
- * manager of the change's transaction, so they commit or roll back with it; subscribers are the
- * providers marked `@HandlesDomainEvents()`, found when this module starts, called in the order
- * their modules were registered. Publishing without a subscriber that handles the events costs nothing.
+ * In-process domain events. A publisher calls `emit` with the events its change causes inside the
+ * change's unit of work, so what the subscribers write commits or rolls back with it; subscribers
+ * are the providers marked `@HandlesDomainEvents()`, found when this module starts, called in the
+ * order their modules were registered. Emitting without a subscriber that handles the events costs nothing.
  */
 @Injectable()
 export class DomainEvents implements OnModuleInit {
@@ -39,11 +39,11 @@ export class DomainEvents implements OnModuleInit {
     );
   }
 
-  async publish(manager: EntityManager, events: readonly DomainEvent[]): Promise<void> {
+  async emit(events: readonly DomainEvent[]): Promise<void> {
     if (!events.length) return;
     for (const subscriber of this.subscribers) {
       const handled = events.filter((event) => subscriber.handles.includes(event.type));
-      if (handled.length) await subscriber.receive(manager, handled);
+      if (handled.length) await subscriber.receive(handled);
     }
   }
 }

@@ -1,56 +1,66 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Logger } from 'pino';
 import type { EntityManager } from 'typeorm';
+import type { AppId, OrganizationId } from '../common/access/tenant-id.js';
 import { createLogger } from '../common/logging/logger.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { queryRows } from '../database/sql.js';
-import { appWebhooksEnabled } from '../apps/apps.repository.js';
+import { UnitOfWork } from '../database/unit-of-work.js';
 import { organizationJoin } from '../organizations/organizations.service.js';
 import { WEBHOOK_EVENTS, tiersReceiving, type WebhookEventName } from './webhook-event-catalog.js';
 
 export interface EnqueueOptions {
   /** The app a device event comes from: nothing is written when that app has webhooks disabled. */
-  appId?: string;
+  appId?: AppId;
 }
 
 /** Per event, the raw tiers that receive it; computed once. */
 const RECEIVING_TIERS = new Map(WEBHOOK_EVENTS.map((event) => [event, tiersReceiving(event)]));
 
 /**
- * The outbox. An event is written with the change it announces, in the caller's transaction, as
- * one row plus one delivery per active endpoint subscribed to it; the dispatcher's sweep sends
- * them after commit. Nothing is written on plans without webhooks or when no endpoint listens.
+ * The outbox (`webhook_events`, `webhook_deliveries` as written by producers). An event is written
+ * with the change it announces, in the open unit of work, as one row plus one delivery per active
+ * endpoint subscribed to it; the dispatcher's sweep sends them after commit. Nothing is written on
+ * plans without webhooks, for an app with webhooks disabled (the apps feature's
+ * `app_webhooks_enabled`), or when no endpoint listens.
+ *
+ * `manager` parameters are for the producers that still open their transaction by hand
+ * (deprecated: `WebhookEvents.flagChanged`/`subscriptionChanged`); everything else runs in the open
+ * unit of work.
  */
 @Injectable()
-export class WebhookOutbox {
+export class WebhookOutboxRepository {
   private readonly logger: Logger;
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+  constructor(
+    private readonly uow: UnitOfWork,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
     this.logger = createLogger(config).child({ component: 'webhook-outbox' });
   }
 
   /** The number of deliveries written. A failure here is logged and never fails the caller. */
   enqueue(
-    manager: EntityManager,
-    organizationId: string,
+    organizationId: OrganizationId | string,
     event: WebhookEventName,
     data: Record<string, unknown>,
     options: EnqueueOptions = {},
+    manager: EntityManager = this.uow.manager(),
   ): Promise<number> {
-    return this.guarded(manager, () => this.insert(manager, organizationId, event, data, options), 0);
+    return this.guarded(() => this.insert(organizationId, event, data, options, manager), 0, manager);
   }
 
   /** The events some active endpoint of the organization would receive now. */
   async subscribedEvents(
-    manager: EntityManager,
-    organizationId: string,
+    organizationId: OrganizationId,
     options: EnqueueOptions = {},
+    manager: EntityManager = this.uow.manager(),
   ): Promise<Set<WebhookEventName>> {
     const rows = await manager.query<{ event: WebhookEventName; tier: string }[]>(
       `SELECT DISTINCT unnest(e.events) AS event, o.tier
          FROM webhook_endpoints e ${organizationJoin('o', 'e.organization_id')}
-        WHERE e.organization_id = $1 AND e.is_active AND ($2::uuid IS NULL OR ${appWebhooksEnabled('$2')})`,
+        WHERE e.organization_id = $1 AND e.is_active AND ($2::uuid IS NULL OR app_webhooks_enabled($2::uuid))`,
       [organizationId, options.appId ?? null],
     );
     return new Set(rows.filter((row) => RECEIVING_TIERS.get(row.event)?.includes(row.tier)).map((row) => row.event));
@@ -61,7 +71,7 @@ export class WebhookOutbox {
    * transaction under a savepoint (an error would otherwise abort the whole transaction),
    * outside one simply caught. Either way the error is logged and `fallback` returned.
    */
-  async guarded<T>(manager: EntityManager, work: () => Promise<T>, fallback: T): Promise<T> {
+  async guarded<T>(work: () => Promise<T>, fallback: T, manager: EntityManager = this.uow.manager()): Promise<T> {
     const inTransaction = manager.queryRunner?.isTransactionActive ?? false;
     if (inTransaction) await manager.query('SAVEPOINT webhook_outbox');
     try {
@@ -80,18 +90,18 @@ export class WebhookOutbox {
 
   /** `enqueue` without its guard: for producers that already run inside `guarded`. */
   async insert(
-    manager: EntityManager,
-    organizationId: string,
+    organizationId: OrganizationId | string,
     event: WebhookEventName,
     data: Record<string, unknown>,
     options: EnqueueOptions = {},
+    manager: EntityManager = this.uow.manager(),
   ): Promise<number> {
     const deliveries = await queryRows<{ id: string }>(
       manager,
       `WITH targets AS (
          SELECT e.id FROM webhook_endpoints e ${organizationJoin('o', 'e.organization_id')}
           WHERE e.organization_id = $1 AND e.is_active AND $2 = ANY (e.events) AND o.tier = ANY ($4::text[])
-            AND ($5::uuid IS NULL OR ${appWebhooksEnabled('$5')})
+            AND ($5::uuid IS NULL OR app_webhooks_enabled($5::uuid))
        ), event AS (
          INSERT INTO webhook_events (organization_id, event_type, data)
          SELECT $1, $2, $3::jsonb WHERE EXISTS (SELECT 1 FROM targets)
