@@ -21,6 +21,7 @@ import { DenySetChangeMarkers1795707670350 } from './1795707670350-deny-set-chan
 import { SsoVerifiedDomains1795707767135 } from './1795707767135-sso-verified-domains.js';
 import { FlagProtections1795707899176 } from './1795707899176-flag-protections.js';
 import { BillingCycleAnchorDay1795709175753 } from './1795709175753-billing-cycle-anchor-day.js';
+import { AndroidIdentities1795712000000 } from './1795712000000-AndroidIdentities.js';
 
 /** Every migration, in order. Migrations are never edited after they land. */
 export const migrations = [
@@ -47,4 +48,5 @@ export const migrations = [
   SsoVerifiedDomains1795707767135,
   FlagProtections1795707899176,
   BillingCycleAnchorDay1795709175753,
+  AndroidIdentities1795712000000,
 ];

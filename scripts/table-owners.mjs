@@ -28,6 +28,7 @@ export const TABLE_OWNERS = {
   invites: 'team',
 
   apps: 'apps',
+  android_identities: 'apps',
 
   // Attestation: challenges, the keys device tokens are signed with, debug tokens.
   attestation_challenges: 'attestation',

@@ -4,6 +4,9 @@ import { AuditModule } from '../audit/audit.module.js';
 import { DevicesDataModule } from '../devices/devices-data.module.js';
 import { DevicesModule } from '../devices/devices.module.js';
 import { OrganizationsModule } from '../organizations/organizations.module.js';
+import { AndroidIdentityController } from './android-identity.controller.js';
+import { AndroidIdentityRepository } from './android-identity.repository.js';
+import { AndroidIdentityService } from './android-identity.service.js';
 import { App } from './app.entity.js';
 import { AppStatsService } from './app-stats.service.js';
 import { AppsDenySetSources } from './apps-deny-set-sources.js';
@@ -22,7 +25,7 @@ import { TenantResolver } from './tenant-resolver.js';
  */
 @Module({
   imports: [TypeOrmModule.forFeature([App]), AuditModule, OrganizationsModule, DevicesDataModule, DevicesModule],
-  controllers: [AppsController],
+  controllers: [AppsController, AndroidIdentityController],
   providers: [
     AppsService,
     AppsRepository,
@@ -32,7 +35,9 @@ import { TenantResolver } from './tenant-resolver.js';
     AppsOrganizationRemoval,
     AppsOrganizationSources,
     AppsDenySetSources,
+    AndroidIdentityRepository,
+    AndroidIdentityService,
   ],
-  exports: [TenantResolver, AppsService, AppsRepository],
+  exports: [TenantResolver, AppsService, AppsRepository, AndroidIdentityService],
 })
 export class AppsModule {}

@@ -8,6 +8,7 @@ import { MetricsModule } from '../metrics/metrics.module.js';
 import { RiskAlertsModule } from '../risk-alerts/risk-alerts.module.js';
 import { UsageModule } from '../usage/usage.module.js';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
+import { AndroidAttestationService } from './android-attestation.service.js';
 import { AttestationController, JwksController } from './attestation.controller.js';
 import { AttestationService } from './attestation.service.js';
 import { ChallengeService } from './challenge.service.js';
@@ -34,6 +35,7 @@ import { TokenService } from './token.service.js';
   controllers: [AttestationController, JwksController, DebugTokensController],
   providers: [
     AttestationService,
+    AndroidAttestationService,
     ChallengeService,
     SigningKeysService,
     TokenService,

@@ -184,12 +184,21 @@ export class AccessGuard implements CanActivate {
   private async resolveTenant(request: Request): Promise<Tenant> {
     const bundleId = request.headers['x-bundle-id'];
     const teamId = request.headers['x-team-id'];
-    if (typeof bundleId !== 'string' || !bundleId || typeof teamId !== 'string' || !teamId) {
-      throw badRequest('The X-Bundle-ID and X-Team-ID headers are required', {
-        hint: "Send the app's Bundle ID and developer Team ID",
+    const packageName = request.headers['x-package-name'];
+    const android = bundleId === undefined && teamId === undefined && typeof packageName === 'string';
+    if (android && (!packageName || packageName.length > 150)) {
+      throw badRequest('The X-Package-Name header must be an Android package name of at most 150 characters', {
+        hint: "Send the app's Android application id",
       });
     }
-    const tenant = await this.tenants.resolve(bundleId, teamId);
+    if (!android && (typeof bundleId !== 'string' || !bundleId || typeof teamId !== 'string' || !teamId)) {
+      throw badRequest('The X-Bundle-ID and X-Team-ID headers are required', {
+        hint: "Send the app's Bundle ID and developer Team ID (iOS), or X-Package-Name alone (Android)",
+      });
+    }
+    const tenant = android
+      ? await this.tenants.resolveAndroid(packageName)
+      : await this.tenants.resolve(bundleId as string, teamId as string);
     if (!tenant) {
       throw sdkAppNotFound();
     }
