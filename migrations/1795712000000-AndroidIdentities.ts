@@ -22,9 +22,7 @@ export class AndroidIdentities1795712000000 implements MigrationInterface {
         created_at timestamptz NOT NULL DEFAULT now(),
         updated_at timestamptz NOT NULL DEFAULT now()
       )`);
-    await queryRunner.query(
-      `CREATE UNIQUE INDEX android_identities_package_key ON android_identities (package_name)`,
-    );
+    await queryRunner.query(`CREATE UNIQUE INDEX android_identities_package_key ON android_identities (package_name)`);
     await queryRunner.query(`CREATE INDEX android_identities_org_idx ON android_identities (organization_id)`);
     await queryRunner.query(
       `ALTER TABLE devices ADD COLUMN platform text NOT NULL DEFAULT 'ios' CHECK (platform IN ('ios', 'android'))`,

@@ -28,7 +28,10 @@ export class AndroidPolicyDto {
   @ArrayMinSize(1)
   @ArrayMaxSize(3)
   @ArrayUnique()
-  @IsIn(DEVICE_VERDICTS, { each: true, message: `acceptedDeviceVerdicts: each must be one of ${DEVICE_VERDICTS.join(', ')}` })
+  @IsIn(DEVICE_VERDICTS, {
+    each: true,
+    message: `acceptedDeviceVerdicts: each must be one of ${DEVICE_VERDICTS.join(', ')}`,
+  })
   acceptedDeviceVerdicts?: DeviceVerdict[];
 
   @IsOmittable()

@@ -84,7 +84,10 @@ export class AndroidIdentityService {
       try {
         verificationKeyFromBase64(input.verificationKey);
       } catch {
-        throw invalidAndroidField('verificationKey', 'must be base64 of an EC P-256 public key (DER SubjectPublicKeyInfo)');
+        throw invalidAndroidField(
+          'verificationKey',
+          'must be base64 of an EC P-256 public key (DER SubjectPublicKeyInfo)',
+        );
       }
     }
     await this.apps.get(auth, appId);

@@ -29,26 +29,33 @@ describe('Android policy', () => {
   });
 
   it('scores a Play-recognised build on a device with device integrity as clean', () => {
-    expect(verdictSignals(verdict(), DEFAULT_STORED_ANDROID_POLICY)).toEqual({ rooted: false, environment: 'production' });
+    expect(verdictSignals(verdict(), DEFAULT_STORED_ANDROID_POLICY)).toEqual({
+      rooted: false,
+      environment: 'production',
+    });
   });
 
   it('records a device meeting only basic integrity as rooted, unless the policy says otherwise', () => {
     const basic = verdict({ deviceVerdicts: ['MEETS_BASIC_INTEGRITY'] });
     expect(verdictSignals(basic, DEFAULT_STORED_ANDROID_POLICY).rooted).toBe(true);
-    expect(verdictSignals(basic, { ...DEFAULT_STORED_ANDROID_POLICY, basicIntegrityAsRooted: false }).rooted).toBe(false);
-    expect(verdictSignals(verdict({ deviceVerdicts: ['MEETS_STRONG_INTEGRITY'] }), DEFAULT_STORED_ANDROID_POLICY).rooted).toBe(
+    expect(verdictSignals(basic, { ...DEFAULT_STORED_ANDROID_POLICY, basicIntegrityAsRooted: false }).rooted).toBe(
       false,
     );
+    expect(
+      verdictSignals(verdict({ deviceVerdicts: ['MEETS_STRONG_INTEGRITY'] }), DEFAULT_STORED_ANDROID_POLICY).rooted,
+    ).toBe(false);
   });
 
   it('records an unrecognised or sideloaded build as a development build', () => {
-    expect(verdictSignals(verdict({ appRecognitionVerdict: 'UNRECOGNIZED_VERSION' }), DEFAULT_STORED_ANDROID_POLICY)).toEqual({
+    expect(
+      verdictSignals(verdict({ appRecognitionVerdict: 'UNRECOGNIZED_VERSION' }), DEFAULT_STORED_ANDROID_POLICY),
+    ).toEqual({
       rooted: false,
       environment: 'development',
     });
-    expect(verdictSignals(verdict({ appLicensingVerdict: 'UNLICENSED' }), DEFAULT_STORED_ANDROID_POLICY).environment).toBe(
-      'development',
-    );
+    expect(
+      verdictSignals(verdict({ appLicensingVerdict: 'UNLICENSED' }), DEFAULT_STORED_ANDROID_POLICY).environment,
+    ).toBe('development');
     expect(
       verdictSignals(verdict({ appLicensingVerdict: 'UNLICENSED' }), {
         ...DEFAULT_STORED_ANDROID_POLICY,

@@ -65,7 +65,8 @@ export function verdictSignals(verdict: IntegrityVerdict, policy: StoredAndroidP
     policy.basicIntegrityAsRooted &&
     !labels.includes('MEETS_DEVICE_INTEGRITY') &&
     !labels.includes('MEETS_STRONG_INTEGRITY');
-  const notFromPlay = verdict.appRecognitionVerdict !== 'PLAY_RECOGNIZED' || verdict.appLicensingVerdict === 'UNLICENSED';
+  const notFromPlay =
+    verdict.appRecognitionVerdict !== 'PLAY_RECOGNIZED' || verdict.appLicensingVerdict === 'UNLICENSED';
   return {
     rooted,
     environment: policy.notFromPlayAsDevelopment && notFromPlay ? 'development' : 'production',

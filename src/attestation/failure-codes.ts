@@ -201,7 +201,8 @@ export const ATTESTATION_FAILURE_CODES: Readonly<Record<AttestationFailureCode, 
   integrity_payload_invalid: {
     status: 400,
     counted: true,
-    advice: 'The verdict lacks fields Play always sends (requestDetails, appIntegrity, deviceIntegrity): suspect a forged verdict.',
+    advice:
+      'The verdict lacks fields Play always sends (requestDetails, appIntegrity, deviceIntegrity): suspect a forged verdict.',
   },
   package_mismatch: {
     status: 401,
@@ -218,7 +219,8 @@ export const ATTESTATION_FAILURE_CODES: Readonly<Record<AttestationFailureCode, 
   verdict_stale: {
     status: 401,
     counted: true,
-    advice: 'Request a new integrity token right before validating: a verdict is accepted for 5 minutes and never from the future.',
+    advice:
+      'Request a new integrity token right before validating: a verdict is accepted for 5 minutes and never from the future.',
   },
   certificate_mismatch: {
     status: 401,
@@ -246,7 +248,8 @@ export const ATTESTATION_FAILURE_CODES: Readonly<Record<AttestationFailureCode, 
   android_not_configured: {
     status: 400,
     counted: false,
-    advice: "The app has no Android identity: an Admin sets it with PUT /api/v1/apps/{appID}/android before Android devices validate.",
+    advice:
+      'The app has no Android identity: an Admin sets it with PUT /api/v1/apps/{appID}/android before Android devices validate.',
   },
 };
 

@@ -33,6 +33,8 @@ export interface MintOptions {
   encryptionKey?: Uint8Array;
   /** Replaces the JWS inside (a payload that is not a verdict). */
   rawPayload?: string;
+  /** Signs this text instead of the verdict (a signed payload that is not a verdict). */
+  signedText?: string;
 }
 
 export interface FabricatedAndroidApp {
@@ -81,7 +83,7 @@ export function fabricateAndroidApp(packageName: string): FabricatedAndroidApp {
       };
       const jws =
         options.rawPayload ??
-        (await new CompactSign(new TextEncoder().encode(JSON.stringify(verdict)))
+        (await new CompactSign(new TextEncoder().encode(options.signedText ?? JSON.stringify(verdict)))
           .setProtectedHeader({ alg: options.signingAlgorithm ?? 'ES256' })
           .sign(options.signingKey ?? privateKey));
       return new CompactEncrypt(new TextEncoder().encode(jws))
