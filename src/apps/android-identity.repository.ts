@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import type { JwtConfiguration, RiskThresholds } from './app.entity.js';
-import type { StoredAndroidPolicy } from './android-policy.js';
 import { randomSecret } from '../common/crypto.js';
 import { storedServiceSecret } from '../database/service-settings.js';
 import { queryRows } from '../database/sql.js';
@@ -15,7 +14,8 @@ export interface AndroidIdentityRow {
   certificate_digests: string[];
   decryption_key_sealed: string;
   verification_key_sealed: string;
-  policy: Partial<StoredAndroidPolicy>;
+  /** The app's verdict policy (its shape is attestation's: android-policy.ts). */
+  policy: Record<string, unknown>;
   created_at: Date;
   updated_at: Date;
 }
@@ -68,7 +68,7 @@ export class AndroidIdentityRepository {
       certificateDigests: readonly string[];
       decryptionKeySealed: string;
       verificationKeySealed: string;
-      policy: StoredAndroidPolicy;
+      policy: object;
     },
   ): Promise<AndroidIdentityRow> {
     const rows = await queryRows<AndroidIdentityRow>(

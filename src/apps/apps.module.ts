@@ -4,9 +4,7 @@ import { AuditModule } from '../audit/audit.module.js';
 import { DevicesDataModule } from '../devices/devices-data.module.js';
 import { DevicesModule } from '../devices/devices.module.js';
 import { OrganizationsModule } from '../organizations/organizations.module.js';
-import { AndroidIdentityController } from './android-identity.controller.js';
 import { AndroidIdentityRepository } from './android-identity.repository.js';
-import { AndroidIdentityService } from './android-identity.service.js';
 import { App } from './app.entity.js';
 import { AppStatsService } from './app-stats.service.js';
 import { AppsDenySetSources } from './apps-deny-set-sources.js';
@@ -25,7 +23,7 @@ import { TenantResolver } from './tenant-resolver.js';
  */
 @Module({
   imports: [TypeOrmModule.forFeature([App]), AuditModule, OrganizationsModule, DevicesDataModule, DevicesModule],
-  controllers: [AppsController, AndroidIdentityController],
+  controllers: [AppsController],
   providers: [
     AppsService,
     AppsRepository,
@@ -36,8 +34,7 @@ import { TenantResolver } from './tenant-resolver.js';
     AppsOrganizationSources,
     AppsDenySetSources,
     AndroidIdentityRepository,
-    AndroidIdentityService,
   ],
-  exports: [TenantResolver, AppsService, AppsRepository, AndroidIdentityService],
+  exports: [TenantResolver, AppsService, AppsRepository, AndroidIdentityRepository],
 })
 export class AppsModule {}

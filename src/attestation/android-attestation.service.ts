@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { AndroidIdentityService } from '../apps/android-identity.service.js';
-import { verdictSignals } from '../apps/android-policy.js';
+import { AndroidIdentityService } from './android-identity.service.js';
+import { verdictSignals } from './android-policy.js';
 import type { Tenant } from '../apps/tenant-resolver.js';
 import { androidNotConfigured, integrityFailure } from './android-attestation.exceptions.js';
 import type { ValidateAndroidDto } from './attestation.dto.js';

@@ -25,7 +25,7 @@ const CLAIMS = tag(
 const FLAGS = tag('Feature flags', 'Flag definitions per app, their environments, history and per-device overrides.');
 const SDK = tag(
   'SDK',
-  'What the app on the device calls, naming the app with X-Bundle-ID and X-Team-ID: attestation, flag values, ' +
+  'What the app on the device calls, naming the app with X-Bundle-ID and X-Team-ID (iOS) or X-Package-Name (Android): attestation, flag values, ' +
     'feedback, support tickets and release notes.',
 );
 const OPENFEATURE = tag(

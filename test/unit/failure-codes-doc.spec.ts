@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { APP_ATTEST_ERROR_CODES } from '../../src/attestation/app-attest/app-attest-errors.js';
 import { ATTESTATION_FAILURE_CODES } from '../../src/attestation/failure-codes.js';
+import { integrityStatus } from '../../src/attestation/android-attestation.exceptions.js';
+import { PLAY_INTEGRITY_ERROR_CODES } from '../../src/attestation/play-integrity/play-integrity.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 const readme = readFileSync(join(root, 'README.md'), 'utf8');
@@ -50,6 +52,10 @@ describe('attestation failure codes', () => {
   it('include every App Attest verification step and every code the attestation endpoints throw', () => {
     const catalogued = new Set(Object.keys(ATTESTATION_FAILURE_CODES));
     for (const code of APP_ATTEST_ERROR_CODES) expect(catalogued).toContain(code);
+    // Every Play Integrity step, answered with the status the catalog gives it.
+    for (const code of PLAY_INTEGRITY_ERROR_CODES) {
+      expect([code, ATTESTATION_FAILURE_CODES[code]?.status]).toEqual([code, integrityStatus(code)]);
+    }
     const thrown = thrownCodes();
     expect(thrown.size).toBeGreaterThan(10);
     for (const [code, status] of thrown) {

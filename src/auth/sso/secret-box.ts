@@ -14,10 +14,9 @@ const TAG_BYTES = 16;
 export class SecretBox {
   private readonly key: Buffer;
 
-  /** `purpose` names the use (HKDF info): each use gets its own key from one master secret. */
-  constructor(masterSecret: string, purpose = 'sso-client-secret') {
+  constructor(masterSecret: string) {
     if (masterSecret.length < 32) throw new Error('the master secret must be at least 32 characters');
-    this.key = Buffer.from(hkdfSync('sha256', masterSecret, 'attestly', purpose, 32));
+    this.key = Buffer.from(hkdfSync('sha256', masterSecret, 'attestly', 'sso-client-secret', 32));
   }
 
   seal(plaintext: string, context: string): string {

@@ -4,7 +4,7 @@ import {
   type AndroidPolicy,
   type DeviceVerdict,
   type IntegrityVerdict,
-} from '../attestation/play-integrity/play-integrity.js';
+} from './play-integrity/play-integrity.js';
 
 /**
  * An app's Play Integrity policy as stored: which verdicts it accepts (play-integrity.ts checks
@@ -36,12 +36,15 @@ export const DEFAULT_STORED_ANDROID_POLICY: StoredAndroidPolicy = {
 export function androidPolicyOf(stored: Partial<StoredAndroidPolicy> | null | undefined): StoredAndroidPolicy {
   const value = stored ?? {};
   const verdicts = Array.isArray(value.acceptedDeviceVerdicts)
-    ? value.acceptedDeviceVerdicts.filter((label): label is DeviceVerdict =>
-        (DEVICE_VERDICTS as readonly string[]).includes(label),
+    ? (value.acceptedDeviceVerdicts as unknown[]).filter(
+        (label): label is DeviceVerdict =>
+          typeof label === 'string' && (DEVICE_VERDICTS as readonly string[]).includes(label),
       )
     : [];
-  const flag = (key: keyof Omit<StoredAndroidPolicy, 'acceptedDeviceVerdicts'>) =>
-    typeof value[key] === 'boolean' ? value[key] : DEFAULT_STORED_ANDROID_POLICY[key];
+  const flag = (key: keyof Omit<StoredAndroidPolicy, 'acceptedDeviceVerdicts'>): boolean => {
+    const set: unknown = value[key];
+    return typeof set === 'boolean' ? set : DEFAULT_STORED_ANDROID_POLICY[key];
+  };
   return {
     acceptedDeviceVerdicts: verdicts.length > 0 ? verdicts : DEFAULT_STORED_ANDROID_POLICY.acceptedDeviceVerdicts,
     refuseUnrecognizedVersion: flag('refuseUnrecognizedVersion'),

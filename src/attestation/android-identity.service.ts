@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { OrgAuthContext } from '../common/access/auth-context.js';
 import { AuditService } from '../audit/audit.service.js';
-import { SecretBox } from '../auth/sso/secret-box.js';
 import { isUniqueViolation } from '../database/unique-violation.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import {
@@ -9,8 +8,11 @@ import {
   normalizeCertificateDigest,
   verificationKeyFromBase64,
   type AndroidIdentity,
-} from '../attestation/play-integrity/play-integrity.js';
-import { AndroidIdentityRepository, type AndroidIdentityRow } from './android-identity.repository.js';
+} from './play-integrity/play-integrity.js';
+import { AndroidIdentityRepository, type AndroidIdentityRow } from '../apps/android-identity.repository.js';
+import { AppsService } from '../apps/apps.service.js';
+import { TenantResolver } from '../apps/tenant-resolver.js';
+import { AndroidKeyBox } from './android-key-box.js';
 import type { PutAndroidIdentityDto } from './android-identity.dto.js';
 import {
   androidIdentityNotFound,
@@ -19,8 +21,6 @@ import {
   invalidAndroidField,
 } from './android-identity.exceptions.js';
 import { androidPolicyOf, type StoredAndroidPolicy } from './android-policy.js';
-import { AppsService } from './apps.service.js';
-import { TenantResolver } from './tenant-resolver.js';
 
 /** What the dashboard sees of an app's Android identity: never the keys, only whether they are set. */
 export interface AndroidIdentityResponse {
@@ -48,7 +48,7 @@ export interface AndroidVerification {
  */
 @Injectable()
 export class AndroidIdentityService {
-  private box: Promise<SecretBox> | null = null;
+  private box: Promise<AndroidKeyBox> | null = null;
 
   constructor(
     private readonly identities: AndroidIdentityRepository,
@@ -107,7 +107,10 @@ export class AndroidIdentityService {
             input.verificationKey !== undefined
               ? box.seal(input.verificationKey, appId)
               : existing!.verification_key_sealed,
-          policy: androidPolicyOf({ ...androidPolicyOf(existing?.policy), ...input.policy }),
+          policy: androidPolicyOf({
+            ...androidPolicyOf(existing?.policy),
+            ...input.policy,
+          }),
         });
         await this.audit.record(auth, {
           organizationId: auth.organizationId,
@@ -164,9 +167,9 @@ export class AndroidIdentityService {
     };
   }
 
-  private secretBox(): Promise<SecretBox> {
+  private secretBox(): Promise<AndroidKeyBox> {
     if (!this.box) {
-      const box = this.identities.masterSecret().then((secret) => new SecretBox(secret, 'android-integrity-keys'));
+      const box = this.identities.masterSecret().then((secret) => new AndroidKeyBox(secret));
       void box.catch(() => {
         if (this.box === box) this.box = null;
       });

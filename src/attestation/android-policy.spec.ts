@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import type { IntegrityVerdict } from '../attestation/play-integrity/play-integrity.js';
+import type { IntegrityVerdict } from './play-integrity/play-integrity.js';
 import { androidPolicyOf, DEFAULT_STORED_ANDROID_POLICY, verdictSignals } from './android-policy.js';
 
 const verdict = (overrides: Partial<IntegrityVerdict> = {}): IntegrityVerdict => ({
