@@ -17,7 +17,10 @@ const ORGANIZATION = tag(
 );
 const TEAM = tag('Team', 'Members of the organization and invitations to it.');
 const API_KEYS = tag('API keys', 'Organization API keys; a key is shown once, when it is created or rotated.');
-const APPS = tag('Apps', "The organization's iOS apps, identified by Bundle ID and Team ID, and their statistics.");
+const APPS = tag(
+  'Apps',
+  "The organization's apps, identified by Bundle ID and Team ID (iOS) and by package name (Android), and their statistics.",
+);
 const CLAIMS = tag(
   'Claims',
   'Custom claims added to the attestation tokens: static values, conditional rules or an external source.',
@@ -68,6 +71,7 @@ export const CONTROLLER_TAGS: Readonly<Record<string, OpenApiTag>> = {
   ComplianceController: COMPLIANCE,
   ConsoleClaimsController: CLAIMS,
   DebugTokensController: APPS,
+  AndroidIdentityController: APPS,
   DeviceLoginController: CLI_LOGIN,
   DevicesController: DEVICES,
   EntitlementsController: ENTITLEMENTS,

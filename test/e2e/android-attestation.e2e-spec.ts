@@ -2,9 +2,15 @@
 // by X-Package-Name, and POST /api/v1/attestation/android/validate through the same gate,
 // admission, events and token as App Attest, with every refusal naming its step.
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createLocalJWKSet, decodeJwt, jwtVerify, type JSONWebKeySet } from 'jose';
 import { PLAY_INTEGRITY_ERROR_CODES } from '../../src/attestation/play-integrity/play-integrity.js';
+import { CliArgs } from '../../src/cli/cli-args.js';
+import type { CliContext } from '../../src/cli/cli-context.js';
+import { androidAppCommand, androidTokenCommand } from '../../src/cli/demo-device-commands.js';
 import { createClaim, staticClaim } from '../factories/claims.js';
 import { createFlag } from '../factories/flags.js';
 import { createApiKey, randomClientIp } from '../factories/identity.js';
@@ -372,6 +378,44 @@ describe('Android attestation', () => {
       const header = await t.http().get('/api/v1/attestation/challenge').set('X-Package-Name', 'x'.repeat(300));
       expect(header.status).toBe(400);
     });
+  });
+
+  it('runs the tour with the CLI: attest:android-app keys, attest:android-token tokens', async () => {
+    const context = { config: { dataDir: mkdtempSync(join(tmpdir(), 'attestly-android-')) } } as unknown as CliContext;
+    const pkg = packageName();
+    const appOptions = { package: 'string' } as const;
+    const made = await androidAppCommand(context, CliArgs.parse(['--package', pkg], appOptions));
+    // Created once: the same keys the second time, so a configured app keeps verifying.
+    expect(await androidAppCommand(context, CliArgs.parse(['--package', pkg], appOptions))).toEqual(made);
+    const app = await registerApp(t);
+    await app.owner.put(`/api/v1/apps/${app.id}/android`).send(made.androidSettings).expect(200);
+    const demo = { packageName: pkg };
+    const tokenOptions = {
+      package: 'string',
+      challenge: 'string',
+      verdict: 'string',
+      'app-verdict': 'string',
+      licensing: 'string',
+    } as const;
+    const mint = async (extra: string[]) => {
+      const challenge = (await android(demo).get('/api/v1/attestation/challenge').expect(200)).body.challenge as string;
+      const { integrityToken } = await androidTokenCommand(
+        context,
+        CliArgs.parse(['--package', pkg, '--challenge', challenge, ...extra], tokenOptions),
+      );
+      return android(demo)
+        .post('/api/v1/attestation/android/validate')
+        .send({ integrityToken, challenge, installationId: installation() });
+    };
+    expect((await mint([])).status).toBe(200);
+    const refused = await mint(['--verdict', 'none']);
+    expect([refused.status, refused.body.code]).toEqual([403, 'device_integrity_failed']);
+    await expect(
+      androidTokenCommand(
+        context,
+        CliArgs.parse(['--package', pkg, '--challenge', 'c', '--verdict', 'ROOTED'], tokenOptions),
+      ),
+    ).rejects.toThrow('--verdict');
   });
 
   it('counts an iOS and an Android device of one app as two monthly active devices', async () => {
