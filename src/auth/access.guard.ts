@@ -5,7 +5,7 @@ import type { PassportStatic } from 'passport';
 import { ACCESS_KEY, SDK_KEY_SCOPE, type AccessRule, type Role } from '../common/access/access.decorator.js';
 import { hasRole, type AuthContext } from '../common/access/auth-context.js';
 import { badRequest, forbidden, unauthorized } from '../common/errors/app-exception.js';
-import { appInactive, organizationInactive, sdkAppNotFound } from './auth.exceptions.js';
+import { appInactive, organizationInactive, sdkAndroidAppNotFound, sdkAppNotFound } from './auth.exceptions.js';
 import type { AuthenticatedKey } from '../api-keys/api-keys.service.js';
 import { TenantResolver, type Tenant } from '../apps/tenant-resolver.js';
 import type { DeviceToken } from '../attestation/device-token-verifier.js';
@@ -200,7 +200,7 @@ export class AccessGuard implements CanActivate {
       ? await this.tenants.resolveAndroid(packageName)
       : await this.tenants.resolve(bundleId as string, teamId as string);
     if (!tenant) {
-      throw sdkAppNotFound();
+      throw android ? sdkAndroidAppNotFound() : sdkAppNotFound();
     }
     if (!tenant.organizationActive) throw organizationInactive();
     if (!tenant.appActive) throw appInactive();

@@ -199,6 +199,7 @@ describe('Android attestation', () => {
       await app.owner.delete(`/api/v1/apps/${app.id}/android`).expect(404);
       const response = await android(fabricated).get('/api/v1/attestation/challenge');
       expect([response.status, response.body.code]).toEqual([404, 'app_not_found']);
+      expect(response.body.error).toContain('package name');
     });
   });
 
