@@ -22,6 +22,7 @@ import { SsoVerifiedDomains1795707767135 } from './1795707767135-sso-verified-do
 import { FlagProtections1795707899176 } from './1795707899176-flag-protections.js';
 import { BillingCycleAnchorDay1795709175753 } from './1795709175753-billing-cycle-anchor-day.js';
 import { AppSettingsFunctions1795710000000 } from './1795710000000-app-settings-functions.js';
+import { AndroidIdentities1795712000000 } from './1795712000000-AndroidIdentities.js';
 import { ComplianceHighRiskThreshold1795719485975 } from './1795719485975-compliance-high-risk-threshold.js';
 import { MadDeviceCounted1795719485976 } from './1795719485976-mad-device-counted.js';
 
@@ -51,6 +52,7 @@ export const migrations = [
   FlagProtections1795707899176,
   BillingCycleAnchorDay1795709175753,
   AppSettingsFunctions1795710000000,
+  AndroidIdentities1795712000000,
   ComplianceHighRiskThreshold1795719485975,
   MadDeviceCounted1795719485976,
 ];

@@ -28,6 +28,7 @@ export const TABLE_OWNERS = {
   invites: 'team',
 
   apps: 'apps',
+  android_identities: 'apps',
 
   // Attestation: challenges, debug tokens; device tokens: the keys they are signed with, those consumed.
   attestation_challenges: 'attestation',

@@ -4,6 +4,7 @@ import { AuditModule } from '../audit/audit.module.js';
 import { DevicesDataModule } from '../devices/devices-data.module.js';
 import { DevicesModule } from '../devices/devices.module.js';
 import { OrganizationsModule } from '../organizations/organizations.module.js';
+import { AndroidIdentityRepository } from './android-identity.repository.js';
 import { App } from './app.entity.js';
 import { AppStatsService } from './app-stats.service.js';
 import { AppsDenySetSources } from './apps-deny-set-sources.js';
@@ -32,7 +33,8 @@ import { TenantResolver } from './tenant-resolver.js';
     AppsOrganizationRemoval,
     AppsOrganizationSources,
     AppsDenySetSources,
+    AndroidIdentityRepository,
   ],
-  exports: [TenantResolver, AppsService, AppsRepository],
+  exports: [TenantResolver, AppsService, AppsRepository, AndroidIdentityRepository],
 })
 export class AppsModule {}

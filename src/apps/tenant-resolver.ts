@@ -3,6 +3,7 @@ import type { AppId, OrganizationId } from '../common/access/tenant-id.js';
 import type { JwtConfiguration, RiskThresholds } from './app.entity.js';
 import { jwtConfigurationOf, riskThresholdsOf } from './app.entity.js';
 import { AppsRepository } from './apps.repository.js';
+import { AndroidIdentityRepository, type AndroidTenantRow } from './android-identity.repository.js';
 
 /** What SDK routes need of the app their identity headers name. */
 export interface Tenant {
@@ -22,6 +23,8 @@ export interface Tenant {
   /** Accept `subjectId` only signed with `subjectSigningSecret` (docs/security.md, Subject binding). */
   requireSignedSubject: boolean;
   subjectSigningSecret: string | null;
+  /** Set when the app was named by `X-Package-Name` (an Android build). */
+  packageName?: string;
 }
 
 interface Entry {
@@ -45,7 +48,24 @@ export class TenantResolver {
   /** Moves on every forget: a lookup that started before it must not cache what it read. */
   private generation = 0;
 
-  constructor(private readonly apps: AppsRepository) {}
+  constructor(
+    private readonly apps: AppsRepository,
+    private readonly android: AndroidIdentityRepository,
+  ) {}
+
+  /** The app whose Android build has `packageName` (`X-Package-Name`), cached like `resolve`. */
+  async resolveAndroid(packageName: string): Promise<Tenant | null> {
+    const key = `android\n${packageName}`;
+    const cached = this.cache.get(key);
+    if (cached && cached.expiresAt > Date.now()) return cached.tenant;
+    const generation = this.generation;
+    const row = await this.android.tenantByPackage(packageName);
+    const tenant = row ? androidTenantOf(row, packageName) : null;
+    if (generation !== this.generation) return tenant;
+    if (this.cache.size >= MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
+    this.cache.set(key, { tenant, expiresAt: Date.now() + TTL_MS });
+    return tenant;
+  }
 
   async resolve(bundleId: string, teamId: string): Promise<Tenant | null> {
     const key = `${bundleId}\n${teamId}`;
@@ -97,4 +117,24 @@ export class TenantResolver {
       subjectSigningSecret: row.subject_signing_secret,
     };
   }
+}
+
+function androidTenantOf(row: AndroidTenantRow, packageName: string): Tenant {
+  return {
+    appId: row.id,
+    appName: row.app_name,
+    bundleId: row.bundle_id,
+    teamId: row.team_id,
+    organizationId: row.organization_id,
+    serviceTier: row.service_tier,
+    currentPeriodEnd: row.current_period_end,
+    billingAnchorDay: row.billing_anchor_day,
+    appActive: row.is_active,
+    organizationActive: row.org_active,
+    jwtConfiguration: jwtConfigurationOf({ jwtConfiguration: row.jwt_configuration }),
+    riskThresholds: riskThresholdsOf({ riskThresholds: row.risk_thresholds }),
+    requireSignedSubject: row.require_signed_subject,
+    subjectSigningSecret: row.subject_signing_secret,
+    packageName,
+  };
 }

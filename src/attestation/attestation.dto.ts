@@ -1,4 +1,15 @@
-import { IsBase64, IsBoolean, IsInt, IsOptional, IsString, Length, Max, MaxLength, Min } from 'class-validator';
+import {
+  IsBase64,
+  IsBoolean,
+  IsInt,
+  IsOptional,
+  IsString,
+  Length,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+} from 'class-validator';
 import {
   AppVersionField,
   CountryField,
@@ -6,7 +17,7 @@ import {
   OsVersionField,
 } from '../common/validation/device-attributes.js';
 
-class DeviceProfileFields {
+export class DeviceProfileFields {
   @IsOptional()
   @IsString()
   @MaxLength(200)
@@ -88,4 +99,26 @@ export class RefreshAttestationDto extends DeviceProfileFields {
   @IsOptional()
   @IsBoolean()
   limitedUse?: boolean;
+}
+
+/** Android validation and re-attestation: a fresh Play Integrity token bound to the challenge. */
+export class ValidateAndroidDto extends DeviceProfileFields {
+  /** The token Play Integrity returned (a compact JWE), requested with the challenge's request hash. */
+  @IsString()
+  @Length(1, 16_384)
+  integrityToken!: string;
+
+  @IsString()
+  @Length(1, 200)
+  challenge!: string;
+
+  /** The SDK's random id of this installation (kept across launches); the device is keyed by it and the app. */
+  @IsString()
+  @Length(16, 200)
+  @Matches(/^[A-Za-z0-9._:+/=-]+$/, { message: 'installationId must be printable ASCII without spaces' })
+  installationId!: string;
+
+  @IsOptional()
+  @IsBoolean()
+  jailbreakDetected?: boolean;
 }

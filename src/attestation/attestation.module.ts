@@ -7,6 +7,9 @@ import { MetricsModule } from '../metrics/metrics.module.js';
 import { RiskAlertsModule } from '../risk-alerts/risk-alerts.module.js';
 import { UsageModule } from '../usage/usage.module.js';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
+import { AndroidAttestationService } from './android-attestation.service.js';
+import { AndroidIdentityController } from './android-identity.controller.js';
+import { AndroidIdentityService } from './android-identity.service.js';
 import { AttestationController, JwksController } from './attestation.controller.js';
 import { AttestationService } from './attestation.service.js';
 import { ChallengeService } from './challenge.service.js';
@@ -29,9 +32,11 @@ import { DeviceTokensModule } from '../device-tokens/device-tokens.module.js';
     UsageModule,
     RiskAlertsModule,
   ],
-  controllers: [AttestationController, JwksController, DebugTokensController],
+  controllers: [AttestationController, JwksController, DebugTokensController, AndroidIdentityController],
   providers: [
     AttestationService,
+    AndroidAttestationService,
+    AndroidIdentityService,
     ChallengeService,
     DebugTokensService,
     DebugTokenDenySetSources,

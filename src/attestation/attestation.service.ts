@@ -36,10 +36,18 @@ import {
   verifyAttestation,
   type TrustStore,
 } from './app-attest/app-attest.js';
-import type { RefreshAttestationDto, ValidateAttestationDto } from './attestation.dto.js';
+import type { DeviceProfileFields, RefreshAttestationDto, ValidateAttestationDto } from './attestation.dto.js';
 import { ChallengeService } from './challenge.service.js';
 import { checkSubjectSignature } from './subject-signature.js';
 import { TokenService, type MintedToken, type TokenSubject } from '../device-tokens/token.service.js';
+
+/** What another platform's verification established of a device (`validateVerified`). */
+export interface VerifiedDevice {
+  platform: 'android';
+  environment: 'production' | 'development';
+  /** The verdict says the device is compromised (recorded as a jailbreak: risk and `blockOnJailbreak`). */
+  rooted: boolean;
+}
 
 /** What an attempt learnt before a refusal: whom the failure counts against, and its score. */
 interface AttemptFacts {
@@ -151,6 +159,38 @@ export class AttestationService {
           limitedUse: input.limitedUse === true,
           now,
         });
+      });
+    });
+  }
+
+  /**
+   * Validate for a platform verified elsewhere (Android: android-attestation.service.ts), through
+   * the same gate as validate: the subject check, the challenge spent first, `verify` (whose
+   * refusals are recorded as failure events like App Attest's, against no stored device: the key
+   * is not proven yet), then the device record, admission, quota, events and the token. A known
+   * key is re-attested (its profile and platform signals updated), as App Attest re-validation is.
+   */
+  async validateVerified(
+    tenant: Tenant,
+    input: { keyId: string; challenge: string; report: DeviceProfileFields & { jailbreakDetected?: boolean } },
+    verify: () => Promise<VerifiedDevice>,
+  ): Promise<MintedToken> {
+    const subjectVerified = this.checkSubject(tenant, input.report);
+    return this.verdict(tenant, input.keyId, 'attestation', input.challenge, async (attempt) => {
+      const verified = await verify();
+      attempt.countAgainstStoredKey = true;
+      const now = new Date();
+      return this.admitInTransaction(tenant, input.keyId, attempt, async () => {
+        const device = await this.devices.upsertAttested(tenant.organizationId, tenant.appId, {
+          keyId: input.keyId,
+          publicKeyPem: '',
+          environment: verified.environment,
+          receipt: Buffer.alloc(0),
+          report: { ...input.report, jailbreakDetected: verified.rooted || input.report.jailbreakDetected === true },
+          subjectVerified,
+          platform: verified.platform,
+        });
+        return this.admit(tenant, device, input.keyId, 'attestation', device.inserted, attempt, { now });
       });
     });
   }
@@ -289,7 +329,7 @@ export class AttestationService {
    * An app that requires it refuses an unsigned or badly signed subject with 401; any app checks a
    * signature it is sent. Pure input checking, before the gate: the challenge stays unused.
    */
-  private checkSubject(tenant: Tenant, input: ValidateAttestationDto | RefreshAttestationDto): boolean {
+  private checkSubject(tenant: Tenant, input: DeviceProfileFields): boolean {
     const signed = input.subjectSignature !== undefined || input.subjectExpiresAt !== undefined;
     if (input.subjectId === undefined) {
       if (signed) throw badRequest('subjectId: is required with subjectSignature and subjectExpiresAt');

@@ -1,5 +1,6 @@
 import { AppException, type AppExceptionOptions } from '../common/errors/app-exception.js';
 import type { AppAttestErrorCode } from './app-attest/app-attest-errors.js';
+import type { PlayIntegrityErrorCode } from './play-integrity/play-integrity.js';
 
 export interface FailureCodeEntry {
   /** The HTTP status the attestation endpoints answer with it. */
@@ -28,9 +29,10 @@ type OtherFailureCode =
   | 'debug_token_invalid'
   | 'debug_token_revoked'
   | 'debug_token_expired'
-  | 'debug_tokens_disabled';
+  | 'debug_tokens_disabled'
+  | 'android_not_configured';
 
-export type AttestationFailureCode = AppAttestErrorCode | OtherFailureCode;
+export type AttestationFailureCode = AppAttestErrorCode | PlayIntegrityErrorCode | OtherFailureCode;
 
 /**
  * Every domain `code` the attestation endpoints (challenge, validate, refresh, debug) answer
@@ -199,6 +201,77 @@ export const ATTESTATION_FAILURE_CODES: Readonly<Record<AttestationFailureCode, 
     advice: 'The app has `debugTokensEnabled` off, as it should once shipped; turn it on only for development.',
     message: 'Debug tokens are turned off for this app',
     hint: 'An Admin turns them on with PUT /api/v1/apps/:appID {"debugTokensEnabled": true}',
+  },
+  integrity_token_malformed: {
+    status: 400,
+    counted: true,
+    advice:
+      'Send the integrity token exactly as `StandardIntegrityToken.token()` (or the classic API) returned it: a compact JWE of at most 16 KB.',
+  },
+  integrity_decrypt_failed: {
+    status: 401,
+    counted: true,
+    advice:
+      "The token does not decrypt with the app's decryption key: paste Play Console's response decryption key into the app's Android settings, or suspect another app's or a tampered token.",
+  },
+  integrity_signature_invalid: {
+    status: 401,
+    counted: true,
+    advice:
+      "The verdict's ES256 signature does not verify with the app's verification key: paste Play Console's response verification key, or suspect a forged verdict.",
+  },
+  integrity_payload_invalid: {
+    status: 400,
+    counted: true,
+    advice:
+      'The verdict lacks fields Play always sends (requestDetails, appIntegrity, deviceIntegrity): suspect a forged verdict.',
+  },
+  package_mismatch: {
+    status: 401,
+    counted: true,
+    advice:
+      "The verdict names another package than the app's Android identity: check `X-Package-Name` and the package name in the app's Android settings.",
+  },
+  request_hash_mismatch: {
+    status: 401,
+    counted: true,
+    advice:
+      'Request the token with `requestHash` = base64url(SHA-256(challenge)) (or the challenge as the classic nonce), for the same challenge you send.',
+  },
+  verdict_stale: {
+    status: 401,
+    counted: true,
+    advice:
+      'Request a new integrity token right before validating: a verdict is accepted for 5 minutes and never from the future.',
+  },
+  certificate_mismatch: {
+    status: 401,
+    counted: true,
+    advice:
+      "The app was signed with a certificate not in the app's `certificateSha256Digests`: add Play Console's app signing key fingerprint (and your upload key's for internal builds).",
+  },
+  app_unrecognized: {
+    status: 403,
+    counted: true,
+    advice:
+      'Play does not recognise this build (modified, re-signed, or not uploaded to Play); turn `refuseUnrecognizedVersion` off for builds not yet on Play.',
+  },
+  app_unlicensed: {
+    status: 403,
+    counted: true,
+    advice: 'The app was not installed from Google Play and the app refuses sideloaded installs (`refuseUnlicensed`).',
+  },
+  device_integrity_failed: {
+    status: 403,
+    counted: true,
+    advice:
+      "The device does not meet any of the app's `acceptedDeviceVerdicts` (rooted, emulator, or no Play services); accept `MEETS_BASIC_INTEGRITY` to admit it.",
+  },
+  android_not_configured: {
+    status: 400,
+    counted: false,
+    advice:
+      'The app has no Android identity: an Admin sets it with PUT /api/v1/apps/{appID}/android before Android devices validate.',
   },
 };
 

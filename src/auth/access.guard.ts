@@ -5,7 +5,7 @@ import type { PassportStatic } from 'passport';
 import { ACCESS_KEY, SDK_KEY_SCOPE, type AccessRule, type Role } from '../common/access/access.decorator.js';
 import { hasRole, type AuthContext } from '../common/access/auth-context.js';
 import { badRequest, forbidden, unauthorized } from '../common/errors/app-exception.js';
-import { appInactive, organizationInactive, sdkAppNotFound } from './auth.exceptions.js';
+import { appInactive, organizationInactive, sdkAndroidAppNotFound, sdkAppNotFound } from './auth.exceptions.js';
 import type { AuthenticatedKey } from '../api-keys/api-keys.service.js';
 import { TenantResolver, type Tenant } from '../apps/tenant-resolver.js';
 import type { DeviceToken } from '../device-tokens/device-token-verifier.js';
@@ -184,14 +184,23 @@ export class AccessGuard implements CanActivate {
   private async resolveTenant(request: Request): Promise<Tenant> {
     const bundleId = request.headers['x-bundle-id'];
     const teamId = request.headers['x-team-id'];
-    if (typeof bundleId !== 'string' || !bundleId || typeof teamId !== 'string' || !teamId) {
-      throw badRequest('The X-Bundle-ID and X-Team-ID headers are required', {
-        hint: "Send the app's Bundle ID and developer Team ID",
+    const packageName = request.headers['x-package-name'];
+    const android = bundleId === undefined && teamId === undefined && typeof packageName === 'string';
+    if (android && (!packageName || packageName.length > 150)) {
+      throw badRequest('The X-Package-Name header must be an Android package name of at most 150 characters', {
+        hint: "Send the app's Android application id",
       });
     }
-    const tenant = await this.tenants.resolve(bundleId, teamId);
+    if (!android && (typeof bundleId !== 'string' || !bundleId || typeof teamId !== 'string' || !teamId)) {
+      throw badRequest('The X-Bundle-ID and X-Team-ID headers are required', {
+        hint: "Send the app's Bundle ID and developer Team ID (iOS), or X-Package-Name alone (Android)",
+      });
+    }
+    const tenant = android
+      ? await this.tenants.resolveAndroid(packageName)
+      : await this.tenants.resolve(bundleId as string, teamId as string);
     if (!tenant) {
-      throw sdkAppNotFound();
+      throw android ? sdkAndroidAppNotFound() : sdkAppNotFound();
     }
     if (!tenant.organizationActive) throw organizationInactive();
     if (!tenant.appActive) throw appInactive();

@@ -48,6 +48,11 @@ export const signInRequired = (slug: string, hasSso: boolean) =>
   );
 
 /** The SDK routes' refusals of the app named by X-Bundle-ID and X-Team-ID. */
+export const sdkAndroidAppNotFound = () =>
+  new AppException(404, 'app_not_found', 'No app has an Android identity with this package name', {
+    hint: "Set the app's Android identity in the dashboard (PUT /api/v1/apps/{appID}/android); X-Package-Name must match it exactly",
+  });
+
 export const sdkAppNotFound = () =>
   new AppException(404, 'app_not_found', 'No app is registered with this Bundle ID and Team ID', {
     hint: 'Register the app in the dashboard; both values must match exactly',

@@ -90,6 +90,26 @@ const commands: Record<string, Command> = {
     usage: '--key-file PEM --challenge TEXT --counter N --team-id T --bundle-id B',
     summary: "An assertion by a fabricated device's key, for POST /api/v1/attestation/refresh (development only).",
   },
+  'attest:android-app': {
+    run: async () => (await demo()).androidAppCommand,
+    options: { package: 'string' },
+    usage: '--package com.example.app',
+    summary:
+      "Creates (once) a made-up Android app's Play Integrity keys in DATA_DIR and prints its Android settings (development only).",
+  },
+  'attest:android-token': {
+    run: async () => (await demo()).androidTokenCommand,
+    options: {
+      package: 'string',
+      challenge: 'string',
+      verdict: 'string',
+      'app-verdict': 'string',
+      licensing: 'string',
+    },
+    usage:
+      '--package P --challenge TEXT [--verdict MEETS_DEVICE_INTEGRITY,...|none] [--app-verdict PLAY_RECOGNIZED|UNRECOGNIZED_VERSION|UNEVALUATED] [--licensing LICENSED|UNLICENSED|UNEVALUATED]',
+    summary: "A fabricated Play Integrity token for a challenge, by the demo Android app's keys (development only).",
+  },
   jwks: {
     run: async () => (await attest()).printJwks,
     options: {},

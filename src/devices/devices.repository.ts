@@ -158,6 +158,8 @@ export interface AttestedKey {
   receipt: Buffer;
   report: DeviceReport;
   subjectVerified: boolean;
+  /** The platform that attested the key; App Attest's when not said. */
+  platform?: 'ios' | 'android';
 }
 
 /** The stored facts a device event announces. */
@@ -282,9 +284,9 @@ export class DevicesRepository {
       this.runner,
       `INSERT INTO devices (organization_id, app_id, key_id, public_key_pem, sign_counter, environment, receipt,
                            client_device_id, subject_id, device_model, os_version, app_version, country,
-                           jailbreak_detected, attestation_count, velocity_count, subject_verified)
+                           jailbreak_detected, attestation_count, velocity_count, subject_verified, platform)
        VALUES ($1, $2, $3, $4, 0, $5, $6, COALESCE($7, ''), $8, $9, $10, $11, upper($12), COALESCE($13, false), 1, 1,
-               $8::text IS NOT NULL AND $14::boolean)
+               $8::text IS NOT NULL AND $14::boolean, $15)
        ON CONFLICT (app_id, key_id) DO UPDATE SET
          public_key_pem = EXCLUDED.public_key_pem, sign_counter = 0, environment = EXCLUDED.environment,
          receipt = EXCLUDED.receipt
@@ -304,6 +306,7 @@ export class DevicesRepository {
         report.country ?? null,
         report.jailbreakDetected ?? null,
         key.subjectVerified,
+        key.platform ?? 'ios',
       ],
     );
     const device = rows[0];

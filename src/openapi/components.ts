@@ -34,20 +34,29 @@ export const SECURITY_SCHEMES: OpenApiDocument['components']['securitySchemes'] 
     description: "The app's Bundle ID; with X-Team-ID it names the app (the SDK surfaces).",
   },
   teamId: { type: 'apiKey', in: 'header', name: 'X-Team-ID', description: "The app's developer Team ID." },
+  packageName: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-Package-Name',
+    description: "The app's Android package name: names the app instead of X-Bundle-ID and X-Team-ID (Android SDK).",
+  },
 };
 
 /** The security requirements of an access rule: alternatives, each a set of schemes sent together. */
 export function securityOf(rule: AccessRule): SecurityRequirement[] {
   if (rule.public) return [];
-  const tenant: SecurityRequirement = rule.tenant ? { bundleId: [], teamId: [] } : {};
+  // An SDK route names its app by X-Bundle-ID and X-Team-ID (iOS) or X-Package-Name (Android).
+  const tenants: SecurityRequirement[] = rule.tenant ? [{ bundleId: [], teamId: [] }, { packageName: [] }] : [{}];
   const alternatives: SecurityRequirement[] = [];
-  if (rule.tenant && rule.deviceToken) {
-    alternatives.push({ ...tenant, attestationToken: [] }, { ...tenant, apiKey: [SDK_KEY_SCOPE] });
+  for (const tenant of tenants) {
+    if (rule.tenant && rule.deviceToken) {
+      alternatives.push({ ...tenant, attestationToken: [] }, { ...tenant, apiKey: [SDK_KEY_SCOPE] });
+    }
+    if (rule.session) alternatives.push({ ...tenant, session: [rule.session] });
+    if (rule.apiKey) alternatives.push({ ...tenant, apiKey: [...rule.apiKey] });
+    else if (rule.personalKey) alternatives.push({ ...tenant, apiKey: [...rule.personalKey] });
   }
-  if (rule.session) alternatives.push({ ...tenant, session: [rule.session] });
-  if (rule.apiKey) alternatives.push({ ...tenant, apiKey: [...rule.apiKey] });
-  else if (rule.personalKey) alternatives.push({ ...tenant, apiKey: [...rule.personalKey] });
-  if (!alternatives.length && rule.tenant) alternatives.push(tenant);
+  if (!alternatives.length && rule.tenant) alternatives.push(...tenants);
   return alternatives;
 }
 

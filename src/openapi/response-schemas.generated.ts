@@ -121,6 +121,9 @@ export const GENERATED_RESPONSES: {
       },
       required: ['data', 'meta'],
     },
+    AndroidIdentityController_get: { $ref: '#/components/schemas/AndroidIdentityResponse' },
+    AndroidIdentityController_put: { $ref: '#/components/schemas/AndroidIdentityResponse' },
+    AndroidIdentityController_remove: null,
     ApiKeysController_create: {
       type: 'object',
       properties: {
@@ -319,6 +322,7 @@ export const GENERATED_RESPONSES: {
     AttestationController_debug: { $ref: '#/components/schemas/MintedToken' },
     AttestationController_refresh: { $ref: '#/components/schemas/MintedToken' },
     AttestationController_validate: { $ref: '#/components/schemas/MintedToken' },
+    AttestationController_validateAndroid: { $ref: '#/components/schemas/MintedToken' },
     AuthController_acceptInvite: {
       type: 'object',
       properties: { orgId: { type: 'string' }, orgName: { type: 'string' }, orgSlug: { type: 'string' } },
@@ -2045,6 +2049,34 @@ export const GENERATED_RESPONSES: {
     WebhooksController_update: { $ref: '#/components/schemas/WebhookEndpointResponse' },
   },
   schemas: {
+    AndroidIdentityResponse: {
+      description: "What the dashboard sees of an app's Android identity: never the keys, only whether they are set.",
+      type: 'object',
+      properties: {
+        appId: { type: 'string' },
+        packageName: { type: 'string' },
+        certificateSha256Digests: {
+          type: 'array',
+          items: { type: 'string' },
+          description: 'As stored: base64url SHA-256, the form Play reports them in.',
+        },
+        hasDecryptionKey: { type: 'boolean' },
+        hasVerificationKey: { type: 'boolean' },
+        policy: { $ref: '#/components/schemas/StoredAndroidPolicy' },
+        createdAt: { type: 'string' },
+        updatedAt: { type: 'string' },
+      },
+      required: [
+        'appId',
+        'packageName',
+        'certificateSha256Digests',
+        'hasDecryptionKey',
+        'hasVerificationKey',
+        'policy',
+        'createdAt',
+        'updatedAt',
+      ],
+    },
     ApiKeyResponse: {
       description: 'An API key as listed: never the key itself.',
       type: 'object',
@@ -3365,6 +3397,43 @@ export const GENERATED_RESPONSES: {
       required: ['messages', 'id', 'subject', 'status', 'priority', 'messageCount', 'createdAt', 'updatedAt'],
     },
     SecurityRequirement: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } },
+    StoredAndroidPolicy: {
+      description:
+        "An app's Play Integrity policy as stored: which verdicts it accepts (play-integrity.ts checks\nthem) and how the labels of an accepted verdict feed the device's risk score through the\nsignals the score already has (src/devices/risk-score.ts), so Android and iOS devices are\nscored, thresholded and alerted on one scale. Pure: no I/O.",
+      type: 'object',
+      properties: {
+        basicIntegrityAsRooted: {
+          type: 'boolean',
+          description:
+            'A device Play lists as meeting only `MEETS_BASIC_INTEGRITY` (typically rooted, or an unlocked\nbootloader) is recorded as jailbroken: +40 risk, and refused where `blockOnJailbreak` is on.',
+        },
+        notFromPlayAsDevelopment: {
+          type: 'boolean',
+          description:
+            'An accepted build Play does not vouch for (`UNRECOGNIZED_VERSION`, `UNEVALUATED`, or an\n`UNLICENSED` sideloaded install) is recorded as a development build: +15 risk, as a\ndevelopment App Attest environment is on iOS.',
+        },
+        acceptedDeviceVerdicts: {
+          type: 'array',
+          items: {
+            type: 'string',
+            enum: ['MEETS_STRONG_INTEGRITY', 'MEETS_DEVICE_INTEGRITY', 'MEETS_BASIC_INTEGRITY'],
+          },
+          description: 'A device passes when Play lists at least one of these labels for it.',
+        },
+        refuseUnrecognizedVersion: {
+          type: 'boolean',
+          description: 'Refuse `UNRECOGNIZED_VERSION` (a build Play does not know: modified or re-signed).',
+        },
+        refuseUnlicensed: { type: 'boolean', description: 'Refuse `UNLICENSED` installs (sideloaded, not from Play).' },
+      },
+      required: [
+        'basicIntegrityAsRooted',
+        'notFromPlayAsDevelopment',
+        'acceptedDeviceVerdicts',
+        'refuseUnrecognizedVersion',
+        'refuseUnlicensed',
+      ],
+    },
     TraceCondition: {
       type: 'object',
       properties: {

@@ -300,6 +300,32 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
       ),
     },
   },
+  'POST /api/v1/attestation/android/validate': {
+    summary: "Verify an Android device's Play Integrity token and mint a token",
+    description:
+      "Named by `X-Package-Name`. The token is decrypted and verified locally with the app's Play Integrity keys, and must be bound to the challenge (`requestHash` = base64url(SHA-256(challenge)), or the challenge as a classic nonce); the challenge is spent first, as for App Attest. `installationId` is the SDK's random id of the installation: the same id re-attests the same device (Android has no assertion counter, so a refresh is a new integrity token and challenge). " +
+      SUBJECT_BINDING,
+    responses: {
+      '402': responseRef('QuotaExceeded'),
+      '200': json(
+        ref('AttestationToken'),
+        'The verdict verified; a token for the device.',
+        RATE_LIMIT_RESPONSE_HEADERS,
+      ),
+    },
+  },
+  'GET /api/v1/apps/{appID}/android': {
+    summary: "The app's Android identity and Play Integrity policy (never the keys)",
+    description: 'Admins only. 404 when the app has no Android identity.',
+  },
+  'PUT /api/v1/apps/{appID}/android': {
+    summary: "Set the app's Android identity: package name, signing certificates, Play Integrity keys and policy",
+    description:
+      'Paste the response decryption key (base64 AES-256) and verification key (base64 DER EC P-256) from Play Console; they are stored encrypted and never returned. Certificate digests are SHA-256, hex (colons optional) or base64. The keys are required the first time and kept when left out later; policy fields left out keep their value. A package name belongs to one app across the service (409).',
+  },
+  'DELETE /api/v1/apps/{appID}/android': {
+    summary: "Remove the app's Android identity (Android SDK calls stop resolving the app)",
+  },
   'POST /api/v1/attestation/debug': {
     summary: 'Exchange a debug token (Simulator, CI) for a device token marked debug',
     description:

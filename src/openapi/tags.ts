@@ -17,7 +17,10 @@ const ORGANIZATION = tag(
 );
 const TEAM = tag('Team', 'Members of the organization and invitations to it.');
 const API_KEYS = tag('API keys', 'Organization API keys; a key is shown once, when it is created or rotated.');
-const APPS = tag('Apps', "The organization's iOS apps, identified by Bundle ID and Team ID, and their statistics.");
+const APPS = tag(
+  'Apps',
+  "The organization's apps, identified by Bundle ID and Team ID (iOS) and by package name (Android), and their statistics.",
+);
 const CLAIMS = tag(
   'Claims',
   'Custom claims added to the attestation tokens: static values, conditional rules or an external source.',
@@ -25,7 +28,7 @@ const CLAIMS = tag(
 const FLAGS = tag('Feature flags', 'Flag definitions per app, their environments, history and per-device overrides.');
 const SDK = tag(
   'SDK',
-  'What the app on the device calls, naming the app with X-Bundle-ID and X-Team-ID: attestation, flag values, ' +
+  'What the app on the device calls, naming the app with X-Bundle-ID and X-Team-ID (iOS) or X-Package-Name (Android): attestation, flag values, ' +
     'feedback, support tickets and release notes.',
 );
 const OPENFEATURE = tag(
@@ -68,6 +71,7 @@ export const CONTROLLER_TAGS: Readonly<Record<string, OpenApiTag>> = {
   ComplianceController: COMPLIANCE,
   ConsoleClaimsController: CLAIMS,
   DebugTokensController: APPS,
+  AndroidIdentityController: APPS,
   DeviceLoginController: CLI_LOGIN,
   DevicesController: DEVICES,
   EntitlementsController: ENTITLEMENTS,

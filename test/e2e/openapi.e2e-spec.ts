@@ -372,7 +372,7 @@ describe('OpenAPI document (GET /api/v1/openapi.json) and /docs', () => {
     const declared = declaredRoutes(t);
     const ops = operations(document);
     const schemes = Object.keys(document.components.securitySchemes);
-    expect(schemes.sort()).toEqual(['apiKey', 'attestationToken', 'bundleId', 'session', 'teamId']);
+    expect(schemes.sort()).toEqual(['apiKey', 'attestationToken', 'bundleId', 'packageName', 'session', 'teamId']);
     expect(document.components.securitySchemes.session).toMatchObject({
       type: 'apiKey',
       in: 'cookie',
@@ -391,7 +391,15 @@ describe('OpenAPI document (GET /api/v1/openapi.json) and /docs', () => {
       expect([route, security.length > 0]).toEqual([route, true]);
       for (const requirement of security) {
         for (const scheme of Object.keys(requirement)) expect(schemes).toContain(scheme);
-        if (access?.tenant) expect([route, requirement.bundleId, requirement.teamId]).toEqual([route, [], []]);
+        // An SDK route names its app by X-Bundle-ID and X-Team-ID (iOS) or by X-Package-Name (Android).
+        if (access?.tenant) {
+          const named = requirement.packageName
+            ? [requirement.packageName, requirement.bundleId, requirement.teamId]
+            : [[], requirement.bundleId, requirement.teamId];
+          expect([route, ...named]).toEqual(
+            requirement.packageName ? [route, [], undefined, undefined] : [route, [], [], []],
+          );
+        }
       }
       if (access?.session) expect(security).toContainEqual(expect.objectContaining({ session: [access.session] }));
       if (access?.apiKey) expect(security).toContainEqual(expect.objectContaining({ apiKey: [...access.apiKey] }));

@@ -8,7 +8,7 @@ import { buildWorld, type World } from '../support/caller-world.js';
 import { listen, type ProbeClient } from '../support/probe-client.js';
 import { fillPath, routeName, routeTable } from '../support/route-table.js';
 import { fabricatedRootEnv, TEAM_ID } from '../support/sdk-client.js';
-import { apnsCredentials, buildResources, resourceParams } from '../support/tenant-resources.js';
+import { androidIdentity, apnsCredentials, buildResources, resourceParams } from '../support/tenant-resources.js';
 
 const t: TestApp = await startTestApp(await fabricatedRootEnv());
 
@@ -88,6 +88,9 @@ describe('tenant isolation: another organization gets 404 for every resource of 
     session('GET /api/v1/apps/:appID/push-credentials'),
     session('PUT /api/v1/apps/:appID/push-credentials', apnsCredentials()),
     session('DELETE /api/v1/apps/:appID/push-credentials'),
+    session('GET /api/v1/apps/:appID/android'),
+    session('PUT /api/v1/apps/:appID/android', androidIdentity()),
+    session('DELETE /api/v1/apps/:appID/android'),
     // Flags and overrides
     session('GET /api/v1/dashboard/apps/:appId/flags'),
     session('POST /api/v1/dashboard/apps/:appId/flags', {
@@ -297,6 +300,7 @@ describe('tenant isolation: another organization gets 404 for every resource of 
     const debugTokens = (await read(`/api/v1/apps/${ids.appID}/debug-tokens`)) as unknown as { id: string }[];
     expect(debugTokens.map((token) => token.id)).toEqual([ids.tokenId]);
     expect(await read(`/api/v1/apps/${ids.appID}/push-credentials`)).toMatchObject({ keyId: 'ISOLATED01' });
+    expect(await read(`/api/v1/apps/${ids.appID}/android`)).toMatchObject({ hasDecryptionKey: true });
     const [app] = await t.sql<{ subject_signing_secret: string | null }>(
       `SELECT subject_signing_secret FROM apps WHERE id = $1`,
       [ids.appID],

@@ -9,6 +9,7 @@ import type { World } from './caller-world.js';
 import type { ProbeClient } from './probe-client.js';
 import type { Route } from './route-table.js';
 import { TEAM_ID } from './sdk-client.js';
+import { fabricateAndroidApp } from './play-integrity-fabricator.js';
 
 /** Ids by the path parameter name that addresses them (`appID`, `flagId`, …), plus `claimKey`. */
 export type ResourceIds = Record<string, string>;
@@ -106,8 +107,24 @@ export async function buildResources(t: TestApp, client: ProbeClient, world: Wor
     body: apnsCredentials(),
   });
   if (credentials.status !== 200) throw new Error(`arranging push credentials failed: ${credentials.text}`);
+  const android = await client.send('put', `/api/v1/apps/${appId}/android`, {
+    headers: world.ownerA,
+    body: androidIdentity(),
+  });
+  if (android.status !== 200) throw new Error(`arranging the Android identity failed: ${android.text}`);
   ids.deliveryId = randomUUID();
   return ids;
+}
+
+/** A valid body for PUT /api/v1/apps/:appID/android, with fresh Play Integrity keys and a package name of its own. */
+export function androidIdentity() {
+  const fabricated = fabricateAndroidApp(`com.isolated.app${randomUUID().replace(/-/g, '')}`);
+  return {
+    packageName: fabricated.packageName,
+    certificateSha256Digests: [fabricated.certificateSha256Digest],
+    decryptionKey: fabricated.decryptionKeyBase64,
+    verificationKey: fabricated.verificationKeyBase64,
+  };
 }
 
 /** A valid body for PUT /api/v1/apps/:appID/push-credentials, with a fresh .p8 key. */

@@ -17,6 +17,8 @@ import {
   type AttestationFailureCode,
 } from '../../src/attestation/failure-codes.js';
 import { quotaExceeded } from '../../src/usage/usage.exceptions.js';
+import { integrityStatus } from '../../src/attestation/android-attestation.exceptions.js';
+import { PLAY_INTEGRITY_ERROR_CODES } from '../../src/attestation/play-integrity/play-integrity.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 const readme = readFileSync(join(root, 'README.md'), 'utf8');
@@ -47,6 +49,10 @@ describe('attestation failure codes', () => {
   it('include every App Attest verification step', () => {
     const catalogued = new Set(Object.keys(ATTESTATION_FAILURE_CODES));
     for (const code of APP_ATTEST_ERROR_CODES) expect(catalogued).toContain(code);
+    // Every Play Integrity step, answered with the status the catalog gives it.
+    for (const code of PLAY_INTEGRITY_ERROR_CODES) {
+      expect([code, ATTESTATION_FAILURE_CODES[code]?.status]).toEqual([code, integrityStatus(code)]);
+    }
   });
 
   it('give every refusal its status, and its message and hint unless the refusal names its own', () => {

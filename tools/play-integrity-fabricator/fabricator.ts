@@ -8,7 +8,15 @@
 //   const app = fabricateAndroidApp('com.acme.android');
 //   const token = await app.mint({ challenge });                  // a device meeting device integrity
 //   const bad = await app.mint({ challenge, deviceVerdicts: [] }); // each field can be broken
-import { createHash, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
+import {
+  createHash,
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPairSync,
+  randomBytes,
+  type KeyObject,
+} from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { CompactEncrypt, CompactSign } from 'jose';
 
 export interface MintOptions {
@@ -33,6 +41,8 @@ export interface MintOptions {
   encryptionKey?: Uint8Array;
   /** Replaces the JWS inside (a payload that is not a verdict). */
   rawPayload?: string;
+  /** Signs this text instead of the verdict (a signed payload that is not a verdict). */
+  signedText?: string;
 }
 
 export interface FabricatedAndroidApp {
@@ -52,8 +62,55 @@ export function fabricatedRequestHash(challenge: string): string {
 
 export function fabricateAndroidApp(packageName: string): FabricatedAndroidApp {
   const aesKey = new Uint8Array(randomBytes(32));
-  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const certificateSha256Digest = createHash('sha256').update(randomBytes(64)).digest('base64url');
+  return androidAppOf(packageName, aesKey, privateKey, certificateSha256Digest);
+}
+
+/** What a persistent fabricated app keeps on disk (the demo CLI's DATA_DIR). */
+interface SavedAndroidApp {
+  packageName: string;
+  aesKeyBase64: string;
+  signingKeyPem: string;
+  certificateSha256Digest: string;
+}
+
+/**
+ * A fabricated app kept in `file`: made up the first time, read back after, so the keys pasted
+ * into the app's Android settings keep verifying the tokens minted later.
+ */
+export function persistentAndroidApp(file: string, packageName: string): FabricatedAndroidApp {
+  if (existsSync(file)) {
+    const saved = JSON.parse(readFileSync(file, 'utf8')) as SavedAndroidApp;
+    if (saved.packageName === packageName) {
+      return androidAppOf(
+        saved.packageName,
+        new Uint8Array(Buffer.from(saved.aesKeyBase64, 'base64')),
+        createPrivateKey(saved.signingKeyPem),
+        saved.certificateSha256Digest,
+      );
+    }
+  }
+  const aesKey = new Uint8Array(randomBytes(32));
+  const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const certificateSha256Digest = createHash('sha256').update(randomBytes(64)).digest('base64url');
+  const saved: SavedAndroidApp = {
+    packageName,
+    aesKeyBase64: Buffer.from(aesKey).toString('base64'),
+    signingKeyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    certificateSha256Digest,
+  };
+  writeFileSync(file, JSON.stringify(saved), { mode: 0o600 });
+  return androidAppOf(packageName, aesKey, privateKey, certificateSha256Digest);
+}
+
+function androidAppOf(
+  packageName: string,
+  aesKey: Uint8Array,
+  privateKey: KeyObject,
+  certificateSha256Digest: string,
+): FabricatedAndroidApp {
+  const publicKey = createPublicKey(privateKey);
   return {
     packageName,
     certificateSha256Digest,
@@ -81,7 +138,7 @@ export function fabricateAndroidApp(packageName: string): FabricatedAndroidApp {
       };
       const jws =
         options.rawPayload ??
-        (await new CompactSign(new TextEncoder().encode(JSON.stringify(verdict)))
+        (await new CompactSign(new TextEncoder().encode(options.signedText ?? JSON.stringify(verdict)))
           .setProtectedHeader({ alg: options.signingAlgorithm ?? 'ES256' })
           .sign(options.signingKey ?? privateKey));
       return new CompactEncrypt(new TextEncoder().encode(jws))

@@ -1,0 +1,434 @@
+// Android apps through Google Play Integrity (issue 34): an app's Android identity, SDK calls named
+// by X-Package-Name, and POST /api/v1/attestation/android/validate through the same gate,
+// admission, events and token as App Attest, with every refusal naming its step.
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createLocalJWKSet, decodeJwt, jwtVerify, type JSONWebKeySet } from 'jose';
+import { PLAY_INTEGRITY_ERROR_CODES } from '../../src/attestation/play-integrity/play-integrity.js';
+import { CliArgs } from '../../src/cli/cli-args.js';
+import type { CliContext } from '../../src/cli/cli-context.js';
+import { androidAppCommand, androidTokenCommand } from '../../src/cli/demo-device-commands.js';
+import { createClaim, staticClaim } from '../factories/claims.js';
+import { createFlag } from '../factories/flags.js';
+import { createApiKey, randomClientIp } from '../factories/identity.js';
+import { startTestApp, type TestApp } from '../harness/test-app.js';
+import {
+  fabricateAndroidApp,
+  fabricatedRequestHash,
+  type FabricatedAndroidApp,
+  type MintOptions,
+} from '../support/play-integrity-fabricator.js';
+import { attestDevice, fabricatedRootEnv, registerApp, sdk, type RegisteredApp } from '../support/sdk-client.js';
+import { WebhookReceivers } from '../support/webhook-receiver.js';
+
+const t: TestApp = await startTestApp(await fabricatedRootEnv());
+const receivers = new WebhookReceivers();
+
+afterAll(async () => {
+  await t.close();
+  await receivers.closeAll();
+});
+
+let sequence = 0;
+const packageName = () => `com.example.android${process.pid}x${++sequence}`;
+
+/** SDK calls of an Android build: X-Package-Name instead of X-Bundle-ID and X-Team-ID. */
+function android(fabricated: { packageName: string }) {
+  const withIdentity = <T extends { set(name: string, value: string): T }>(request: T) =>
+    request.set('X-Package-Name', fabricated.packageName).set('X-Forwarded-For', randomClientIp());
+  return {
+    get: (path: string) => withIdentity(t.http().get(path)),
+    post: (path: string) => withIdentity(t.http().post(path)),
+  };
+}
+
+function settingsOf(fabricated: FabricatedAndroidApp, policy: Record<string, unknown> = {}) {
+  return {
+    packageName: fabricated.packageName,
+    certificateSha256Digests: [fabricated.certificateSha256Digest],
+    decryptionKey: fabricated.decryptionKeyBase64,
+    verificationKey: fabricated.verificationKeyBase64,
+    policy,
+  };
+}
+
+/** An app with an Android identity set through the API. */
+async function androidApp(
+  tier = 'professional',
+  policy: Record<string, unknown> = {},
+): Promise<{ app: RegisteredApp; fabricated: FabricatedAndroidApp }> {
+  const app = await registerApp(t, tier);
+  const fabricated = fabricateAndroidApp(packageName());
+  await app.owner.put(`/api/v1/apps/${app.id}/android`).send(settingsOf(fabricated, policy)).expect(200);
+  return { app, fabricated };
+}
+
+async function challengeOf(fabricated: FabricatedAndroidApp): Promise<string> {
+  return (await android(fabricated).get('/api/v1/attestation/challenge').expect(200)).body.challenge as string;
+}
+
+const installation = () => randomBytes(16).toString('hex');
+
+async function validate(
+  fabricated: FabricatedAndroidApp,
+  options: Partial<MintOptions> & { installationId?: string; profile?: Record<string, unknown> } = {},
+) {
+  const challenge = await challengeOf(fabricated);
+  const { installationId = installation(), profile = {}, ...mint } = options;
+  const integrityToken = await fabricated.mint({ challenge, ...mint });
+  const response = await android(fabricated)
+    .post('/api/v1/attestation/android/validate')
+    .send({ integrityToken, challenge, installationId, ...profile });
+  return { response, challenge, integrityToken, installationId };
+}
+
+describe('Android attestation', () => {
+  describe("an app's Android identity", () => {
+    it('is set, read and replaced by an Admin; the keys are sealed and never returned', async () => {
+      const app = await registerApp(t);
+      const fabricated = fabricateAndroidApp(packageName());
+      await app.owner.get(`/api/v1/apps/${app.id}/android`).expect(404);
+      const hex = Buffer.from(fabricated.certificateSha256Digest, 'base64url').toString('hex').toUpperCase();
+      const colons = hex.match(/../g)!.join(':');
+      const put = await app.owner
+        .put(`/api/v1/apps/${app.id}/android`)
+        .send({ ...settingsOf(fabricated), certificateSha256Digests: [colons], policy: { refuseUnlicensed: true } })
+        .expect(200);
+      expect(put.body).toMatchObject({
+        appId: app.id,
+        packageName: fabricated.packageName,
+        certificateSha256Digests: [fabricated.certificateSha256Digest],
+        hasDecryptionKey: true,
+        hasVerificationKey: true,
+        policy: {
+          acceptedDeviceVerdicts: ['MEETS_STRONG_INTEGRITY', 'MEETS_DEVICE_INTEGRITY'],
+          refuseUnrecognizedVersion: true,
+          refuseUnlicensed: true,
+          basicIntegrityAsRooted: true,
+          notFromPlayAsDevelopment: true,
+        },
+      });
+      const read = await app.owner.get(`/api/v1/apps/${app.id}/android`).expect(200);
+      expect(read.body).toEqual(put.body);
+      for (const body of [put.body, read.body]) {
+        const text = JSON.stringify(body);
+        expect(text).not.toContain(fabricated.decryptionKeyBase64);
+        expect(text).not.toContain(fabricated.verificationKeyBase64);
+      }
+      const [stored] = await t.sql<{ decryption_key_sealed: string; verification_key_sealed: string }>(
+        `SELECT decryption_key_sealed, verification_key_sealed FROM android_identities WHERE app_id = $1`,
+        [app.id],
+      );
+      expect(stored.decryption_key_sealed).not.toContain(fabricated.decryptionKeyBase64);
+      expect(stored.verification_key_sealed).not.toContain(fabricated.verificationKeyBase64.slice(0, 40));
+
+      // Later changes may leave the keys out to keep them; the policy merges.
+      const changed = await app.owner
+        .put(`/api/v1/apps/${app.id}/android`)
+        .send({
+          packageName: fabricated.packageName,
+          certificateSha256Digests: [fabricated.certificateSha256Digest],
+          policy: { acceptedDeviceVerdicts: ['MEETS_BASIC_INTEGRITY'] },
+        })
+        .expect(200);
+      expect(changed.body.policy).toMatchObject({
+        acceptedDeviceVerdicts: ['MEETS_BASIC_INTEGRITY'],
+        refuseUnlicensed: true,
+      });
+    });
+
+    it('refuses bad settings in the envelope, never with a 500', async () => {
+      const app = await registerApp(t);
+      const fabricated = fabricateAndroidApp(packageName());
+      const put = (body: Record<string, unknown>) => app.owner.put(`/api/v1/apps/${app.id}/android`).send(body);
+      const ec384 = generateKeyPairSync('ec', { namedCurve: 'P-384' })
+        .publicKey.export({ format: 'der', type: 'spki' })
+        .toString('base64');
+      const cases: [Record<string, unknown>, string][] = [
+        [{ ...settingsOf(fabricated), packageName: 'not a package' }, 'packageName'],
+        [{ ...settingsOf(fabricated), certificateSha256Digests: ['abcd'] }, 'certificateSha256Digests[0]'],
+        [{ ...settingsOf(fabricated), certificateSha256Digests: [] }, 'certificateSha256Digests'],
+        [{ ...settingsOf(fabricated), decryptionKey: Buffer.alloc(16).toString('base64') }, 'decryptionKey'],
+        [{ ...settingsOf(fabricated), verificationKey: ec384 }, 'verificationKey'],
+        [{ ...settingsOf(fabricated), verificationKey: 'bm90IGEga2V5' }, 'verificationKey'],
+        [
+          { ...settingsOf(fabricated), policy: { acceptedDeviceVerdicts: ['MEETS_VIRTUAL_INTEGRITY'] } },
+          'acceptedDeviceVerdicts',
+        ],
+        [{ ...settingsOf(fabricated), policy: { acceptedDeviceVerdicts: [] } }, 'acceptedDeviceVerdicts'],
+        [{ ...settingsOf(fabricated), decryptionKey: undefined }, 'decryptionKey'],
+      ];
+      for (const [body, field] of cases) {
+        const response = await put(body);
+        expect([field, response.status]).toEqual([field, 400]);
+        expect(response.body).toMatchObject({ code: 'bad_request' });
+        expect(response.body.error).toContain(field);
+      }
+      await app.owner.get(`/api/v1/apps/${app.id}/android`).expect(404);
+
+      // A package name is one app's across the service.
+      await put(settingsOf(fabricated)).expect(200);
+      const other = await registerApp(t);
+      const duplicate = await other.owner.put(`/api/v1/apps/${other.id}/android`).send(settingsOf(fabricated));
+      expect(duplicate.status).toBe(409);
+    });
+
+    it("is another organization's 404, to read, change or delete", async () => {
+      const { app, fabricated } = await androidApp();
+      const stranger = await registerApp(t);
+      await stranger.owner.get(`/api/v1/apps/${app.id}/android`).expect(404);
+      await stranger.owner
+        .put(`/api/v1/apps/${app.id}/android`)
+        .send(settingsOf(fabricateAndroidApp(packageName())))
+        .expect(404);
+      await stranger.owner.delete(`/api/v1/apps/${app.id}/android`).expect(404);
+      const [row] = await t.sql<{ package_name: string }>(
+        `SELECT package_name FROM android_identities WHERE app_id = $1`,
+        [app.id],
+      );
+      expect(row.package_name).toBe(fabricated.packageName);
+    });
+
+    it('once deleted, the package name names no app', async () => {
+      const { app, fabricated } = await androidApp();
+      await android(fabricated).get('/api/v1/attestation/challenge').expect(200);
+      await app.owner.delete(`/api/v1/apps/${app.id}/android`).expect(204);
+      await app.owner.delete(`/api/v1/apps/${app.id}/android`).expect(404);
+      const response = await android(fabricated).get('/api/v1/attestation/challenge');
+      expect([response.status, response.body.code]).toEqual([404, 'app_not_found']);
+      expect(response.body.error).toContain('package name');
+    });
+  });
+
+  describe('validate', () => {
+    let app: RegisteredApp;
+    let fabricated: FabricatedAndroidApp;
+    let verifyKey: string;
+
+    beforeAll(async () => {
+      ({ app, fabricated } = await androidApp('enterprise'));
+      verifyKey = await createApiKey(t, app.org, ['tokens:verify']);
+      await createClaim(app.owner, staticClaim({ claimKey: 'plan', staticValue: 'gold' }));
+      const flag = await createFlag(app.owner, app.id, 'android_checkout', 'string', 'classic');
+      await app.owner
+        .put(`/api/v1/dashboard/flags/${flag.id}/environments/production`)
+        .send({ enabled: true, value: 'express', rules: [] })
+        .expect(200);
+    });
+
+    it('turns a fabricated integrity token into a device token with the claims, verified and served flags', async () => {
+      const { response, installationId } = await validate(fabricated, {
+        profile: { deviceModel: 'Pixel 8', osVersion: '15', appVersion: '2.1.0', country: 'de' },
+      });
+      expect(response.status).toBe(200);
+      const token = response.body.token as string;
+      const jwks = (await t.http().get('/.well-known/jwks.json').expect(200)).body as JSONWebKeySet;
+      const { payload } = await jwtVerify(token, createLocalJWKSet(jwks), { algorithms: ['RS256'] });
+      expect(payload).toMatchObject({ app_id: app.id, org_id: app.org.id, plan: 'gold', risk_score: 0 });
+
+      const verified = await t
+        .http()
+        .post('/api/v1/tokens/verify')
+        .set('Authorization', `Bearer ${verifyKey}`)
+        .send({ token })
+        .expect(200);
+      expect(verified.body).toEqual({ valid: true, claims: decodeJwt(token) });
+
+      const flags = await android(fabricated).get('/api/v1/flags').set('Authorization', `Bearer ${token}`).expect(200);
+      expect(flags.body.flags).toMatchObject({ android_checkout: 'express' });
+
+      const [device] = await t.sql<{ platform: string; device_model: string; environment: string; key_id: string }>(
+        `SELECT platform, device_model, environment, key_id FROM devices WHERE app_id = $1 AND key_id = $2`,
+        [app.id, payload.sub],
+      );
+      expect(device).toMatchObject({ platform: 'android', device_model: 'Pixel 8', environment: 'production' });
+
+      // Re-attestation of the same installation: a fresh token and challenge, the same device.
+      const again = await validate(fabricated, { installationId });
+      expect(again.response.status).toBe(200);
+      expect(decodeJwt(again.response.body.token as string).sub).toBe(payload.sub);
+      const [counted] = await t.sql<{ attestation_count: number }>(
+        `SELECT attestation_count FROM devices WHERE app_id = $1 AND key_id = $2`,
+        [app.id, payload.sub],
+      );
+      expect(counted.attestation_count).toBe(2);
+    });
+
+    it('spends the challenge: a replayed token or challenge is refused', async () => {
+      const { response, challenge, integrityToken, installationId } = await validate(fabricated);
+      expect(response.status).toBe(200);
+      const replay = await android(fabricated)
+        .post('/api/v1/attestation/android/validate')
+        .send({ integrityToken, challenge, installationId });
+      expect([replay.status, replay.body.code]).toEqual([400, 'challenge_invalid']);
+      // A token bound to a spent challenge is no good for a fresh one either.
+      const fresh = await challengeOf(fabricated);
+      const rebound = await android(fabricated)
+        .post('/api/v1/attestation/android/validate')
+        .send({ integrityToken, challenge: fresh, installationId });
+      expect([rebound.status, rebound.body.code]).toEqual([401, 'request_hash_mismatch']);
+    });
+
+    it('names the refused step of each mutated token, as an event and a webhook', async () => {
+      const { app: strict, fabricated: strictApp } = await androidApp('professional', { refuseUnlicensed: true });
+      const receiver = await receivers.start();
+      await strict.owner
+        .post('/api/v1/org/webhooks')
+        .send({ url: receiver.url, events: ['device.attestation_failed'] })
+        .expect(201);
+      const other = fabricateAndroidApp(strictApp.packageName);
+      const cases: [string, number, Partial<MintOptions> | 'malformed'][] = [
+        ['integrity_token_malformed', 400, 'malformed'],
+        ['integrity_decrypt_failed', 401, { encryptionKey: new Uint8Array(randomBytes(32)) }],
+        [
+          'integrity_signature_invalid',
+          401,
+          { signingKey: generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey },
+        ],
+        ['integrity_payload_invalid', 400, { signedText: JSON.stringify({ requestDetails: 'none' }) }],
+        ['package_mismatch', 401, { requestPackageName: 'com.example.someone.else' }],
+        ['request_hash_mismatch', 401, { requestHash: fabricatedRequestHash('another challenge') }],
+        ['verdict_stale', 401, { timestampMillis: Date.now() - 10 * 60_000 }],
+        ['certificate_mismatch', 401, { certificateSha256Digest: [other.certificateSha256Digest] }],
+        ['app_unrecognized', 403, { appRecognitionVerdict: 'UNRECOGNIZED_VERSION' }],
+        ['app_unlicensed', 403, { appLicensingVerdict: 'UNLICENSED' }],
+        ['device_integrity_failed', 403, { deviceVerdicts: ['MEETS_BASIC_INTEGRITY'] }],
+      ];
+      expect(cases.map(([code]) => code).sort()).toEqual([...PLAY_INTEGRITY_ERROR_CODES].sort());
+      const installationId = installation();
+      for (const [code, status, mutation] of cases) {
+        const challenge = await challengeOf(strictApp);
+        const integrityToken =
+          mutation === 'malformed' ? 'not.a.jwe' : await strictApp.mint({ challenge, ...mutation });
+        const response = await android(strictApp)
+          .post('/api/v1/attestation/android/validate')
+          .send({ integrityToken, challenge, installationId });
+        expect([code, response.status, response.body?.code]).toEqual([code, status, code]);
+        // The challenge of a refused attempt is spent.
+        const reuse = await android(strictApp)
+          .post('/api/v1/attestation/android/validate')
+          .send({ integrityToken: await strictApp.mint({ challenge }), challenge, installationId });
+        expect([code, reuse.body?.code]).toEqual([code, 'challenge_invalid']);
+      }
+      const codes = cases.map(([code]) => code);
+      const events = await t.sql<{ error_code: string }>(
+        `SELECT error_code FROM device_events WHERE app_id = $1 AND result = 'failure' ORDER BY created_at`,
+        [strict.id],
+      );
+      expect(events.map((row) => row.error_code)).toEqual(codes);
+      const webhooks = await t.sql<{ error_code: string }>(
+        `SELECT data->>'error_code' AS error_code FROM webhook_events
+          WHERE organization_id = $1 AND event_type = 'device.attestation_failed' ORDER BY occurred_at`,
+        [strict.org.id],
+      );
+      expect(webhooks.map((row) => row.error_code)).toEqual(codes);
+      const metrics = (await t.http().get('/metrics').expect(200)).text;
+      for (const code of codes) {
+        expect(metrics).toContain(`attestly_attestation_failures_total{app_id="${strict.id}",code="${code}"} 1`);
+      }
+    });
+
+    it("feeds the verdict's labels into the risk score under the app's policy", async () => {
+      const { fabricated: lenient } = await androidApp('professional', {
+        acceptedDeviceVerdicts: ['MEETS_DEVICE_INTEGRITY', 'MEETS_BASIC_INTEGRITY'],
+        refuseUnrecognizedVersion: false,
+      });
+      const basic = await validate(lenient, { deviceVerdicts: ['MEETS_BASIC_INTEGRITY'] });
+      expect(basic.response.status).toBe(200);
+      expect(decodeJwt(basic.response.body.token as string)).toMatchObject({ risk_score: 40 });
+      const unrecognized = await validate(lenient, { appRecognitionVerdict: 'UNRECOGNIZED_VERSION' });
+      expect(unrecognized.response.status).toBe(200);
+      expect(decodeJwt(unrecognized.response.body.token as string)).toMatchObject({ risk_score: 15 });
+
+      const { app: blocking, fabricated: rootedRefused } = await androidApp('professional', {
+        acceptedDeviceVerdicts: ['MEETS_BASIC_INTEGRITY'],
+      });
+      await blocking.owner
+        .put(`/api/v1/apps/${blocking.id}`)
+        .send({ riskThresholds: { blockOnJailbreak: true } })
+        .expect(200);
+      const refused = await validate(rootedRefused, { deviceVerdicts: ['MEETS_BASIC_INTEGRITY'] });
+      expect([refused.response.status, refused.response.body.code]).toEqual([403, 'jailbreak_detected']);
+    });
+
+    it('refuses an app without an Android identity before spending the challenge', async () => {
+      const ios = await registerApp(t);
+      const challenge = (await sdk(t, ios).get('/api/v1/attestation/challenge').expect(200)).body.challenge as string;
+      const response = await sdk(t, ios)
+        .post('/api/v1/attestation/android/validate')
+        .send({ integrityToken: 'a.b.c.d.e', challenge, installationId: installation() });
+      expect([response.status, response.body.code]).toEqual([400, 'android_not_configured']);
+    });
+
+    it('refuses malformed requests in the envelope', async () => {
+      const challenge = await challengeOf(fabricated);
+      for (const body of [
+        { challenge, installationId: installation() },
+        { integrityToken: 'x'.repeat(20_000), challenge, installationId: installation() },
+        { integrityToken: 'a.b.c.d.e', challenge, installationId: 'short' },
+        { integrityToken: 'a.b.c.d.e', installationId: installation() },
+      ]) {
+        const response = await android(fabricated).post('/api/v1/attestation/android/validate').send(body);
+        expect(response.status).toBeGreaterThanOrEqual(400);
+        expect(response.status).toBeLessThan(500);
+        expect(response.body.code).toBeDefined();
+      }
+      const header = await t.http().get('/api/v1/attestation/challenge').set('X-Package-Name', 'x'.repeat(300));
+      expect(header.status).toBe(400);
+    });
+  });
+
+  it('runs the tour with the CLI: attest:android-app keys, attest:android-token tokens', async () => {
+    const context = { config: { dataDir: mkdtempSync(join(tmpdir(), 'attestly-android-')) } } as unknown as CliContext;
+    const pkg = packageName();
+    const appOptions = { package: 'string' } as const;
+    const made = await androidAppCommand(context, CliArgs.parse(['--package', pkg], appOptions));
+    // Created once: the same keys the second time, so a configured app keeps verifying.
+    expect(await androidAppCommand(context, CliArgs.parse(['--package', pkg], appOptions))).toEqual(made);
+    const app = await registerApp(t);
+    await app.owner.put(`/api/v1/apps/${app.id}/android`).send(made.androidSettings).expect(200);
+    const demo = { packageName: pkg };
+    const tokenOptions = {
+      package: 'string',
+      challenge: 'string',
+      verdict: 'string',
+      'app-verdict': 'string',
+      licensing: 'string',
+    } as const;
+    const mint = async (extra: string[]) => {
+      const challenge = (await android(demo).get('/api/v1/attestation/challenge').expect(200)).body.challenge as string;
+      const { integrityToken } = await androidTokenCommand(
+        context,
+        CliArgs.parse(['--package', pkg, '--challenge', challenge, ...extra], tokenOptions),
+      );
+      return android(demo)
+        .post('/api/v1/attestation/android/validate')
+        .send({ integrityToken, challenge, installationId: installation() });
+    };
+    expect((await mint([])).status).toBe(200);
+    const refused = await mint(['--verdict', 'none']);
+    expect([refused.status, refused.body.code]).toEqual([403, 'device_integrity_failed']);
+    await expect(
+      androidTokenCommand(
+        context,
+        CliArgs.parse(['--package', pkg, '--challenge', 'c', '--verdict', 'ROOTED'], tokenOptions),
+      ),
+    ).rejects.toThrow('--verdict');
+  });
+
+  it('counts an iOS and an Android device of one app as two monthly active devices', async () => {
+    const { app, fabricated } = await androidApp();
+    // The usage answer is cached for five minutes: read once, after both devices attested.
+    await attestDevice(t, app);
+    expect((await validate(fabricated)).response.status).toBe(200);
+    expect((await app.owner.get('/api/v1/org/usage').expect(200)).body.currentMAD).toBe(2);
+    const platforms = await t.sql<{ platform: string }>(
+      `SELECT platform FROM devices WHERE app_id = $1 ORDER BY platform`,
+      [app.id],
+    );
+    expect(platforms.map((row) => row.platform)).toEqual(['android', 'ios']);
+  });
+});
