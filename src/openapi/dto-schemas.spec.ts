@@ -99,10 +99,13 @@ describe('securityOf', () => {
       { session: ['viewer'] },
       { apiKey: ['apps:read'] },
     ]);
-    expect(securityOf({ tenant: true })).toEqual([{ bundleId: [], teamId: [] }]);
+    // An SDK route names its app by X-Bundle-ID and X-Team-ID (iOS) or X-Package-Name (Android).
+    expect(securityOf({ tenant: true })).toEqual([{ bundleId: [], teamId: [] }, { packageName: [] }]);
     expect(securityOf({ tenant: true, deviceToken: true })).toEqual([
       { bundleId: [], teamId: [], attestationToken: [] },
       { bundleId: [], teamId: [], apiKey: ['flags:read'] },
+      { packageName: [], attestationToken: [] },
+      { packageName: [], apiKey: ['flags:read'] },
     ]);
   });
 });
