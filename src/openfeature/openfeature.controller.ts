@@ -37,7 +37,7 @@ export class OpenFeatureController {
   async evaluateFlag(@Req() request: Request, @Res() response: Response, @Param('key') key: string): Promise<void> {
     const answer = await this.openFeature.evaluateOne(request.tenant!.appId, callerOf(request), key, request.body);
     response.setHeader('Cache-Control', 'private, no-store');
-    writeJson(response, answer.status, JSON.stringify(answer.body));
+    writeJson(response, answer.status, JSON.stringify(withEnvelope(request, answer.status, answer.body)));
   }
 
   /**
@@ -51,7 +51,7 @@ export class OpenFeatureController {
     response.setHeader('Cache-Control', 'private, no-cache');
     const body = JSON.stringify(answer.body);
     if (answer.status !== 200) {
-      writeJson(response, answer.status, body);
+      writeJson(response, answer.status, JSON.stringify(withEnvelope(request, answer.status, answer.body)));
       return;
     }
     const etag = strongEtag(body);
@@ -84,6 +84,22 @@ function callerOf(request: Request): OfrepCaller {
     kind: 'device',
     deviceId: token.sub,
     riskScore: typeof token.risk_score === 'number' ? token.risk_score : null,
+  };
+}
+
+/**
+ * An OFREP error body (`errorCode`, `errorDetails`, `key`) that also carries the service's error
+ * envelope (`error`, `code`, `requestId`), so OFREP providers and the service's own clients both
+ * read it (decision 0071). A successful answer is OFREP's alone.
+ */
+function withEnvelope(request: Request, status: number, body: object): object {
+  if (status === 200 || !('errorCode' in body)) return body;
+  const { errorCode, errorDetails } = body as { errorCode: string; errorDetails?: string };
+  return {
+    ...body,
+    error: errorDetails || errorCode,
+    code: errorCode.toLowerCase(),
+    requestId: request.requestId ?? '',
   };
 }
 

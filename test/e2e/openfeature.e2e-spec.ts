@@ -297,10 +297,14 @@ describe('OpenFeature (OFREP)', () => {
         { context: { targetingKey: 'd' } },
         other,
       ).expect(404);
+      // OFREP's error body, with the service's envelope beside it (the same refusal, nothing of the other app).
       expect(answer.body).toEqual({
         key: 'banner-text',
         errorCode: 'FLAG_NOT_FOUND',
         errorDetails: expect.any(String),
+        error: expect.any(String),
+        code: 'flag_not_found',
+        requestId: answer.headers['x-request-id'],
       });
       const bulk = await post('/ofrep/v1/evaluate/flags', otherKey, { context: { targetingKey: 'd' } }, other).expect(
         200,
@@ -335,7 +339,13 @@ describe('OpenFeature (OFREP)', () => {
       });
       expect((await one({ context: {} }, key).expect(400)).body).toMatchObject({ errorCode: 'TARGETING_KEY_MISSING' });
       const bulk = await post('/ofrep/v1/evaluate/flags', key, { context: {} }).expect(400);
-      expect(bulk.body).toEqual({ errorCode: 'TARGETING_KEY_MISSING', errorDetails: expect.any(String) });
+      expect(bulk.body).toEqual({
+        errorCode: 'TARGETING_KEY_MISSING',
+        errorDetails: expect.any(String),
+        error: expect.any(String),
+        code: 'targeting_key_missing',
+        requestId: bulk.headers['x-request-id'],
+      });
       const long = 'k'.repeat(5000);
       const missing = await post(`/ofrep/v1/evaluate/flags/${long}`, token, { context: {} }).expect(404);
       expect(missing.body).toMatchObject({ errorCode: 'FLAG_NOT_FOUND', key: 'k'.repeat(100) });
