@@ -1,11 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import type { JwtConfiguration, RiskThresholds } from './app.entity.js';
 import { randomSecret } from '../common/crypto.js';
 import { storedServiceSecret } from '../database/service-settings.js';
 import { queryRows } from '../database/sql.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { organizationJoin } from '../organizations/organizations.service.js';
-import type { AppId, OrganizationId } from '../common/access/tenant-id.js';
+import type { TenantRow } from './apps.repository.js';
 
 /** One row of `android_identities`; the keys stay sealed here. */
 export interface AndroidIdentityRow {
@@ -22,21 +21,10 @@ export interface AndroidIdentityRow {
 }
 
 /** What the tenant resolver needs of the app an `X-Package-Name` names (the columns of its iOS lookup). */
-export interface AndroidTenantRow {
-  id: AppId;
-  app_name: string;
+/** The app of an Android package, as the tenant resolver reads it: the iOS row plus the app's iOS identity. */
+export interface AndroidTenantRow extends TenantRow {
   bundle_id: string;
   team_id: string;
-  organization_id: OrganizationId;
-  service_tier: string;
-  current_period_end: Date | null;
-  billing_anchor_day: number | null;
-  is_active: boolean;
-  org_active: boolean;
-  jwt_configuration: Partial<JwtConfiguration>;
-  risk_thresholds: Partial<RiskThresholds>;
-  require_signed_subject: boolean;
-  subject_signing_secret: string | null;
 }
 
 const COLUMNS = `app_id, organization_id, package_name, certificate_digests, decryption_key_sealed,

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { AppId, OrganizationId } from '../common/access/tenant-id.js';
 import type { JwtConfiguration, RiskThresholds } from './app.entity.js';
 import { jwtConfigurationOf, riskThresholdsOf } from './app.entity.js';
-import { AppsRepository } from './apps.repository.js';
+import { AppsRepository, type TenantRow } from './apps.repository.js';
 import { AndroidIdentityRepository, type AndroidTenantRow } from './android-identity.repository.js';
 
 /** What SDK routes need of the app their identity headers name. */
@@ -99,32 +99,17 @@ export class TenantResolver {
   /** The app and its organization as they are now, past the cache (diagnostics). */
   async lookup(bundleId: string, teamId: string): Promise<Tenant | null> {
     const row = await this.apps.tenantOf(bundleId, teamId);
-    if (!row) return null;
-    return {
-      appId: row.id,
-      appName: row.app_name,
-      bundleId,
-      teamId,
-      organizationId: row.organization_id,
-      serviceTier: row.service_tier,
-      currentPeriodEnd: row.current_period_end,
-      billingAnchorDay: row.billing_anchor_day,
-      appActive: row.is_active,
-      organizationActive: row.org_active,
-      jwtConfiguration: jwtConfigurationOf({ jwtConfiguration: row.jwt_configuration }),
-      riskThresholds: riskThresholdsOf({ riskThresholds: row.risk_thresholds }),
-      requireSignedSubject: row.require_signed_subject,
-      subjectSigningSecret: row.subject_signing_secret,
-    };
+    return row ? tenantOf(row, bundleId, teamId) : null;
   }
 }
 
-function androidTenantOf(row: AndroidTenantRow, packageName: string): Tenant {
+/** The tenant of an app row, named by its iOS identity. */
+function tenantOf(row: TenantRow, bundleId: string, teamId: string): Tenant {
   return {
     appId: row.id,
     appName: row.app_name,
-    bundleId: row.bundle_id,
-    teamId: row.team_id,
+    bundleId,
+    teamId,
     organizationId: row.organization_id,
     serviceTier: row.service_tier,
     currentPeriodEnd: row.current_period_end,
@@ -135,6 +120,10 @@ function androidTenantOf(row: AndroidTenantRow, packageName: string): Tenant {
     riskThresholds: riskThresholdsOf({ riskThresholds: row.risk_thresholds }),
     requireSignedSubject: row.require_signed_subject,
     subjectSigningSecret: row.subject_signing_secret,
-    packageName,
   };
+}
+
+/** The tenant of an Android package: its app's tenant, named also by the package. */
+function androidTenantOf(row: AndroidTenantRow, packageName: string): Tenant {
+  return { ...tenantOf(row, row.bundle_id, row.team_id), packageName };
 }
