@@ -177,12 +177,18 @@ function validString(field: FieldShape): string {
     case 'isVersion':
       return `1.${n}.0`;
     case 'matches': {
-      const [sample] = fc.sample(
-        fc
-          .stringMatching(field.pattern ?? /^x$/)
-          .filter((s) => s.length >= (field.minLength ?? 1) && s.length <= (field.maxLength ?? 200)),
-        { seed: n, numRuns: 1 },
-      );
+      // A bounded draw, not fast-check's filter: a pattern whose strings rarely fit the length
+      // bounds must fail here, naming the field, instead of spinning the test file for an hour.
+      const fits = (s: string) => s.length >= (field.minLength ?? 1) && s.length <= (field.maxLength ?? 200);
+      let sample: string | undefined;
+      for (const size of ['small', 'medium', 'large'] as const) {
+        const drawn = fc.stringMatching(field.pattern ?? /^x$/, { size });
+        sample = fc.sample(drawn, { seed: n, numRuns: 100 }).find(fits);
+        if (sample !== undefined) break;
+      }
+      if (sample === undefined) {
+        throw new Error(`no valid sample for ${field.name} (${String(field.pattern)}) within its length bounds`);
+      }
       return sample;
     }
     case undefined:
