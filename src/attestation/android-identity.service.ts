@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { OrgAuthContext } from '../common/access/auth-context.js';
 import { AuditService } from '../audit/audit.service.js';
+import { SecretBox } from '../common/secret-box.js';
 import { isUniqueViolation } from '../database/unique-violation.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import {
@@ -12,7 +13,6 @@ import {
 import { AndroidIdentityRepository, type AndroidIdentityRow } from '../apps/android-identity.repository.js';
 import { AppsService } from '../apps/apps.service.js';
 import { TenantResolver } from '../apps/tenant-resolver.js';
-import { AndroidKeyBox } from './android-key-box.js';
 import type { PutAndroidIdentityDto } from './android-identity.dto.js';
 import {
   androidIdentityNotFound,
@@ -21,6 +21,9 @@ import {
   invalidAndroidField,
 } from './android-identity.exceptions.js';
 import { androidPolicyOf, type StoredAndroidPolicy } from './android-policy.js';
+
+/** The secret box's purpose for the Play Integrity keys: its own HKDF key, the app id as context. */
+const ANDROID_KEYS_PURPOSE = 'android-integrity-keys';
 
 /** What the dashboard sees of an app's Android identity: never the keys, only whether they are set. */
 export interface AndroidIdentityResponse {
@@ -48,7 +51,7 @@ export interface AndroidVerification {
  */
 @Injectable()
 export class AndroidIdentityService {
-  private box: Promise<AndroidKeyBox> | null = null;
+  private box: Promise<SecretBox> | null = null;
 
   constructor(
     private readonly identities: AndroidIdentityRepository,
@@ -167,9 +170,9 @@ export class AndroidIdentityService {
     };
   }
 
-  private secretBox(): Promise<AndroidKeyBox> {
+  private secretBox(): Promise<SecretBox> {
     if (!this.box) {
-      const box = this.identities.masterSecret().then((secret) => new AndroidKeyBox(secret));
+      const box = this.identities.masterSecret().then((secret) => new SecretBox(secret, ANDROID_KEYS_PURPOSE));
       void box.catch(() => {
         if (this.box === box) this.box = null;
       });

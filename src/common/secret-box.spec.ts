@@ -12,6 +12,9 @@ const SSO_SEALED = 'v1.-i6bKzQBYB3c8AG1.jDDsRAVwPOYDEKDZHi9yFqcFl4ZsFTjuLvmz8Py5
 const PUSH_SEALED =
   'v1.qSOrYyHs1FWUaXto2qAd2BGF7L8TfJBNFIDVRQc9kdRptF5NulKKB8VllbDP1YxxCmT94tutcdTOYhUn2cFHRqZEGH8XgOSMv7ShRdrJ/TNsOqvX5COTSw==';
 const PEM = '-----BEGIN PRIVATE KEY-----\nlegacy\n-----END PRIVATE KEY-----';
+/** attestation/android-key-box.ts: `new AndroidKeyBox(ANDROID_MASTER).seal('play-console-decryption-key', 'app-7f3c')`. */
+const ANDROID_MASTER = 'an-android-master-secret-of-32-chars!!';
+const ANDROID_SEALED = 'v1.1iDepVuHE6C3BqYM.WIPHywY2CVv_oBhdCUoMCZ41EFL66X1fa8jw7n0pMqWXsJgXdTI20dsczQ';
 
 describe('SecretBox', () => {
   it('opens what it sealed, and the sealed form does not contain the secret', () => {
@@ -49,6 +52,13 @@ describe('SecretBox', () => {
   it('opens the client secrets the SSO feature sealed before this box', () => {
     expect(new SecretBox(MASTER, 'sso-client-secret').open(SSO_SEALED, 'org-1')).toBe('client-secret-value');
     expect(new SecretBox(MASTER, 'sso-client-secret').open(SSO_SEALED, 'org-2')).toBeNull();
+  });
+
+  it("opens the Play Integrity keys the Android identities' box sealed before this box", () => {
+    const box = new SecretBox(ANDROID_MASTER, 'android-integrity-keys');
+    expect(box.open(ANDROID_SEALED, 'app-7f3c')).toBe('play-console-decryption-key');
+    expect(box.open(ANDROID_SEALED, 'app-other')).toBeNull();
+    expect(new SecretBox(ANDROID_MASTER, 'sso-client-secret').open(ANDROID_SEALED, 'app-7f3c')).toBeNull();
   });
 
   it('opens the APNs keys the push feature sealed before this box, only where asked to read that format', () => {
