@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import type { Server } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import { json, urlencoded } from 'express';
 import type { NestExpressApplication } from '@nestjs/platform-express';
@@ -21,6 +22,14 @@ import { HttpMetrics } from './metrics/http-metrics.js';
 
 export const BODY_LIMIT = '1mb';
 
+/**
+ * How long an idle keep-alive connection stays open: longer than the 60 s idle timeout of the
+ * load balancers and ingress proxies in front of the service, so the proxy closes first. With
+ * Node's 5 s default a proxy reuses a connection the service is closing at that instant and
+ * answers 502 (ECONNRESET). The headers timeout must exceed it (Node's rule).
+ */
+export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+
 /** Builds the HTTP application exactly as production runs it; the tests use the same function. */
 export async function createApp(config: AppConfig & { databaseUrl: string }, logger: Logger) {
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
@@ -29,6 +38,9 @@ export async function createApp(config: AppConfig & { databaseUrl: string }, log
     abortOnError: false,
   });
   const errors = new AllExceptionsFilter(logger);
+  const server = app.getHttpServer() as Server;
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1_000;
   app.disable('x-powered-by');
   // No ETag hashing of every JSON answer: API clients do not revalidate, and it costs on hot paths.
   app.set('etag', false);

@@ -26,6 +26,13 @@ describe('foundation: conventions shared by every endpoint', () => {
     expect(response.headers['x-request-id']).toMatch(UUID);
   });
 
+  it('keeps an idle keep-alive connection 65 s, longer than the 60 s of the proxies in front of it', async () => {
+    // With Node's 5 s default, a proxy reusing a connection the service is closing gets ECONNRESET (a 502).
+    const response = await t.http().get('/health').set('Connection', 'keep-alive').expect(200);
+    expect(response.headers.connection).toBe('keep-alive');
+    expect(response.headers['keep-alive']).toBe('timeout=65');
+  });
+
   it('echoes a caller X-Request-ID, and replaces one that is not a sane identifier', async () => {
     const echoed = await t.http().get('/health').set('X-Request-ID', 'trace-123.abc').expect(200);
     expect(echoed.headers['x-request-id']).toBe('trace-123.abc');
