@@ -85,10 +85,12 @@ export function shownOrganizations<T extends { readonly id: string }>(
   signIn: SessionSignIn,
   organizations: readonly T[],
 ): T[] {
-  if (speaksForAccount(signIn, organizations.map(({ id }) => id))) return [...organizations];
+  const ids = organizations.map(({ id }) => id);
+  if (speaksForAccount(signIn, ids)) return [...organizations];
   // Without a password sign-in, whether an organization enforces SSO changes only the reason of a
   // refusal, never an admission: the account's organizations are listed as memberships.
   return organizations.filter(
-    ({ id }) => admission(signIn, { organizationId: id, member: true, isSuperAdmin: false, ssoEnforced: false }).admitted,
+    ({ id }) =>
+      admission(signIn, { organizationId: id, member: true, isSuperAdmin: false, ssoEnforced: false }).admitted,
   );
 }
