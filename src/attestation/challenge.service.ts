@@ -16,7 +16,7 @@ export const CHALLENGE_TTL_MS = 5 * 60 * 1000;
 export const CHALLENGE_TOMBSTONE_MS = 24 * 60 * 60 * 1000;
 
 /** Advisory lock key of the purge (arbitrary; unique among the service's locks). */
-const CHALLENGE_PURGE_LOCK = 727_105;
+export const CHALLENGE_PURGE_LOCK = 727_105;
 const PURGE_BATCH = 1_000;
 
 /**

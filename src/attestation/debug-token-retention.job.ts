@@ -8,7 +8,7 @@ import { APP_CONFIG } from '../config/config.module.js';
 import { DebugTokensRepository } from './debug-tokens.repository.js';
 
 /** Advisory lock key of this job (arbitrary; unique among the service's locks). */
-const DEBUG_TOKEN_RETENTION_LOCK = 727_106;
+export const DEBUG_TOKEN_RETENTION_LOCK = 727_106;
 const BATCH = 1_000;
 const DAY_MS = 86_400_000;
 

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ExpiredCredentialsJob } from '../../src/auth/expired-credentials.job.js';
-import { ChallengeService } from '../../src/attestation/challenge.service.js';
-import { DebugTokenRetentionJob } from '../../src/attestation/debug-token-retention.job.js';
+import { CHALLENGE_PURGE_LOCK, ChallengeService } from '../../src/attestation/challenge.service.js';
+import { DEBUG_TOKEN_RETENTION_LOCK, DebugTokenRetentionJob } from '../../src/attestation/debug-token-retention.job.js';
 import { orgWithMember } from '../factories/identity.js';
 import { startTestApp, type TestApp } from '../harness/test-app.js';
 import { registerApp, sdk } from '../support/sdk-client.js';
@@ -120,7 +120,7 @@ describe('housekeeping: attestation records', () => {
     const old = () => countWhere(`attestation_challenges WHERE challenge_hash LIKE 'old-%'`);
 
     // Another instance holds the purge's lock: this one skips the round and deletes nothing.
-    expect(await whileLocked(727_105, () => purge.purgeExpired())).toBeNull();
+    expect(await whileLocked(CHALLENGE_PURGE_LOCK, () => purge.purgeExpired())).toBeNull();
     expect(await old()).toBe(2500);
 
     expect(await purge.purgeExpired()).toBeGreaterThanOrEqual(2500);
@@ -162,7 +162,7 @@ describe('housekeeping: attestation records', () => {
     expect(await exchange(revoked.token)).toBe('debug_token_revoked');
 
     // Another instance holds the job's lock: this one skips the round.
-    expect(await whileLocked(727_106, () => job.run(new Date(Date.now() + 91 * DAY)))).toBeNull();
+    expect(await whileLocked(DEBUG_TOKEN_RETENTION_LOCK, () => job.run(new Date(Date.now() + 91 * DAY)))).toBeNull();
     expect(await kept()).toHaveLength(4);
 
     // 91 days on: the revoked and the expired token are gone; the one that expired 61 days before is kept.
