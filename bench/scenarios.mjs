@@ -23,11 +23,12 @@ export const scenarios = [
   {
     name: 'flags',
     title: 'GET /api/v1/flags (50 flags, 5 rules each)',
-    // A new device id per request: rollouts bucket each device anew, as a fleet of devices asks.
+    // A new device id per request: rollouts bucket each device anew, as a fleet of devices asks. A
+    // device token names its own device only (decision 0074): a server's key names the devices.
     prepare: async (context) =>
       roundTheFlagApps(context, 'GET', (client, n) => ({
         path: '/api/v1/flags',
-        headers: { ...client.headers, 'x-device-id': `bench-device-${n + 1}` },
+        headers: { ...client.serverHeaders, 'x-device-id': `bench-device-${n + 1}` },
       })),
   },
   {
@@ -37,7 +38,7 @@ export const scenarios = [
     prepare: async (context) => {
       const tagged = new Map();
       for (const client of context.flagClients) {
-        const headers = { ...client.headers, 'x-device-id': 'bench-device' };
+        const headers = client.headers;
         const first = await fetch(`${context.baseUrl}/api/v1/flags`, { headers });
         const etag = first.headers.get('etag');
         await first.text();
@@ -143,19 +144,18 @@ export async function createContext(server, { authority, smoke = false }) {
   }
 
   const { token } = await validateOnce(0);
-  const flagClients = [
-    {
-      headers: { ...identity(0), authorization: `Bearer ${token}`, 'x-app-version': '3.1.0' },
-      flagIds: flagIdsByApp[0],
+  /** Each flag app's device (its token) and, for requests naming devices, a server (its organization's key). */
+  const flagClient = async (i, deviceToken) => ({
+    headers: { ...identity(i), authorization: `Bearer ${deviceToken}`, 'x-app-version': '3.1.0' },
+    serverHeaders: {
+      ...identity(i),
+      authorization: `Bearer ${await seedApiKey(db, apps[i].organizationId)}`,
+      'x-app-version': '3.1.0',
     },
-  ];
-  for (let i = 1; i < FLAG_APP_COUNT; i++) {
-    const minted = await validateOnce(i);
-    flagClients.push({
-      headers: { ...identity(i), authorization: `Bearer ${minted.token}`, 'x-app-version': '3.1.0' },
-      flagIds: flagIdsByApp[i],
-    });
-  }
+    flagIds: flagIdsByApp[i],
+  });
+  const flagClients = [await flagClient(0, token)];
+  for (let i = 1; i < FLAG_APP_COUNT; i++) flagClients.push(await flagClient(i, (await validateOnce(i)).token));
 
   return {
     baseUrl: server.baseUrl,

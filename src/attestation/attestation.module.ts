@@ -19,6 +19,8 @@ import { DebugTokensController } from './debug-tokens.controller.js';
 import { DebugTokensRepository } from './debug-tokens.repository.js';
 import { DebugTokensService } from './debug-tokens.service.js';
 import { DeviceTokensModule } from '../device-tokens/device-tokens.module.js';
+import { AdvisoryLocks } from '../common/scheduling/advisory-lock.js';
+import { DebugTokenRetentionJob } from './debug-token-retention.job.js';
 
 @Module({
   imports: [
@@ -42,6 +44,8 @@ import { DeviceTokensModule } from '../device-tokens/device-tokens.module.js';
     DebugTokenDenySetSources,
     ChallengesRepository,
     DebugTokensRepository,
+    DebugTokenRetentionJob,
+    AdvisoryLocks,
   ],
   // Those importing attestation for device tokens (access, claims) get them as before.
   exports: [DeviceTokensModule],

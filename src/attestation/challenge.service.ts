@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
 import type { AppId } from '../common/access/tenant-id.js';
+import { AdvisoryLocks } from '../common/scheduling/advisory-lock.js';
 import { randomSecret, sha256Hex } from '../common/crypto.js';
 import { challengeExpired, challengeInvalid } from './attestation.exceptions.js';
 import { stampChallenge, stampedExpiry } from './challenge-stamp.js';
@@ -13,6 +14,10 @@ export const CHALLENGE_TTL_MS = 5 * 60 * 1000;
  * answers it for challenges without a stamp (issued before stamps, or seeded by the benchmark).
  */
 export const CHALLENGE_TOMBSTONE_MS = 24 * 60 * 60 * 1000;
+
+/** Advisory lock key of the purge (arbitrary; unique among the service's locks). */
+export const CHALLENGE_PURGE_LOCK = 727_105;
+const PURGE_BATCH = 1_000;
 
 /**
  * Single-use challenges bound to one app, valid five minutes; only their hashes are stored, and
@@ -27,7 +32,10 @@ export class ChallengeService {
   now: () => number = Date.now;
   private stampKey: Promise<Buffer> | null = null;
 
-  constructor(private readonly challenges: ChallengesRepository) {}
+  constructor(
+    private readonly challenges: ChallengesRepository,
+    private readonly locks: AdvisoryLocks,
+  ) {}
 
   async issue(appId: AppId): Promise<{ challenge: string; expiresAt: string }> {
     const expiresAtS = Math.floor((this.now() + CHALLENGE_TTL_MS) / 1000);
@@ -57,12 +65,23 @@ export class ChallengeService {
   }
 
   /**
-   * Forgets challenges a day past their expiry (stamped ones still answer `challenge_expired`);
-   * deleting is idempotent, so instances may overlap. `now` is the job's clock.
+   * Forgets challenges a day past their expiry (stamped ones still answer `challenge_expired`), in
+   * batches of 1,000 that each commit on their own, so a backlog never becomes one long delete;
+   * every minute, on one instance at a time. The rows deleted, or null when another instance is
+   * running the purge. `now` is the job's clock.
    */
   @Interval(60_000)
-  async purgeExpired(now: number = this.now()): Promise<void> {
-    await this.challenges.deleteExpiredBefore(new Date(now - CHALLENGE_TOMBSTONE_MS));
+  async purgeExpired(now: number = this.now()): Promise<number | null> {
+    const before = new Date(now - CHALLENGE_TOMBSTONE_MS);
+    const outcome = await this.locks.run(CHALLENGE_PURGE_LOCK, async () => {
+      let deleted = 0;
+      for (;;) {
+        const batch = await this.challenges.deleteExpiredBefore(before, PURGE_BATCH);
+        deleted += batch;
+        if (batch < PURGE_BATCH) return deleted;
+      }
+    });
+    return outcome.ran ? outcome.result : null;
   }
 
   /** The key challenges are sealed with: one for every instance, generated once and kept in the database. */

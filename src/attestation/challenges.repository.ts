@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { AppId } from '../common/access/tenant-id.js';
 import { RelaxedCommits } from '../database/relaxed-commits.js';
+import { queryRows } from '../database/sql.js';
 import { storedServiceSecret } from '../database/service-settings.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 
@@ -40,9 +41,19 @@ export class ChallengesRepository {
     return outcome;
   }
 
-  /** Forgets every app's challenges that expired before `before` (a background purge). */
-  async deleteExpiredBefore(before: Date): Promise<void> {
-    await this.uow.manager().query(`DELETE FROM attestation_challenges WHERE expires_at < $1`, [before]);
+  /**
+   * Forgets at most `batch` of every app's challenges that expired before `before` (the purge's
+   * batch: one short statement of its own, found through the expiry index); how many it deleted.
+   */
+  async deleteExpiredBefore(before: Date, batch: number): Promise<number> {
+    const rows = await queryRows<{ one: number }>(
+      this.uow.manager(),
+      `DELETE FROM attestation_challenges WHERE ctid = ANY(ARRAY(
+         SELECT ctid FROM attestation_challenges WHERE expires_at < $1 LIMIT $2))
+       RETURNING 1 AS one`,
+      [before, batch],
+    );
+    return rows.length;
   }
 
   /** The key challenges are sealed with, generated once for every instance (base64url). */

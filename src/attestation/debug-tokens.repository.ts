@@ -134,6 +134,21 @@ export class DebugTokensRepository {
     return { cursor, rows: rows.map((row) => ({ appId: row.app_id, tokenId: row.token_id, untilMs: row.until_ms })) };
   }
 
+  /**
+   * Deletes at most `batch` debug tokens, of every app, revoked or expired before `before` (a
+   * housekeeping batch, one statement of its own); how many it deleted.
+   */
+  async deleteEndedBefore(before: Date, batch: number): Promise<number> {
+    const rows = await queryRows<{ one: number }>(
+      this.uow.manager(),
+      `DELETE FROM debug_tokens WHERE id = ANY(ARRAY(
+         SELECT id FROM debug_tokens WHERE revoked_at < $1 OR expires_at < $1 LIMIT $2))
+       RETURNING 1 AS one`,
+      [before, batch],
+    );
+    return rows.length;
+  }
+
   /** Whether the app's debug token is revoked, read now. */
   async isRevoked(appId: string, tokenId: string): Promise<boolean> {
     const rows: unknown[] = await this.uow

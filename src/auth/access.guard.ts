@@ -42,6 +42,8 @@ interface RouteDeclaration {
 const SESSION_OR_KEY = [STRATEGY.cookieSession, STRATEGY.apiKey];
 const KEY_ONLY = [STRATEGY.apiKey];
 const DEVICE_TOKEN_OR_KEY = [STRATEGY.deviceToken, STRATEGY.apiKey];
+/** Routes that read a device token when one is sent (`deviceTokenIfSent`): an API key there is not a credential. */
+const DEVICE_TOKEN_ONLY = [STRATEGY.deviceToken];
 
 @Injectable()
 export class AccessGuard implements CanActivate {
@@ -65,7 +67,13 @@ export class AccessGuard implements CanActivate {
     if (rule.public) return true;
     if (rule.tenant) {
       request.tenant = await this.resolveTenant(request);
-      if (!rule.session && !rule.apiKey && !rule.deviceToken) return true;
+      if (!rule.session && !rule.apiKey && !rule.deviceToken) {
+        if (rule.deviceTokenIfSent) {
+          const sent = await this.principal(context, rule, DEVICE_TOKEN_ONLY);
+          if (sent?.kind === 'deviceToken') request.deviceToken = sent.claims;
+        }
+        return true;
+      }
       if (rule.deviceToken) return this.admitDevice(request, request.tenant, await this.principal(context, rule));
     }
     const principal = await this.principal(context, rule);
@@ -95,8 +103,11 @@ export class AccessGuard implements CanActivate {
    * its credential wins, one that finds none passes to the next, and one that finds a bad
    * credential refuses with its own answer. Null when no strategy recognised a credential.
    */
-  private principal(context: ExecutionContext, rule: AccessRule): Promise<Principal | null> {
-    const strategies = rule.deviceToken ? DEVICE_TOKEN_OR_KEY : rule.session ? SESSION_OR_KEY : KEY_ONLY;
+  private principal(
+    context: ExecutionContext,
+    rule: AccessRule,
+    strategies: string[] = rule.deviceToken ? DEVICE_TOKEN_OR_KEY : rule.session ? SESSION_OR_KEY : KEY_ONLY,
+  ): Promise<Principal | null> {
     const http = context.switchToHttp();
     return new Promise((resolve, reject) => {
       const done = (error: Error | null | undefined, principal?: Principal | false) =>

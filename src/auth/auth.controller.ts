@@ -131,8 +131,8 @@ export class AuthController {
 
   @Get('orgs')
   @Access({ session: 'user' })
-  orgs(@Auth() auth: AuthContext) {
-    return this.auth.organizationsOf(auth.caller as SessionCaller, auth.organizationId);
+  orgs(@Req() request: Request, @Auth() auth: AuthContext) {
+    return this.auth.organizationsOf(auth.caller as SessionCaller, auth.organizationId, signInOf(request.session));
   }
 
   @Post('switch-org')

@@ -26,7 +26,7 @@ import { BackgroundTasks } from '../common/scheduling/background-tasks.js';
 import { SsoEnforcement, ssoEnforcedOn } from './sso/sso-enforcement.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { SessionsRepository } from './session/sessions.repository.js';
-import { PASSWORD_SIGN_IN, admission, type SessionSignIn } from './session/session-admission.js';
+import { PASSWORD_SIGN_IN, admission, shownOrganizations, type SessionSignIn } from './session/session-admission.js';
 import { MembersService } from '../team/members.service.js';
 import { trustOrganizationId } from '../common/access/tenant-id.js';
 
@@ -210,10 +210,14 @@ export class AuthService {
     });
   }
 
-  /** Organizations the caller may switch to (all of them for a super admin). */
-  async organizationsOf(caller: SessionCaller, activeOrganizationId: string | null) {
+  /**
+   * The organizations a session is shown: the caller's (all of them for a super admin), as far as
+   * the session's sign-in reveals them (`shownOrganizations`: a session made by an organization's
+   * provider sees that organization only).
+   */
+  async organizationsOf(caller: SessionCaller, activeOrganizationId: string | null, signIn: SessionSignIn) {
     const organizations = await this.organizations.listFor(caller.userId, { all: caller.isSuperAdmin });
-    return organizations.map(({ id, name, slug, serviceTier }) => ({
+    return shownOrganizations(signIn, organizations).map(({ id, name, slug, serviceTier }) => ({
       id,
       name,
       slug,

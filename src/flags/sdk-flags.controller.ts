@@ -1,6 +1,7 @@
 import { Body, Controller, Get, HttpCode, Post, Query, Req, Res, type BeforeApplicationShutdown } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { Access } from '../common/access/access.decorator.js';
+import { requestDeviceId } from '../common/access/request-device-id.js';
 import { ValidationFailedException, notFound } from '../common/errors/app-exception.js';
 import { tierDefinition } from '../common/tiers.js';
 import { UuidParam } from '../common/validation/uuid-param.js';
@@ -100,6 +101,8 @@ export class SdkFlagsController implements BeforeApplicationShutdown, Revocation
       'Real-time flag streaming is available from the Business plan',
     );
     const environment = environmentOf(requested);
+    // Decided before the stream opens, so a refusal is an error answer, not a broken stream.
+    const context = deviceContext(request);
     response.writeHead(200, {
       'Content-Type': 'text/event-stream',
       'Cache-Control': 'no-cache, no-transform',
@@ -108,7 +111,7 @@ export class SdkFlagsController implements BeforeApplicationShutdown, Revocation
     });
     let last = '';
     const send = async () => {
-      const data = `{"flags":${await this.evaluate(tenant, request, environment)}}`;
+      const data = `{"flags":${await this.evaluate(tenant, context, environment)}}`;
       if (data === last || response.writableEnded) return;
       last = data;
       response.write(`event: snapshot\ndata: ${data}\n\n`);
@@ -169,9 +172,8 @@ export class SdkFlagsController implements BeforeApplicationShutdown, Revocation
   }
 
   /** The device's flag values as JSON text. */
-  private async evaluate(tenant: Tenant, request: Request, environment: string): Promise<string> {
+  private async evaluate(tenant: Tenant, context: EvaluationContext, environment: string): Promise<string> {
     const set = await this.store.get(tenant.appId);
-    const context = deviceContext(request);
     const deviceKeyId = context.deviceId ?? null;
     return evaluateFlagSetJson(set.flags, environment, context, overridesOf(set, deviceKeyId), { deviceKeyId });
   }
@@ -208,9 +210,11 @@ function environmentOf(value: string | undefined): Environment {
 }
 
 /**
- * The device context of GET /flags: the attestation token's claims, and what the SDK reports in
- * headers (`X-Device-ID`, `X-App-Version`, `X-OS-Version`, `X-Device-Model`, `X-Locale`,
- * `X-Country`, `X-User-ID`).
+ * The device context of GET /flags and the stream: the attestation token's claims, and what the
+ * SDK reports in headers (`X-App-Version`, `X-OS-Version`, `X-Device-Model`, `X-Locale`,
+ * `X-Country`, `X-User-ID`). The device, whose overrides apply and whose rollout bucket counts, is
+ * the token's subject; `X-Device-ID` may only repeat it (403 `device_id_mismatch` otherwise) and
+ * names the device only for an API key (`requestDeviceId`, decision 0074).
  */
 function deviceContext(request: Request): EvaluationContext {
   const header = (name: string) => {
@@ -218,8 +222,9 @@ function deviceContext(request: Request): EvaluationContext {
     return typeof value === 'string' && value.length <= 200 ? value : null;
   };
   const token = request.deviceToken;
+  const deviceId = requestDeviceId(request);
   return {
-    deviceId: header('x-device-id') ?? token?.sub ?? null,
+    deviceId: deviceId !== null && deviceId.length <= 200 ? deviceId : null,
     appVersion: header('x-app-version'),
     osVersion: header('x-os-version'),
     deviceModel: header('x-device-model'),

@@ -52,6 +52,7 @@ export function securityOf(rule: AccessRule): SecurityRequirement[] {
     if (rule.tenant && rule.deviceToken) {
       alternatives.push({ ...tenant, attestationToken: [] }, { ...tenant, apiKey: [SDK_KEY_SCOPE] });
     }
+    if (rule.tenant && rule.deviceTokenIfSent) alternatives.push(tenant, { ...tenant, attestationToken: [] });
     if (rule.session) alternatives.push({ ...tenant, session: [rule.session] });
     if (rule.apiKey) alternatives.push({ ...tenant, apiKey: [...rule.apiKey] });
     else if (rule.personalKey) alternatives.push({ ...tenant, apiKey: [...rule.personalKey] });

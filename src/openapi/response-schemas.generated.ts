@@ -3139,7 +3139,7 @@ export const GENERATED_RESPONSES: {
       type: 'object',
       properties: {
         name: { type: 'string' },
-        in: { type: 'string', enum: ['query', 'header', 'path', 'cookie'] },
+        in: { type: 'string', enum: ['cookie', 'query', 'header', 'path'] },
         description: { type: 'string' },
         required: { type: 'boolean' },
         schema: { $ref: '#/components/schemas/SchemaObject' },

@@ -208,7 +208,10 @@ const ETAG_HEADERS = {
 };
 
 const SDK_HEADERS: readonly ParameterObject[] = [
-  ['X-Device-ID', 'The device identifier rules and overrides match (defaults to the token subject).'],
+  [
+    'X-Device-ID',
+    "The device identifier rules and overrides match. With a device token it defaults to the token's subject and may only repeat it (403 `device_id_mismatch`); with an API key it names the device.",
+  ],
   ['X-App-Version', 'The app version, for `app_version` rules.'],
   ['X-OS-Version', 'The OS version, for `os_version` rules.'],
   ['X-Device-Model', 'The device model, for `device_model` rules.'],

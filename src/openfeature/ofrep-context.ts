@@ -1,3 +1,4 @@
+import { askingDevice } from '../common/access/asking-device.js';
 import { ENVIRONMENTS, isEnvironment, type Environment, type EvaluationContext } from '../flags/index.js';
 
 /**
@@ -142,22 +143,20 @@ export function parseOfrepRequest(body: unknown, caller: OfrepCaller): OfrepEval
     custom[name] = text;
   }
 
-  let deviceId: string;
-  if (caller.kind === 'device') {
-    if (targetingKey !== null && targetingKey !== caller.deviceId) {
-      return invalid(
-        "context.targetingKey must be left out or equal the device token's subject: the token says which device asks (send a user's id as userId)",
-      );
-    }
-    deviceId = caller.deviceId;
-  } else {
-    if (!targetingKey) {
-      return {
-        errorCode: 'TARGETING_KEY_MISSING',
-        errorDetails: 'context.targetingKey is required with an API key: the device id that rollouts bucket on',
-      };
-    }
-    deviceId = targetingKey;
+  // The one rule of which device asks (decision 0074): a device token names its device, and
+  // targetingKey may only repeat it; a server's targetingKey is the device.
+  const asking = askingDevice(caller.kind === 'device' ? caller.deviceId : null, targetingKey);
+  if (!asking.admitted) {
+    return invalid(
+      "context.targetingKey must be left out or equal the device token's subject: the token says which device asks (send a user's id as userId)",
+    );
+  }
+  const deviceId = asking.deviceId;
+  if (!deviceId) {
+    return {
+      errorCode: 'TARGETING_KEY_MISSING',
+      errorDetails: 'context.targetingKey is required with an API key: the device id that rollouts bucket on',
+    };
   }
 
   return {

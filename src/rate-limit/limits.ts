@@ -87,6 +87,11 @@ export const LIMITS = {
   },
   /** SSO discovery and starts (each start stores an attempt) from one client address. */
   'sso-ip': { limit: 30, windowMs: MINUTE, by: 'ip', refusal: 'rate_limited', headers: false },
+  /**
+   * Command-line sign-in starts from one client address: each stores a session row (kept 30 days
+   * to answer its poll as expired), so an anonymous script cannot fill the table.
+   */
+  'cli-session-ip': { limit: 30, windowMs: MINUTE, by: 'ip', refusal: 'rate_limited', headers: false },
   /** SSO domain verifications of one organization: each is a DNS lookup (up to two 3 s tries). */
   'sso-domain-verify': { limit: 100, windowMs: HOUR, by: 'callerOrganization', refusal: 'rate_limited', headers: true },
   /**

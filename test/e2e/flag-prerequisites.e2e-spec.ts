@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createFlag } from '../factories/flags.js';
+import { createApiKey } from '../factories/identity.js';
 import { startTestApp, type TestApp } from '../harness/test-app.js';
 import { attestDevice, fabricatedRootEnv, registerApp, sdk, type RegisteredApp } from '../support/sdk-client.js';
 
@@ -67,9 +68,11 @@ describe('flag prerequisites', () => {
       .send({ deviceKeyId: device.keyId, forcedValue: 'true' })
       .expect(201);
     expect(await read()).toEqual({ payments: true, checkout: 'express', banner: 'shown' });
+    // Another device, named by a server's key (a device token names its own device only).
+    const server = await createApiKey(t, app.org, ['flags:read']);
     const other = await sdk(t, app)
       .get('/api/v1/flags')
-      .set('Authorization', `Bearer ${token}`)
+      .set('Authorization', `Bearer ${server}`)
       .set('X-Device-ID', 'someone-else')
       .expect(200);
     expect(other.body.flags).toEqual({ payments: false, checkout: 'legacy', banner: 'none' });
@@ -84,7 +87,7 @@ describe('flag prerequisites', () => {
     // Only production has the prerequisites; staging is untouched by them.
     const staging = await sdk(t, app)
       .get('/api/v1/flags?environment=staging')
-      .set('Authorization', `Bearer ${token}`)
+      .set('Authorization', `Bearer ${server}`)
       .set('X-Device-ID', 'someone-else')
       .expect(200);
     expect(staging.body.flags).toEqual({ payments: false, checkout: 'legacy', banner: 'none' });

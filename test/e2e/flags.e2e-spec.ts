@@ -180,11 +180,14 @@ describe('feature flags', () => {
   describe('GET /api/v1/flags', () => {
     let app: RegisteredApp;
     let token: string;
+    let keyId: string;
     let checkout: { id: string };
 
     beforeAll(async () => {
       app = await registerApp(t);
-      token = (await attestDevice(t, app)).token;
+      const attested = await attestDevice(t, app);
+      token = attested.token;
+      keyId = attested.device.keyId;
       checkout = (
         await createFlag(app.owner, app.id, { key: 'checkout', valueType: 'string', defaultValue: 'classic' })
       ).body;
@@ -426,7 +429,8 @@ describe('feature flags', () => {
     });
 
     it('applies a device override ahead of rules until it expires, and only in GET /flags', async () => {
-      const device = 'device-override-1';
+      // The token's own device (X-Device-ID may repeat it).
+      const device = keyId;
       const created = await app.owner
         .post(`/api/v1/dashboard/flags/${checkout.id}/overrides`)
         .send({ deviceKeyId: device, forcedValue: 'forced' })
@@ -471,6 +475,35 @@ describe('feature flags', () => {
       expect(list.body.map((o: { deviceKeyId: string }) => o.deviceKeyId)).toEqual(['someone-else', device]);
       await app.owner.delete(`/api/v1/dashboard/flags/${checkout.id}/overrides/${created.body.id}`).expect(204);
       await app.owner.delete(`/api/v1/dashboard/flags/${checkout.id}/overrides/${created.body.id}`).expect(404);
+    });
+
+    it("serves a device token its own device only: another device's X-Device-ID is 403 device_id_mismatch, a key names any device", async () => {
+      const victim = await attestDevice(t, app);
+      const override = await app.owner
+        .post(`/api/v1/dashboard/flags/${checkout.id}/overrides`)
+        .send({ deviceKeyId: victim.device.keyId, forcedValue: 'victim-only' })
+        .expect(201);
+      const read = (credential: string, deviceId?: string) => {
+        const request = sdk(t, app).get('/api/v1/flags').set('Authorization', `Bearer ${credential}`);
+        return deviceId === undefined ? request : request.set('X-Device-ID', deviceId);
+      };
+      try {
+        const refused = await read(token, victim.device.keyId).expect(403);
+        expect(refused.body).toMatchObject({ code: 'device_id_mismatch', requestId: expect.any(String) });
+        expect(JSON.stringify(refused.body)).not.toContain('victim-only');
+        // Its own subject, or no header: its own values.
+        expect((await read(token, keyId).expect(200)).body.flags.checkout).toBe('classic-v2');
+        expect((await read(token).expect(200)).body.flags.checkout).toBe('classic-v2');
+        // The victim's token names the victim, header or not.
+        expect((await read(victim.token).expect(200)).body.flags.checkout).toBe('victim-only');
+        expect((await read(victim.token, victim.device.keyId).expect(200)).body.flags.checkout).toBe('victim-only');
+        // A server (an API key of the organization) names the device.
+        const key = await createApiKey(t, app.org, ['flags:read']);
+        expect((await read(key, victim.device.keyId).expect(200)).body.flags.checkout).toBe('victim-only');
+        expect((await read(key).expect(200)).body.flags.checkout).toBe('classic-v2');
+      } finally {
+        await app.owner.delete(`/api/v1/dashboard/flags/${checkout.id}/overrides/${override.body.id}`).expect(204);
+      }
     });
 
     it('refuses overrides with an empty device, a value of the wrong type or a past expiry (400)', async () => {
@@ -619,6 +652,65 @@ describe('feature flags', () => {
         await new Promise<void>((resolve) => server.close(() => resolve()));
       }
       await eventually(async () => (await openStreams()) === 0, { timeoutMs: 3000 });
+    });
+
+    it("opens no stream of another device's values for a device token: 403 device_id_mismatch; a key names any device", async () => {
+      const app = await registerApp(t);
+      const attacker = await attestDevice(t, app);
+      const victim = await attestDevice(t, app);
+      const flag = (await createFlag(app.owner, app.id, { key: 'gift', valueType: 'string', defaultValue: 'none' }))
+        .body;
+      await app.owner
+        .put(`/api/v1/dashboard/flags/${flag.id}/environments/production`)
+        .send({ enabled: true, value: 'none', rules: [] })
+        .expect(200);
+      await app.owner
+        .post(`/api/v1/dashboard/flags/${flag.id}/overrides`)
+        .send({ deviceKeyId: victim.device.keyId, forcedValue: 'victim-only' })
+        .expect(201);
+      const key = await createApiKey(t, app.org, ['flags:read']);
+      const server = t.app.getHttpServer();
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const { port } = server.address() as AddressInfo;
+      /** The stream's answer: its status and first chunk (a snapshot event, or an error body), then closed. */
+      const open = (credential: string, deviceId: string) =>
+        new Promise<{ status: number; first: string }>((resolve, reject) => {
+          const req = httpRequest({
+            host: '127.0.0.1',
+            port,
+            path: '/api/v1/flags/stream',
+            headers: {
+              'X-Bundle-ID': app.bundleId,
+              'X-Team-ID': TEAM_ID,
+              Authorization: `Bearer ${credential}`,
+              'X-Device-ID': deviceId,
+            },
+          });
+          req.on('response', (res) => {
+            res.setEncoding('utf8');
+            res.once('data', (chunk: string) => {
+              resolve({ status: res.statusCode!, first: chunk });
+              req.destroy();
+            });
+          });
+          req.on('error', reject);
+          req.setTimeout(3000, () => req.destroy(new Error('no answer from the stream')));
+          req.end();
+        });
+      try {
+        const refused = await open(attacker.token, victim.device.keyId);
+        expect(refused.status).toBe(403);
+        expect(JSON.parse(refused.first)).toMatchObject({ code: 'device_id_mismatch' });
+        const own = await open(attacker.token, attacker.device.keyId);
+        expect([own.status, JSON.parse(own.first.split('data: ')[1])]).toEqual([200, { flags: { gift: 'none' } }]);
+        const named = await open(key, victim.device.keyId);
+        expect([named.status, JSON.parse(named.first.split('data: ')[1])]).toEqual([
+          200,
+          { flags: { gift: 'victim-only' } },
+        ]);
+      } finally {
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      }
     });
 
     it('is refused below the Business plan', async () => {

@@ -359,6 +359,40 @@ describe('OpenFeature (OFREP)', () => {
       expect(malformed.body).toMatchObject({ code: 'bad_request' });
     });
 
+    it("serves a device token its own device's overrides only, whatever targetingKey or X-Device-ID it names; a key names any device", async () => {
+      const victim = await attestDevice(t, app);
+      const override = await app.owner
+        .post(`/api/v1/dashboard/flags/${bannerId}/overrides`)
+        .send({ deviceKeyId: victim.device.keyId, forcedValue: 'victim-only' })
+        .expect(201);
+      const banner = async (credential: string, context: Record<string, unknown>, deviceHeader?: string) => {
+        const request = post('/ofrep/v1/evaluate/flags/banner-text', credential, { context });
+        if (deviceHeader) request.set('X-Device-ID', deviceHeader);
+        return request;
+      };
+      try {
+        const named = await banner(token, { targetingKey: victim.device.keyId });
+        expect([named.status, named.body.errorCode]).toEqual([400, 'INVALID_CONTEXT']);
+        expect(JSON.stringify(named.body)).not.toContain('victim-only');
+        // OFREP takes the device from the token: an X-Device-ID header changes nothing.
+        const own = (await banner(token, {})).body.value as string;
+        expect(own).not.toBe('victim-only');
+        const headed = await banner(token, {}, victim.device.keyId);
+        expect([headed.status, headed.body.value]).toEqual([200, own]);
+        const bulk = await post('/ofrep/v1/evaluate/flags', token, { context: {} })
+          .set('X-Device-ID', victim.device.keyId)
+          .expect(200);
+        expect(JSON.stringify(bulk.body)).not.toContain('victim-only');
+        expect((await banner(victim.token, {})).body).toMatchObject({
+          value: 'victim-only',
+          reason: 'TARGETING_MATCH',
+        });
+        expect((await banner(key, { targetingKey: victim.device.keyId })).body.value).toBe('victim-only');
+      } finally {
+        await app.owner.delete(`/api/v1/dashboard/flags/${bannerId}/overrides/${override.body.id}`).expect(204);
+      }
+    });
+
     it('takes the callers of GET /api/v1/flags only', async () => {
       const body = { context: { targetingKey: 'd' } };
       const unauthenticated = await sdk(t, app).post('/ofrep/v1/evaluate/flags').send(body).expect(401);

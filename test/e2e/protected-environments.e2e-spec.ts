@@ -15,7 +15,10 @@ const requests = '/api/v1/dashboard/change-requests';
 const flagPath = (flagId: string) => `/api/v1/dashboard/flags/${flagId}`;
 const env = (flagId: string, environment = 'production') => `${flagPath(flagId)}/environments/${environment}`;
 
-/** The other device the tests look through: same token, another device id (X-Device-ID). */
+/**
+ * The other device the tests look through, named by X-Device-ID with a key of the organization
+ * (a device token names its own device only, decision 0074).
+ */
 const OTHER_DEVICE = 'device-b';
 
 interface Flag {
@@ -133,7 +136,7 @@ async function served(world: World) {
   const get = async (deviceId?: string) => {
     const request = sdk(t, world.app)
       .get('/api/v1/flags?environment=production')
-      .set('Authorization', `Bearer ${world.token}`);
+      .set('Authorization', `Bearer ${deviceId ? world.memberKey : world.token}`);
     if (deviceId) request.set('X-Device-ID', deviceId);
     return (await request.expect(200)).body.flags as Record<string, unknown>;
   };

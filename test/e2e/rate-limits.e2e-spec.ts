@@ -1,6 +1,7 @@
 // The route limits declared with @RateLimit (RouteRateLimitGuard, a @nestjs/throttler guard over
-// the sliding-window store): sign-up, password reset and e-mail change per address, SDK feedback
-// floods per client and per app, and failed sign-ins per account and per client address.
+// the sliding-window store): sign-up, password reset and e-mail change per address, CLI sign-in
+// starts per client, SDK feedback floods per client and per app, and failed sign-ins per account
+// and per client address.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createOrg, createUser, PASSWORD, randomClientIp, uniqueEmail } from '../factories/identity.js';
@@ -62,6 +63,22 @@ describe('route limits', () => {
       statuses.push(response.status);
     }
     expect(statuses).toEqual([200, 200, 200, 429]);
+  });
+
+  it('refuses the 31st CLI sign-in start from one client address within a minute with 429, storing no session, and not another client', async () => {
+    const ip = randomClientIp();
+    const stored = async () => (await t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM cli_sessions`))[0].n;
+    const start = (from: string) => t.http().post('/api/v1/auth/cli/sessions').set('X-Forwarded-For', from);
+    const statuses = [];
+    for (let i = 0; i < 30; i++) statuses.push((await start(ip)).status);
+    expect(statuses).toEqual(Array.from({ length: 30 }, () => 201));
+    const before = await stored();
+    const refused = await start(ip);
+    expect(refused.status).toBe(429);
+    expect(refused.body.code).toBe('rate_limited');
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    expect(await stored()).toBe(before);
+    await start(randomClientIp()).expect(201);
   });
 
   describe('SDK feedback floods', () => {

@@ -4,7 +4,7 @@ import { siblingApp } from '../factories/apps.js';
 import { createReleaseNote, type ReleaseNote } from '../factories/release-notes.js';
 import { createApiKey, createUser, signIn } from '../factories/identity.js';
 import { startTestApp, type TestApp } from '../harness/test-app.js';
-import { registerApp, sdk, type RegisteredApp } from '../support/sdk-client.js';
+import { attestDevice, fabricatedRootEnv, registerApp, sdk, type RegisteredApp } from '../support/sdk-client.js';
 
 const NOTES = '/api/v1/org/release-notes';
 const PENDING = '/api/v1/release-notes/pending';
@@ -12,7 +12,7 @@ const PENDING = '/api/v1/release-notes/pending';
 describe('release notes', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await startTestApp();
+    t = await startTestApp(await fabricatedRootEnv());
   });
   afterAll(async () => {
     await t.close();
@@ -325,6 +325,42 @@ describe('release notes', () => {
       expect(await pendingVersions(app, 'another-device', '1.0.0', '1.1.0')).toEqual(['1.1.0']);
       const views = await t.sql(`SELECT device_id FROM release_note_views WHERE release_note_id = $1`, [note.id]);
       expect(views).toEqual([{ device_id: device }]);
+    });
+
+    it("takes the device from its token when one is sent: another device's X-Device-ID is 403 device_id_mismatch, another app's token 401", async () => {
+      const { device, token } = await attestDevice(t, app);
+      const victim = `victim-${randomUUID()}`;
+      const url = `${PENDING}?installedVersion=1.0.0&currentVersion=1.1.0`;
+      const withToken = (request: ReturnType<ReturnType<typeof sdk>['get']>) =>
+        request.set('Authorization', `Bearer ${token}`);
+      const [note] = (await withToken(sdk(t, app).get(url)).expect(200)).body.items as ReleaseNote[];
+      expect(note.version).toBe('1.1.0');
+
+      // Naming another device with the token: refused, on reading and on marking seen, and nothing recorded.
+      const read = await withToken(sdk(t, app).get(url)).set('X-Device-ID', victim).expect(403);
+      expect(read.body).toMatchObject({ code: 'device_id_mismatch', requestId: expect.any(String) });
+      const marked = await sdk(t, app)
+        .post(`/api/v1/release-notes/${note.id}/seen`)
+        .set('Authorization', `Bearer ${token}`)
+        .set('X-Device-ID', victim)
+        .expect(403);
+      expect(marked.body.code).toBe('device_id_mismatch');
+      expect(await pendingVersions(app, victim, '1.0.0', '1.1.0')).toEqual(['1.1.0']);
+
+      // The token (with or without its own subject repeated) marks its own device's note seen.
+      await sdk(t, app)
+        .post(`/api/v1/release-notes/${note.id}/seen`)
+        .set('Authorization', `Bearer ${token}`)
+        .expect(204);
+      expect((await withToken(sdk(t, app).get(url)).set('X-Device-ID', device.keyId).expect(200)).body.items).toEqual(
+        [],
+      );
+      expect(await pendingVersions(app, device.keyId, '1.0.0', '1.1.0')).toEqual([]);
+
+      // A token of another app is refused, not ignored.
+      const other = await registerApp(t);
+      const foreign = (await attestDevice(t, other)).token;
+      await sdk(t, app).get(url).set('Authorization', `Bearer ${foreign}`).set('X-Device-ID', victim).expect(401);
     });
 
     it('needs X-Device-ID, valid versions and a note of the app', async () => {

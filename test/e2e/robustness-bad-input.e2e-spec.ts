@@ -63,7 +63,9 @@ describe('bad input on every route with a body or parameters', () => {
         ) === 'passes',
     );
     if (!name) throw new Error(`no caller passes ${routeName(route)}`);
-    return { ...world.headers.get(name)!, 'x-device-id': 'probe-device' };
+    // A device token names its own device: X-Device-ID may only repeat it (decision 0074).
+    const deviceId = CALLERS.find((caller) => caller.name === name)!.deviceToken ? world.deviceKeyId : 'probe-device';
+    return { ...world.headers.get(name)!, 'x-device-id': deviceId };
   }
 
   function casesOf(route: Route): BadCase[] {

@@ -146,7 +146,7 @@ describe('SSO guarantees (issue 30)', () => {
     expect(await t.sql(`SELECT 1 FROM api_keys WHERE organization_id = $1`, [y.id])).toEqual([]);
   });
 
-  it('a session made by an organization’s provider acts only there: switch-org elsewhere needs that organization’s sign-in, keys minted stay there', async () => {
+  it('a session made by an organization’s provider acts only there: it lists no other, switch-org elsewhere needs that organization’s sign-in, keys minted stay there', async () => {
     const domain = fresh('linked');
     const x = await connectedOrg([domain]);
     await prove(x.browser, domain);
@@ -167,6 +167,12 @@ describe('SSO guarantees (issue 30)', () => {
     const ssoOnly = new TestBrowser();
     expect((await throughProvider(ssoOnly, x.org, 'bob')).status).toBe(303);
     expect((await me(ssoOnly)).body.organization).toMatchObject({ id: x.org.id });
+    // X's provider vouches for X only: the session's list of organizations does not name Y.
+    const listed = async (browser: TestBrowser) =>
+      ((await (await browser.request(`${baseUrl}/api/v1/auth/orgs`)).json()) as { slug: string }[])
+        .map((organization) => organization.slug)
+        .sort();
+    expect(await listed(ssoOnly)).toEqual([x.org.slug]);
 
     const switched = await ssoOnly.request(`${baseUrl}/api/v1/auth/switch-org`, {
       json: { slug: y.slug },
@@ -186,13 +192,16 @@ describe('SSO guarantees (issue 30)', () => {
     );
     expect(keys.map((key) => key.organization_id)).toEqual([x.org.id]);
 
-    // The CLI's device login: the page offers Y, but switching there is refused as switch-org is.
+    // The CLI's device login: the page does not offer Y either, and switching there anyway is
+    // refused as switch-org is.
     const cli = (await (await fetch(`${baseUrl}/api/v1/auth/cli/sessions`, { method: 'POST' })).json()) as {
       session_id: string;
       verification_url: string;
     };
     const card = await (await ssoOnly.request(cli.verification_url)).text();
     expect(card).toContain(`id="organization">${x.org.name}`);
+    expect(card).not.toContain(y.slug);
+    expect(card).not.toContain(y.name);
     const csrf = /name="csrf_token" value="([^"]+)"/.exec(card)![1];
     const deviceSwitch = await ssoOnly.request(`${baseUrl}/device/organization`, {
       form: { session_id: cli.session_id, csrf_token: csrf, slug: y.slug },
@@ -232,6 +241,7 @@ describe('SSO guarantees (issue 30)', () => {
       origin: baseUrl,
     });
     expect(password.status).toBe(200);
+    expect(await listed(ssoOnly)).toEqual([x.org.slug, y.slug].sort());
     const again = await ssoOnly.request(`${baseUrl}/api/v1/auth/switch-org`, {
       json: { slug: y.slug },
       origin: baseUrl,

@@ -113,7 +113,7 @@ export const CONSOLE_CLAIMS_GUARD = 'ConsoleClaimsKeyGuard';
  * model of docs/security.md rather than from the guard's code: public routes admit everyone;
  * tenant routes need both identity headers (400 without) and, with `deviceToken`, an attestation
  * JWT of that app or a key of its organization holding `flags:read` (401 otherwise, 403 without
- * the scope); a session needs the role in its selected organization (403); a key needs to be
+ * the scope); with `deviceTokenIfSent`, a JWT sent along must be of that app (401); a session needs the role in its selected organization (403); a key needs to be
  * accepted there (401: `apiKey` takes every key type, `personalKey` only `gpat_`), valid (401)
  * and hold every scope (403); a `gpat_` key also needs its user's role (403).
  */
@@ -126,7 +126,11 @@ export function expectedOutcome(
   if (rule.public) return 'passes';
   if (rule.tenant) {
     if (!caller.tenantHeaders) return 400;
-    if (!rule.session && !rule.apiKey && !rule.deviceToken) return 'passes';
+    if (!rule.session && !rule.apiKey && !rule.deviceToken) {
+      // A device token sent along is verified: one of another app is refused.
+      if (rule.deviceTokenIfSent && caller.deviceToken && !caller.deviceToken.rightApp) return 401;
+      return 'passes';
+    }
     if (rule.deviceToken) {
       if (caller.key) {
         if (!caller.key.valid || !caller.key.ownOrg) return 401;

@@ -111,7 +111,15 @@ export function describeAccess(rule: AccessRule | undefined): string {
   if (!rule) return 'NO ACCESS DECLARATION';
   if (rule.public) return 'public';
   const parts: string[] = [];
-  if (rule.tenant) parts.push(rule.deviceToken ? 'tenant + device token or key' : 'tenant headers');
+  if (rule.tenant) {
+    parts.push(
+      rule.deviceToken
+        ? 'tenant + device token or key'
+        : rule.deviceTokenIfSent
+          ? 'tenant headers (+ device token if sent)'
+          : 'tenant headers',
+    );
+  }
   if (rule.session) parts.push(`session ${rule.session}`);
   if (rule.apiKey) parts.push(rule.apiKey.length ? `key [${rule.apiKey.join(', ')}]` : 'any key');
   return parts.join(' | ');

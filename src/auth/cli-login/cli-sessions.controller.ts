@@ -2,6 +2,7 @@ import { Controller, Get, HttpCode, Post } from '@nestjs/common';
 import { Access, Public } from '../../common/access/access.decorator.js';
 import { OrgAuth, type OrgAuthContext } from '../../common/access/auth-context.js';
 import { UuidParam } from '../../common/validation/uuid-param.js';
+import { RateLimit } from '../../rate-limit/rate-limit.guard.js';
 import { CliSessionsService } from './cli-sessions.service.js';
 
 /** Command-line sign-in (snake_case): create, poll, and approval by a signed-in user. */
@@ -11,6 +12,7 @@ export class CliSessionsController {
 
   @Post()
   @Public()
+  @RateLimit('cli-session-ip')
   @HttpCode(201)
   create() {
     return this.sessions.create();

@@ -234,7 +234,11 @@ export class DeviceLoginController {
     }
     const csrfToken = await this.deviceLogin.csrfToken(request);
     const email = resolved.caller.email;
-    const organizations = await this.auth.organizationsOf(resolved.caller, resolved.organizationId);
+    const organizations = await this.auth.organizationsOf(
+      resolved.caller,
+      resolved.organizationId,
+      signInOf(request.session),
+    );
     const current = resolved.caller.role ? organizations.find((organization) => organization.isActive) : undefined;
     // A super admin may act in every organization: listing them all would not be a choice.
     const choices = resolved.caller.isSuperAdmin ? [] : organizations.map(({ name, slug }) => ({ name, slug }));

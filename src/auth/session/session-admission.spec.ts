@@ -3,6 +3,7 @@ import {
   PASSWORD_SIGN_IN,
   admission,
   mergeSignIn,
+  shownOrganizations,
   signInOf,
   speaksForAccount,
   ssoSignIn,
@@ -65,5 +66,14 @@ describe('which organizations a session may act in', () => {
     expect(speaksForAccount(ssoSignIn(X), [X, Y])).toBe(false);
     expect(speaksForAccount(mergeSignIn(ssoSignIn(X), ssoSignIn(Y)), [X, Y])).toBe(true);
     expect(speaksForAccount(signInOf({ organizationId: X }), [X, Y])).toBe(false);
+  });
+
+  it('shows a session made by an organization’s provider that organization only, and a password session every one', () => {
+    const account = [{ id: X }, { id: Y }];
+    expect(shownOrganizations(ssoSignIn(X), account)).toEqual([{ id: X }]);
+    expect(shownOrganizations(signInOf({ organizationId: Y }), account)).toEqual([{ id: Y }]);
+    expect(shownOrganizations(PASSWORD_SIGN_IN, account)).toEqual(account);
+    expect(shownOrganizations({ password: false, ssoOrganizationIds: [X, Y] }, account)).toEqual(account);
+    expect(shownOrganizations(mergeSignIn(ssoSignIn(X), PASSWORD_SIGN_IN), account)).toEqual(account);
   });
 });

@@ -1,8 +1,8 @@
 /**
  * How a dashboard session was made, and the one rule deciding which organizations it may act in.
  * Pure: the session resolver (every request, so every route a session reaches: key minting, CLI
- * approval, the device-login page), switch-org, and the choice of a fresh session's organization
- * all ask `admission`.
+ * approval, the device-login page), switch-org, the choice of a fresh session's organization and
+ * the organizations a session is shown (`shownOrganizations`) all ask `admission`.
  */
 export interface SessionSignIn {
   /** Signed in with the account's own credentials: its password, or its e-mail confirmation link. */
@@ -72,4 +72,25 @@ export function mergeSignIn(previous: SessionSignIn | undefined, next: SessionSi
 export function speaksForAccount(signIn: SessionSignIn, memberOrganizationIds: readonly string[]): boolean {
   if (signIn.password) return true;
   return memberOrganizationIds.every((id) => signIn.ssoOrganizationIds.includes(id));
+}
+
+/**
+ * The organizations a session is shown (GET /api/v1/auth/orgs, the device-login page's choices)
+ * out of the account's (every organization for a super admin): a session that speaks for the
+ * account sees them all, one that enforces SSO on the user included (switching there answers how
+ * to sign in); a session made by an organization's provider sees only the organizations it admits,
+ * so the provider of one organization learns nothing of the account's others.
+ */
+export function shownOrganizations<T extends { readonly id: string }>(
+  signIn: SessionSignIn,
+  organizations: readonly T[],
+): T[] {
+  const ids = organizations.map(({ id }) => id);
+  if (speaksForAccount(signIn, ids)) return [...organizations];
+  // Without a password sign-in, whether an organization enforces SSO changes only the reason of a
+  // refusal, never an admission: the account's organizations are listed as memberships.
+  return organizations.filter(
+    ({ id }) =>
+      admission(signIn, { organizationId: id, member: true, isSuperAdmin: false, ssoEnforced: false }).admitted,
+  );
 }

@@ -51,6 +51,12 @@ export interface AccessRule {
   readonly tenant?: boolean;
   /** With `tenant`: also a Bearer attestation JWT for that app (or an API key of its organization). */
   readonly deviceToken?: boolean;
+  /**
+   * With `tenant` alone: identity headers suffice, but a Bearer attestation JWT sent along is
+   * verified as on `deviceToken` routes (a bad one is refused), so the route knows which device
+   * asks (`requestDeviceId`, decision 0074).
+   */
+  readonly deviceTokenIfSent?: boolean;
 }
 
 export const ACCESS_KEY = 'access';
