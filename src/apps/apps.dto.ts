@@ -14,6 +14,7 @@ import {
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
+import { PutAndroidIdentityDto } from './android-identity.dto.js';
 
 const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
 
@@ -80,12 +81,37 @@ export class RiskThresholdsDto {
   requireAppStoreReceipt?: boolean;
 }
 
+/** Both halves of the iOS identity or neither: checked when either is given. */
+const IosIdentityTogether = () =>
+  ValidateIf(
+    (object: UpdateAppDto, value: unknown) =>
+      value !== undefined || object.bundleId !== undefined || object.teamId !== undefined,
+  );
+
 export class UpdateAppDto {
   @IsOmittable()
   @Transform(trim)
   @IsString()
   @Length(1, 100)
   appName?: string;
+
+  /**
+   * With teamId: gives an Android-only app its iOS identity, once. An app's Bundle ID and Team ID
+   * are immutable once set (409 for other values; the same values change nothing).
+   */
+  @IosIdentityTogether()
+  @Transform(trim)
+  @IsString()
+  @MaxLength(155)
+  @Matches(BUNDLE_ID_PATTERN, { message: 'bundleId must be a reverse-DNS identifier such as com.example.app' })
+  bundleId?: string;
+
+  /** With bundleId (see there). */
+  @IosIdentityTogether()
+  @Transform(trim)
+  @IsString()
+  @Matches(TEAM_ID_PATTERN, { message: 'teamId must be a 10-character Apple team identifier such as A1B2C3D4E5' })
+  teamId?: string;
 
   @IsOmittable()
   @IsString()
@@ -126,22 +152,49 @@ export class UpdateAppDto {
   debugTokensEnabled?: boolean;
 }
 
+/**
+ * The iOS identity is checked when either half is given, or when no Android identity is: an app
+ * has Bundle ID and Team ID together, an Android identity, or both.
+ */
+const IosIdentityRequired = () =>
+  ValidateIf(
+    (object: CreateAppDto, value: unknown) =>
+      value !== undefined ||
+      object.android === undefined ||
+      object.bundleId !== undefined ||
+      object.teamId !== undefined,
+  );
+
 export class CreateAppDto {
   @Transform(trim)
   @IsString()
   @Length(1, 100)
   appName!: string;
 
+  /** Required with teamId, unless `android` is given (an Android-only app). */
+  @IosIdentityRequired()
   @Transform(trim)
   @IsString()
   @MaxLength(155)
   @Matches(BUNDLE_ID_PATTERN, { message: 'bundleId must be a reverse-DNS identifier such as com.example.app' })
-  bundleId!: string;
+  bundleId?: string;
 
+  /** Required with bundleId, unless `android` is given (an Android-only app). */
+  @IosIdentityRequired()
   @Transform(trim)
   @IsString()
   @Matches(TEAM_ID_PATTERN, { message: 'teamId must be a 10-character Apple team identifier such as A1B2C3D4E5' })
-  teamId!: string;
+  teamId?: string;
+
+  /**
+   * The app's Android identity, as PUT /api/v1/apps/:appID/android takes it (both keys required):
+   * beside the iOS identity, or instead of it. Stored with the app, or neither is.
+   */
+  @IsOmittable()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => PutAndroidIdentityDto)
+  android?: PutAndroidIdentityDto;
 
   @IsOmittable()
   @IsString()
