@@ -11,6 +11,7 @@ import {
   Max,
   MaxLength,
   Min,
+  ValidateBy,
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
@@ -81,12 +82,15 @@ export class RiskThresholdsDto {
   requireAppStoreReceipt?: boolean;
 }
 
-/** Both halves of the iOS identity or neither: checked when either is given. */
-const IosIdentityTogether = () =>
-  ValidateIf(
-    (object: UpdateAppDto, value: unknown) =>
-      value !== undefined || object.bundleId !== undefined || object.teamId !== undefined,
-  );
+/** Both halves of the iOS identity or neither: the half given names the one missing. */
+const SentWith = (partner: 'bundleId' | 'teamId') =>
+  ValidateBy({
+    name: 'sentWith',
+    validator: {
+      validate: (_value: unknown, args) => (args?.object as UpdateAppDto)[partner] !== undefined,
+      defaultMessage: (args) => `${args?.property} must be sent with ${partner} (together they set the iOS identity)`,
+    },
+  });
 
 export class UpdateAppDto {
   @IsOmittable()
@@ -99,18 +103,20 @@ export class UpdateAppDto {
    * With teamId: gives an Android-only app its iOS identity, once. An app's Bundle ID and Team ID
    * are immutable once set (409 for other values; the same values change nothing).
    */
-  @IosIdentityTogether()
+  @IsOmittable()
   @Transform(trim)
   @IsString()
   @MaxLength(155)
   @Matches(BUNDLE_ID_PATTERN, { message: 'bundleId must be a reverse-DNS identifier such as com.example.app' })
+  @SentWith('teamId')
   bundleId?: string;
 
   /** With bundleId (see there). */
-  @IosIdentityTogether()
+  @IsOmittable()
   @Transform(trim)
   @IsString()
   @Matches(TEAM_ID_PATTERN, { message: 'teamId must be a 10-character Apple team identifier such as A1B2C3D4E5' })
+  @SentWith('bundleId')
   teamId?: string;
 
   @IsOmittable()
