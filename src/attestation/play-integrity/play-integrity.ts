@@ -27,7 +27,6 @@ export const PLAY_INTEGRITY_ERROR_CODES = [
 
 export type PlayIntegrityErrorCode = (typeof PLAY_INTEGRITY_ERROR_CODES)[number];
 
-
 /** What the service knows of an app's Android build. */
 export interface AndroidIdentity {
   readonly packageName: string;
