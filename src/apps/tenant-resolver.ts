@@ -85,6 +85,12 @@ export class TenantResolver {
     this.cache.delete(`${bundleId}\n${teamId}`);
   }
 
+  /** Drops what `X-Package-Name: packageName` was last resolved to, a miss included (a package just registered). */
+  forgetPackage(packageName: string): void {
+    this.generation++;
+    this.cache.delete(`android\n${packageName}`);
+  }
+
   /** Drops the cached app with this id, whatever identity headers it was looked up by. */
   forgetApp(appId: string): void {
     this.generation++;

@@ -74,6 +74,7 @@ export class AndroidIdentityService implements AndroidIdentityStore {
     try {
       const row = await this.uow.run(() => this.store(auth, appId, input, digests, box, ''));
       this.tenants.forgetApp(appId);
+      this.tenants.forgetPackage(input.packageName);
       return responseOf(row);
     } catch (error) {
       if (isUniqueViolation(error)) throw duplicatePackage();
@@ -95,6 +96,8 @@ export class AndroidIdentityService implements AndroidIdentityStore {
         if (isUniqueViolation(error)) throw duplicatePackage();
         throw error;
       }
+      // A lookup of the package before it was registered may be cached as a miss.
+      await this.uow.afterCommit(() => this.tenants.forgetPackage(input.packageName));
     };
   }
 

@@ -215,6 +215,8 @@ describe('Android attestation', () => {
     async function androidOnlyApp(tier = 'professional') {
       const { org, agent: owner } = await orgWithMember(t, { tier });
       const fabricated = fabricateAndroidApp(packageName());
+      // Looked up before it exists: the miss is cached, and forgotten when the app is created.
+      await android(fabricated).get('/api/v1/attestation/challenge').expect(404);
       const created = await owner
         .post('/api/v1/apps')
         .send({ appName: 'Android Notes', android: settingsOf(fabricated, { refuseUnlicensed: true }) });
