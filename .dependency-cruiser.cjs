@@ -23,8 +23,12 @@
 const PUBLIC = {
   // The key format (prefixes, parsing) the access strategies authenticate with.
   'api-keys': ['api-key-secret.ts'],
-  // Exported provider: maps an SDK request to its app (the access guard, attestation).
-  apps: ['tenant-resolver.ts'],
+  apps: [
+    // Exported provider: maps an SDK request to its app (the access guard, attestation).
+    'tenant-resolver.ts',
+    // An app's Android identity as Admins send it: to POST /apps (apps) and PUT /apps/:id/android (attestation).
+    'android-identity.dto.ts',
+  ],
   'device-tokens': [
     // Exported provider: verifies device tokens for the access strategies and backend verification.
     'device-token-verifier.ts',

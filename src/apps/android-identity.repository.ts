@@ -20,11 +20,10 @@ export interface AndroidIdentityRow {
   updated_at: Date;
 }
 
-/** What the tenant resolver needs of the app an `X-Package-Name` names (the columns of its iOS lookup). */
-/** The app of an Android package, as the tenant resolver reads it: the iOS row plus the app's iOS identity. */
+/** The app of an Android package, as the tenant resolver reads it: the iOS row plus the app's iOS identity, if any. */
 export interface AndroidTenantRow extends TenantRow {
-  bundle_id: string;
-  team_id: string;
+  bundle_id: string | null;
+  team_id: string | null;
 }
 
 const COLUMNS = `app_id, organization_id, package_name, certificate_digests, decryption_key_sealed,

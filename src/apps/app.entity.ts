@@ -41,11 +41,12 @@ export class App {
   @Column('text', { name: 'app_name' })
   appName!: string;
 
-  @Column('text', { name: 'bundle_id' })
-  bundleId!: string;
+  /** Null with teamId for an Android-only app (its identity is in android_identities). */
+  @Column('text', { name: 'bundle_id', nullable: true })
+  bundleId!: string | null;
 
-  @Column('text', { name: 'team_id' })
-  teamId!: string;
+  @Column('text', { name: 'team_id', nullable: true })
+  teamId!: string | null;
 
   @Column('text')
   description!: string;
@@ -95,13 +96,14 @@ export function riskThresholdsOf(app: Pick<App, 'riskThresholds'>): RiskThreshol
   return { ...DEFAULT_RISK_THRESHOLDS, ...app.riskThresholds };
 }
 
-/** An iOS app of the organization. */
+/** An app of the organization: its iOS identity, an Android one (GET /api/v1/apps/:appID/android), or both. */
 export interface AppResponse {
   id: string;
   appName: string;
-  bundleId: string;
-  /** The Apple developer Team ID. */
-  teamId: string;
+  /** Null for an Android-only app. */
+  bundleId: string | null;
+  /** The Apple developer Team ID; null for an Android-only app. */
+  teamId: string | null;
   description: string;
   isActive: boolean;
   /** The app the organization's quick start and defaults use. */

@@ -11,9 +11,11 @@ import {
   Max,
   MaxLength,
   Min,
+  ValidateBy,
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
+import { PutAndroidIdentityDto } from './android-identity.dto.js';
 
 const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
 
@@ -80,12 +82,42 @@ export class RiskThresholdsDto {
   requireAppStoreReceipt?: boolean;
 }
 
+/** Both halves of the iOS identity or neither: the half given names the one missing. */
+const SentWith = (partner: 'bundleId' | 'teamId') =>
+  ValidateBy({
+    name: 'sentWith',
+    validator: {
+      validate: (_value: unknown, args) => (args?.object as UpdateAppDto)[partner] !== undefined,
+      defaultMessage: (args) => `${args?.property} must be sent with ${partner} (together they set the iOS identity)`,
+    },
+  });
+
 export class UpdateAppDto {
   @IsOmittable()
   @Transform(trim)
   @IsString()
   @Length(1, 100)
   appName?: string;
+
+  /**
+   * With teamId: gives an Android-only app its iOS identity, once. An app's Bundle ID and Team ID
+   * are immutable once set (409 for other values; the same values change nothing).
+   */
+  @IsOmittable()
+  @Transform(trim)
+  @IsString()
+  @MaxLength(155)
+  @Matches(BUNDLE_ID_PATTERN, { message: 'bundleId must be a reverse-DNS identifier such as com.example.app' })
+  @SentWith('teamId')
+  bundleId?: string;
+
+  /** With bundleId (see there). */
+  @IsOmittable()
+  @Transform(trim)
+  @IsString()
+  @Matches(TEAM_ID_PATTERN, { message: 'teamId must be a 10-character Apple team identifier such as A1B2C3D4E5' })
+  @SentWith('bundleId')
+  teamId?: string;
 
   @IsOmittable()
   @IsString()
@@ -126,22 +158,49 @@ export class UpdateAppDto {
   debugTokensEnabled?: boolean;
 }
 
+/**
+ * The iOS identity is checked when either half is given, or when no Android identity is: an app
+ * has Bundle ID and Team ID together, an Android identity, or both.
+ */
+const IosIdentityRequired = () =>
+  ValidateIf(
+    (object: CreateAppDto, value: unknown) =>
+      value !== undefined ||
+      object.android === undefined ||
+      object.bundleId !== undefined ||
+      object.teamId !== undefined,
+  );
+
 export class CreateAppDto {
   @Transform(trim)
   @IsString()
   @Length(1, 100)
   appName!: string;
 
+  /** Required with teamId, unless `android` is given (an Android-only app). */
+  @IosIdentityRequired()
   @Transform(trim)
   @IsString()
   @MaxLength(155)
   @Matches(BUNDLE_ID_PATTERN, { message: 'bundleId must be a reverse-DNS identifier such as com.example.app' })
-  bundleId!: string;
+  bundleId?: string;
 
+  /** Required with bundleId, unless `android` is given (an Android-only app). */
+  @IosIdentityRequired()
   @Transform(trim)
   @IsString()
   @Matches(TEAM_ID_PATTERN, { message: 'teamId must be a 10-character Apple team identifier such as A1B2C3D4E5' })
-  teamId!: string;
+  teamId?: string;
+
+  /**
+   * The app's Android identity, as PUT /api/v1/apps/:appID/android takes it (both keys required):
+   * beside the iOS identity, or instead of it. Stored with the app, or neither is.
+   */
+  @IsOmittable()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => PutAndroidIdentityDto)
+  android?: PutAndroidIdentityDto;
 
   @IsOmittable()
   @IsString()

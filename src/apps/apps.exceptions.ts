@@ -27,3 +27,8 @@ export const inactiveAppCannotBePrimary = () =>
 
 export const primaryCannotBeDeactivated = () =>
   forbidden('The primary app cannot be deactivated', { hint: 'Make another app primary first' });
+
+export const iosIdentityImmutable = () =>
+  conflict('The Bundle ID and Team ID of an app cannot be changed once set', {
+    hint: 'An Android-only app may be given them once; register another app for another iOS identity',
+  });

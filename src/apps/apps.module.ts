@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuditModule } from '../audit/audit.module.js';
 import { DevicesDataModule } from '../devices/devices-data.module.js';
@@ -22,7 +23,14 @@ import { TenantResolver } from './tenant-resolver.js';
  * DenySet hears (devices), and apps provides that deny set its inactive apps.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([App]), AuditModule, OrganizationsModule, DevicesDataModule, DevicesModule],
+  imports: [
+    DiscoveryModule,
+    TypeOrmModule.forFeature([App]),
+    AuditModule,
+    OrganizationsModule,
+    DevicesDataModule,
+    DevicesModule,
+  ],
   controllers: [AppsController],
   providers: [
     AppsService,

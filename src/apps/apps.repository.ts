@@ -51,8 +51,9 @@ export interface TenantRow {
 export interface PrimaryAppRow {
   id: AppId;
   name: string;
-  bundleId: string;
-  teamId: string;
+  /** Null with teamId for an Android-only app. */
+  bundleId: string | null;
+  teamId: string | null;
 }
 
 /**
@@ -165,11 +166,13 @@ export class AppsRepository {
 
   /** The primary app; should none be marked, the oldest active app, then the oldest app. */
   async primaryApp(organizationId: OrganizationId): Promise<PrimaryAppRow | null> {
-    const rows = await this.uow.manager().query<{ id: string; app_name: string; bundle_id: string; team_id: string }[]>(
-      `SELECT id, app_name, bundle_id, team_id FROM apps WHERE organization_id = $1
+    const rows = await this.uow
+      .manager()
+      .query<{ id: string; app_name: string; bundle_id: string | null; team_id: string | null }[]>(
+        `SELECT id, app_name, bundle_id, team_id FROM apps WHERE organization_id = $1
           ORDER BY is_primary DESC, is_active DESC, created_at, id LIMIT 1`,
-      [organizationId],
-    );
+        [organizationId],
+      );
     const app = rows[0];
     return app ? { id: trustAppId(app.id), name: app.app_name, bundleId: app.bundle_id, teamId: app.team_id } : null;
   }
@@ -227,12 +230,12 @@ export class AppsRepository {
     return rows[0]?.debug_tokens_enabled ?? null;
   }
 
-  /** The bundle id (the APNs topic) of each of these apps, by app id. */
-  async bundleIds(appIds: readonly AppId[]): Promise<Map<AppId, string>> {
+  /** The bundle id (the APNs topic) of each of these apps, by app id; null for an Android-only app. */
+  async bundleIds(appIds: readonly AppId[]): Promise<Map<AppId, string | null>> {
     if (!appIds.length) return new Map();
     const rows = await this.uow
       .manager()
-      .query<{ id: string; bundle_id: string }[]>(`SELECT id, bundle_id FROM apps WHERE id = ANY($1::uuid[])`, [
+      .query<{ id: string; bundle_id: string | null }[]>(`SELECT id, bundle_id FROM apps WHERE id = ANY($1::uuid[])`, [
         [...appIds],
       ]);
     return new Map(rows.map((row) => [trustAppId(row.id), row.bundle_id]));

@@ -1,4 +1,6 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { DiscoveryService } from '@nestjs/core';
+import { discovered } from '../common/discovery/discovered.js';
 import type { OrgAuthContext } from '../common/access/auth-context.js';
 import type { OrganizationId } from '../common/access/tenant-id.js';
 import {
@@ -6,6 +8,7 @@ import {
   appNotFound,
   duplicateApp,
   inactiveAppCannotBePrimary,
+  iosIdentityImmutable,
   lastApp,
   primaryCannotBeDeactivated,
   subjectSecretMissing,
@@ -20,6 +23,7 @@ import {
   jwtConfigurationOf,
   riskThresholdsOf,
 } from './app.entity.js';
+import type { PutAndroidIdentityDto } from './android-identity.dto.js';
 import type { CreateAppDto, UpdateAppDto } from './apps.dto.js';
 import { TokenRevocationsRepository } from '../devices/token-revocations.repository.js';
 import { AppsRepository } from './apps.repository.js';
@@ -28,8 +32,27 @@ import { TenantResolver } from './tenant-resolver.js';
 import { OrganizationsService } from '../organizations/organizations.service.js';
 import { PlanService } from '../organizations/plan.service.js';
 
+/**
+ * What stores the `android` object of POST /api/v1/apps (decision 0073): attestation's
+ * AndroidIdentityService, which holds the key box and the checks apps may not import, marks itself
+ * `@StoresAndroidIdentities()` and is found when this module starts. Two fail the start.
+ */
+export interface AndroidIdentityStore {
+  /**
+   * Checks the identity (a 400 naming `android.<field>`) before any unit of work opens, and gives
+   * back the write that stores it, with its audit entry, for a new app in the caller's unit of work
+   * (409 when another app has the package name).
+   */
+  prepareNewAppIdentity(auth: OrgAuthContext, input: PutAndroidIdentityDto): Promise<(appId: string) => Promise<void>>;
+}
+
+/** Marks the provider that stores a new app's Android identity (an `AndroidIdentityStore`). */
+export const StoresAndroidIdentities = DiscoveryService.createDecorator<void>();
+
 @Injectable()
-export class AppsService {
+export class AppsService implements OnModuleInit {
+  private androidStore: AndroidIdentityStore | null = null;
+
   constructor(
     private readonly uow: UnitOfWork,
     private readonly apps: AppsRepository,
@@ -38,7 +61,14 @@ export class AppsService {
     private readonly tenants: TenantResolver,
     private readonly plans: PlanService,
     private readonly organizations: OrganizationsService,
+    private readonly discovery: DiscoveryService,
   ) {}
+
+  onModuleInit(): void {
+    const stores = discovered<AndroidIdentityStore, void>(this.discovery, StoresAndroidIdentities);
+    if (stores.length > 1) throw new Error('More than one provider stores Android identities');
+    this.androidStore = stores[0]?.instance ?? null;
+  }
 
   /** Primary first, then by name. */
   list(auth: OrgAuthContext): Promise<App[]> {
@@ -51,7 +81,16 @@ export class AppsService {
     return app;
   }
 
+  /**
+   * An app with its iOS identity, its Android one (`input.android`), or both, written in one unit
+   * of work: a refused Android identity leaves no app behind.
+   */
   async create(auth: OrgAuthContext, input: CreateAppDto): Promise<App> {
+    let storeAndroid: ((appId: string) => Promise<void>) | null = null;
+    if (input.android) {
+      if (!this.androidStore) throw new Error('No provider stores Android identities');
+      storeAndroid = await this.androidStore.prepareNewAppIdentity(auth, input.android);
+    }
     return this.change(auth, async () => {
       const { maxApps } = (
         await this.plans.planOf(auth.organizationId, { manager: this.uow.manager(), lock: true })
@@ -63,8 +102,8 @@ export class AppsService {
       }
       const fields = {
         appName: input.appName,
-        bundleId: input.bundleId,
-        teamId: input.teamId,
+        bundleId: input.bundleId ?? null,
+        teamId: input.teamId ?? null,
         description: input.description ?? '',
         isActive: true,
         isPrimary: false,
@@ -85,16 +124,32 @@ export class AppsService {
         }
         throw error;
       }
+      if (storeAndroid) await storeAndroid(app.id);
       // Asked for, or the organization has no primary yet (its first app, or none active was left).
       await this.settlePrimary(auth.organizationId, [app], input.isPrimary ? app : undefined);
-      return { app, action: 'app.created', metadata: { bundleId: app.bundleId, teamId: app.teamId } };
+      return {
+        app,
+        action: 'app.created',
+        metadata: { bundleId: app.bundleId, teamId: app.teamId, packageName: input.android?.packageName ?? null },
+      };
     });
   }
 
   async update(auth: OrgAuthContext, id: string, input: UpdateAppDto): Promise<App> {
-    return this.change(auth, async () => {
+    let iosIdentitySet = false;
+    const updated = await this.change(auth, async () => {
       const app = await this.lock(auth, id);
       if (input.isActive === false && app.isPrimary) throw primaryCannotBeDeactivated();
+      if (input.bundleId !== undefined && input.teamId !== undefined) {
+        // Set once: an Android-only app may be given an iOS identity; a set one stays.
+        if (app.bundleId === null) {
+          app.bundleId = input.bundleId;
+          app.teamId = input.teamId;
+          iosIdentitySet = true;
+        } else if (app.bundleId !== input.bundleId || app.teamId !== input.teamId) {
+          throw iosIdentityImmutable();
+        }
+      }
       if (input.appName !== undefined) app.appName = input.appName;
       if (input.description !== undefined) app.description = input.description;
       if (input.isActive !== undefined && input.isActive !== app.isActive) {
@@ -112,10 +167,18 @@ export class AppsService {
         }
         app.requireSignedSubject = input.requireSignedSubject;
       }
-      await this.apps.save(auth.organizationId, app);
+      try {
+        await this.apps.save(auth.organizationId, app);
+      } catch (error) {
+        if (isUniqueViolation(error)) throw duplicateApp();
+        throw error;
+      }
       await this.settlePrimary(auth.organizationId, [app]);
       return { app, action: 'app.updated', metadata: { fields: Object.keys(input) } };
     });
+    // Its Android lookups cached the app without an iOS identity.
+    if (iosIdentitySet) this.tenants.forgetApp(updated.id);
+    return updated;
   }
 
   /**
@@ -186,7 +249,9 @@ export class AppsService {
       });
       return result;
     });
-    this.tenants.forget(app.bundleId, app.teamId);
+    // An Android-only app is cached by its package name alone.
+    if (app.bundleId !== null && app.teamId !== null) this.tenants.forget(app.bundleId, app.teamId);
+    else this.tenants.forgetApp(app.id);
     return app;
   }
 

@@ -9,8 +9,9 @@ import { AndroidIdentityRepository, type AndroidTenantRow } from './android-iden
 export interface Tenant {
   appId: AppId;
   appName: string;
-  bundleId: string;
-  teamId: string;
+  /** Null with teamId for an Android-only app (named by `X-Package-Name`). */
+  bundleId: string | null;
+  teamId: string | null;
   organizationId: OrganizationId;
   serviceTier: string;
   currentPeriodEnd: Date | null;
@@ -84,6 +85,12 @@ export class TenantResolver {
     this.cache.delete(`${bundleId}\n${teamId}`);
   }
 
+  /** Drops what `X-Package-Name: packageName` was last resolved to, a miss included (a package just registered). */
+  forgetPackage(packageName: string): void {
+    this.generation++;
+    this.cache.delete(`android\n${packageName}`);
+  }
+
   /** Drops the cached app with this id, whatever identity headers it was looked up by. */
   forgetApp(appId: string): void {
     this.generation++;
@@ -104,7 +111,7 @@ export class TenantResolver {
 }
 
 /** The tenant of an app row, named by its iOS identity. */
-function tenantOf(row: TenantRow, bundleId: string, teamId: string): Tenant {
+function tenantOf(row: TenantRow, bundleId: string | null, teamId: string | null): Tenant {
   return {
     appId: row.id,
     appName: row.app_name,

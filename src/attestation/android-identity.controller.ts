@@ -3,7 +3,7 @@ import { Access } from '../common/access/access.decorator.js';
 import { OrgAuth, type OrgAuthContext } from '../common/access/auth-context.js';
 import { InvalidInputStatus } from '../common/validation/validation.js';
 import { UuidParam } from '../common/validation/uuid-param.js';
-import { PutAndroidIdentityDto } from './android-identity.dto.js';
+import { PutAndroidIdentityDto } from '../apps/android-identity.dto.js';
 import { AndroidIdentityService } from './android-identity.service.js';
 
 /** An app's Android identity (Play Integrity): Admins and Owners only, as it names the app's keys. */

@@ -11,14 +11,15 @@ import {
   type AndroidIdentity,
 } from './play-integrity/play-integrity.js';
 import { AndroidIdentityRepository, type AndroidIdentityRow } from '../apps/android-identity.repository.js';
-import { AppsService } from '../apps/apps.service.js';
+import { AppsService, StoresAndroidIdentities, type AndroidIdentityStore } from '../apps/apps.service.js';
 import { TenantResolver } from '../apps/tenant-resolver.js';
-import type { PutAndroidIdentityDto } from './android-identity.dto.js';
+import type { PutAndroidIdentityDto } from '../apps/android-identity.dto.js';
 import {
   androidIdentityNotFound,
   androidKeysRequired,
   duplicatePackage,
   invalidAndroidField,
+  onlyIdentity,
 } from './android-identity.exceptions.js';
 import { androidPolicyOf, type StoredAndroidPolicy } from './android-policy.js';
 
@@ -46,11 +47,12 @@ export interface AndroidVerification {
 
 /**
  * An app's Android build (decision 0073): package name, signing-certificate digests, Play
- * Integrity's keys (sealed with AES-256-GCM under a key of their own, bound to the app) and the
+ * Integrity's keys (sealed with AES-256-GCM by the service's secret box, bound to the app) and the
  * verdict policy. Admins change it; the keys are never shown again.
  */
 @Injectable()
-export class AndroidIdentityService {
+@StoresAndroidIdentities()
+export class AndroidIdentityService implements AndroidIdentityStore {
   private box: Promise<SecretBox> | null = null;
 
   constructor(
@@ -69,65 +71,13 @@ export class AndroidIdentityService {
   }
 
   async put(auth: OrgAuthContext, appId: string, input: PutAndroidIdentityDto): Promise<AndroidIdentityResponse> {
-    const digests = input.certificateSha256Digests.map((digest, index) => {
-      try {
-        return normalizeCertificateDigest(digest);
-      } catch (error) {
-        throw invalidAndroidField(`certificateSha256Digests[${index}]`, (error as Error).message);
-      }
-    });
-    if (input.decryptionKey !== undefined) {
-      try {
-        decryptionKeyFromBase64(input.decryptionKey);
-      } catch (error) {
-        throw invalidAndroidField('decryptionKey', (error as Error).message);
-      }
-    }
-    if (input.verificationKey !== undefined) {
-      try {
-        verificationKeyFromBase64(input.verificationKey);
-      } catch {
-        throw invalidAndroidField(
-          'verificationKey',
-          'must be base64 of an EC P-256 public key (DER SubjectPublicKeyInfo)',
-        );
-      }
-    }
+    const digests = checkedIdentity(input, '');
     await this.apps.get(auth, appId);
     const box = await this.secretBox();
     try {
-      const row = await this.uow.run(async () => {
-        const existing = await this.identities.find(auth.organizationId, appId);
-        if (!existing && (input.decryptionKey === undefined || input.verificationKey === undefined)) {
-          throw androidKeysRequired();
-        }
-        const stored = await this.identities.upsert(auth.organizationId, appId, {
-          packageName: input.packageName,
-          certificateDigests: [...new Set(digests)],
-          decryptionKeySealed:
-            input.decryptionKey !== undefined ? box.seal(input.decryptionKey, appId) : existing!.decryption_key_sealed,
-          verificationKeySealed:
-            input.verificationKey !== undefined
-              ? box.seal(input.verificationKey, appId)
-              : existing!.verification_key_sealed,
-          policy: androidPolicyOf({
-            ...androidPolicyOf(existing?.policy),
-            ...input.policy,
-          }),
-        });
-        await this.audit.record(auth, {
-          organizationId: auth.organizationId,
-          action: existing ? 'app.android_updated' : 'app.android_created',
-          resourceType: 'app',
-          resourceId: appId,
-          metadata: {
-            packageName: input.packageName,
-            keysReplaced: input.decryptionKey !== undefined || input.verificationKey !== undefined,
-          },
-        });
-        return stored;
-      });
+      const row = await this.uow.run(() => this.store(auth, appId, input, digests, box, ''));
       this.tenants.forgetApp(appId);
+      this.tenants.forgetPackage(input.packageName);
       return responseOf(row);
     } catch (error) {
       if (isUniqueViolation(error)) throw duplicatePackage();
@@ -135,9 +85,76 @@ export class AndroidIdentityService {
     }
   }
 
+  /** The `android` object of POST /api/v1/apps: checked now, stored with the new app (AppsService.create). */
+  async prepareNewAppIdentity(
+    auth: OrgAuthContext,
+    input: PutAndroidIdentityDto,
+  ): Promise<(appId: string) => Promise<void>> {
+    const digests = checkedIdentity(input, 'android.');
+    const box = await this.secretBox();
+    return async (appId) => {
+      try {
+        await this.store(auth, appId, input, digests, box, 'android.');
+      } catch (error) {
+        if (isUniqueViolation(error)) throw duplicatePackage();
+        throw error;
+      }
+      // A lookup of the package before it was registered may be cached as a miss.
+      await this.uow.afterCommit(() => this.tenants.forgetPackage(input.packageName));
+    };
+  }
+
+  /** Creates or replaces the app's identity with its audit entry, in the open unit of work. */
+  private async store(
+    auth: OrgAuthContext,
+    appId: string,
+    input: PutAndroidIdentityDto,
+    digests: string[],
+    box: SecretBox,
+    fieldPrefix: string,
+  ): Promise<AndroidIdentityRow> {
+    const existing = await this.identities.find(auth.organizationId, appId);
+    if (!existing && (input.decryptionKey === undefined || input.verificationKey === undefined)) {
+      throw androidKeysRequired(fieldPrefix);
+    }
+    const stored = await this.identities.upsert(auth.organizationId, appId, {
+      packageName: input.packageName,
+      certificateDigests: [...new Set(digests)],
+      decryptionKeySealed:
+        input.decryptionKey !== undefined ? box.seal(input.decryptionKey, appId) : existing!.decryption_key_sealed,
+      verificationKeySealed:
+        input.verificationKey !== undefined
+          ? box.seal(input.verificationKey, appId)
+          : existing!.verification_key_sealed,
+      policy: androidPolicyOf({
+        ...androidPolicyOf(existing?.policy),
+        ...input.policy,
+      }),
+    });
+    await this.audit.record(auth, {
+      organizationId: auth.organizationId,
+      action: existing ? 'app.android_updated' : 'app.android_created',
+      resourceType: 'app',
+      resourceId: appId,
+      metadata: {
+        packageName: input.packageName,
+        keysReplaced: input.decryptionKey !== undefined || input.verificationKey !== undefined,
+      },
+    });
+    return stored;
+  }
+
+  /**
+   * An app's Android identity may go while the app keeps its iOS one; the identity of an
+   * Android-only app is its only one (409: give the app a Bundle ID and Team ID first, or delete it).
+   */
   async remove(auth: OrgAuthContext, appId: string): Promise<void> {
-    await this.apps.get(auth, appId);
+    const app = await this.apps.get(auth, appId);
     await this.uow.run(async () => {
+      // An iOS identity, once set, stays (AppsService.update): read outside this unit of work, it cannot have gone.
+      if (app.bundleId === null && (await this.identities.find(auth.organizationId, appId))) {
+        throw onlyIdentity();
+      }
       if (!(await this.identities.remove(auth.organizationId, appId))) throw androidIdentityNotFound();
       await this.audit.record(auth, {
         organizationId: auth.organizationId,
@@ -180,6 +197,35 @@ export class AndroidIdentityService {
     }
     return this.box;
   }
+}
+
+/** The certificate digests normalized, after checking the keys given; a 400 names the field under `prefix`. */
+function checkedIdentity(input: PutAndroidIdentityDto, prefix: string): string[] {
+  const digests = input.certificateSha256Digests.map((digest, index) => {
+    try {
+      return normalizeCertificateDigest(digest);
+    } catch (error) {
+      throw invalidAndroidField(`${prefix}certificateSha256Digests[${index}]`, (error as Error).message);
+    }
+  });
+  if (input.decryptionKey !== undefined) {
+    try {
+      decryptionKeyFromBase64(input.decryptionKey);
+    } catch (error) {
+      throw invalidAndroidField(`${prefix}decryptionKey`, (error as Error).message);
+    }
+  }
+  if (input.verificationKey !== undefined) {
+    try {
+      verificationKeyFromBase64(input.verificationKey);
+    } catch {
+      throw invalidAndroidField(
+        `${prefix}verificationKey`,
+        'must be base64 of an EC P-256 public key (DER SubjectPublicKeyInfo)',
+      );
+    }
+  }
+  return digests;
 }
 
 function responseOf(row: AndroidIdentityRow): AndroidIdentityResponse {

@@ -1,10 +1,5 @@
-import {
-  DEFAULT_ANDROID_POLICY,
-  DEVICE_VERDICTS,
-  type AndroidPolicy,
-  type DeviceVerdict,
-  type IntegrityVerdict,
-} from './play-integrity/play-integrity.js';
+import { DEVICE_VERDICTS, type DeviceVerdict } from '../common/android-device-verdicts.js';
+import { DEFAULT_ANDROID_POLICY, type AndroidPolicy, type IntegrityVerdict } from './play-integrity/play-integrity.js';
 
 /**
  * An app's Play Integrity policy as stored: which verdicts it accepts (play-integrity.ts checks

@@ -16,6 +16,9 @@ export function attestationFailure(code: AppAttestErrorCode, message: string): A
 
 export const receiptMissing = () => attestationRefusal('receipt_missing');
 
+/** App Attest asked of an Android-only app (named by X-Package-Name): there is no App ID to check against. */
+export const iosNotConfigured = () => attestationRefusal('ios_not_configured');
+
 export const unknownKey = () =>
   attestationRefusal('reattest_required', {
     message: 'This key is unknown or revoked: attest the device again',

@@ -7,6 +7,7 @@ import { AppException, badRequest } from '../common/errors/app-exception.js';
 import {
   admissionRefused,
   attestationFailure,
+  iosNotConfigured,
   receiptMissing,
   subjectSignatureInvalid,
   unknownKey,
@@ -87,14 +88,15 @@ export class AttestationService {
   }
 
   async validate(tenant: Tenant, input: ValidateAttestationDto): Promise<MintedToken> {
+    const { teamId, bundleId } = iosIdentityOf(tenant);
     const subjectVerified = this.checkSubject(tenant, input);
     return this.verdict(tenant, input.keyId, 'attestation', input.challenge, async (attempt) => {
       const result = verifyAttestation({
         attestationObject: Buffer.from(input.attestationObject, 'base64'),
         keyId: input.keyId,
         clientDataHashes: challengeClientDataHashes(input.challenge),
-        teamId: tenant.teamId,
-        bundleId: tenant.bundleId,
+        teamId,
+        bundleId,
         trustAnchors: this.trustStore,
         now: new Date(),
       });
@@ -118,6 +120,7 @@ export class AttestationService {
   }
 
   async refresh(tenant: Tenant, input: RefreshAttestationDto): Promise<MintedToken> {
+    const { teamId, bundleId } = iosIdentityOf(tenant);
     const subjectVerified = this.checkSubject(tenant, input);
     const clientDataHashes = input.clientData
       ? clientDataHashesFor(Buffer.from(input.clientData, 'base64'), input.challenge)
@@ -130,8 +133,8 @@ export class AttestationService {
         assertion: Buffer.from(input.assertion, 'base64'),
         publicKeyPem: known.public_key_pem,
         clientDataHashes,
-        teamId: tenant.teamId,
-        bundleId: tenant.bundleId,
+        teamId,
+        bundleId,
         previousCounter: Number(known.sign_counter),
       });
       if (!result.ok) throw attestationFailure(result.code, result.message);
@@ -451,6 +454,15 @@ function clientDataHashesFor(clientData: Buffer, challenge: string): Buffer[] {
     throw badRequest('clientData: must contain the challenge');
   }
   return [createHash('sha256').update(clientData).digest()];
+}
+
+/**
+ * The App ID App Attest checks against; an Android-only app (named by X-Package-Name) has none and
+ * is refused before the gate, its challenge unspent.
+ */
+function iosIdentityOf(tenant: Tenant): { teamId: string; bundleId: string } {
+  if (tenant.teamId === null || tenant.bundleId === null) throw iosNotConfigured();
+  return { teamId: tenant.teamId, bundleId: tenant.bundleId };
 }
 
 /** Where a device event happened, without the rest of the tenant (its secrets stay here). */

@@ -30,7 +30,8 @@ type OtherFailureCode =
   | 'debug_token_revoked'
   | 'debug_token_expired'
   | 'debug_tokens_disabled'
-  | 'android_not_configured';
+  | 'android_not_configured'
+  | 'ios_not_configured';
 
 export type AttestationFailureCode = AppAttestErrorCode | PlayIntegrityErrorCode | OtherFailureCode;
 
@@ -272,6 +273,14 @@ export const ATTESTATION_FAILURE_CODES: Readonly<Record<AttestationFailureCode, 
     counted: false,
     advice:
       'The app has no Android identity: an Admin sets it with PUT /api/v1/apps/{appID}/android before Android devices validate.',
+  },
+  ios_not_configured: {
+    status: 400,
+    counted: false,
+    advice:
+      'The app is Android-only: an Admin gives it a Bundle ID and Team ID with PUT /api/v1/apps/{appID} before iOS devices attest.',
+    message: 'This app has no iOS identity',
+    hint: 'An Admin sets its bundleId and teamId with PUT /api/v1/apps/{appID}; iOS SDK calls send X-Bundle-ID and X-Team-ID',
   },
 };
 

@@ -101,8 +101,12 @@ export class TokenService implements OnModuleInit {
       ...(options.limitedUse ? { limited_use: true } : {}),
       risk_score: subject.riskScore,
       subscription,
+      // An Android-only app has no Bundle ID and Team ID: the claims are left out, not null.
       ...(jwt.includeAppMetadata
-        ? { bundle_id: tenant.bundleId, team_id: tenant.teamId, app_name: tenant.appName }
+        ? {
+            ...(tenant.bundleId !== null ? { bundle_id: tenant.bundleId, team_id: tenant.teamId } : {}),
+            app_name: tenant.appName,
+          }
         : {}),
     });
     // The payload in the order jsonwebtoken (through @nestjs/jwt, which verifies these tokens)
@@ -113,7 +117,8 @@ export class TokenService implements OnModuleInit {
         ...claims,
         iat: issuedAt,
         exp: issuedAt + lifetime,
-        aud: jwt.customAudience ?? tenant.bundleId,
+        // The Bundle ID, else (an Android-only app) the package name the device was attested under.
+        aud: jwt.customAudience ?? tenant.bundleId ?? tenant.packageName ?? tenant.appId,
         iss: jwt.customIssuer ?? this.config.baseUrl,
         sub: subject.keyId,
         jti: randomUUID(),

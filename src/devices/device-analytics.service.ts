@@ -46,6 +46,8 @@ export class DeviceAnalyticsService {
     );
     return {
       keyId: device.key_id,
+      /** The platform that attested the device: App Attest (`ios`) or Play Integrity (`android`). */
+      platform: device.platform,
       deviceProfile: {
         deviceModel: device.device_model,
         osVersion: device.os_version,

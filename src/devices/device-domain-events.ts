@@ -10,7 +10,8 @@ import type { AppId, OrganizationId } from '../common/access/tenant-id.js';
 export interface AttestingApp {
   organizationId: OrganizationId;
   appId: AppId;
-  bundleId: string;
+  /** Null for an Android-only app. */
+  bundleId: string | null;
 }
 
 /** What a device event says about the device. */

@@ -1,6 +1,7 @@
 import { Transform, Type } from 'class-transformer';
 import { IsIn, IsInt, IsISO8601, IsOptional, IsString, IsUUID, Max, MaxLength, Min } from 'class-validator';
 import { PageQuery, PerPageQuery } from '../common/pagination.js';
+import { DEVICE_PLATFORMS, type DevicePlatform } from './devices.repository.js';
 
 export const EVENTS_DEFAULT_PER_PAGE = 50;
 
@@ -28,6 +29,11 @@ export class ListDevicesQuery extends PageQuery {
   @Min(0, { message: 'minRisk must be from 0 to 100' })
   @Max(100, { message: 'minRisk must be from 0 to 100' })
   minRisk?: number;
+
+  /** Only devices attested on this platform. */
+  @IsOptional()
+  @IsIn(DEVICE_PLATFORMS, { message: `platform must be one of ${DEVICE_PLATFORMS.join(', ')}` })
+  platform?: DevicePlatform;
 }
 
 /** `GET /api/v1/analytics/devices/:keyId`: `appId` picks the app when one key id is known to several. */

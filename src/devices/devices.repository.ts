@@ -14,6 +14,7 @@ export interface DeviceProfileRow {
   id: string;
   app_id: string;
   key_id: string;
+  platform: DevicePlatform;
   device_model: string | null;
   os_version: string | null;
   app_version: string | null;
@@ -40,12 +41,18 @@ export interface EventRow {
 }
 
 /** The columns of a device list item, as `toDeviceItem` reads them. */
-export const DEVICE_ITEM_COLUMNS = `key_id, app_id, client_device_id, device_model, os_version, app_version, country,
-  risk_score, jailbreak_detected, attestation_count, environment, is_blocked, blocked_reason, first_seen_at, last_seen_at`;
+export const DEVICE_ITEM_COLUMNS = `key_id, app_id, platform, client_device_id, device_model, os_version, app_version,
+  country, risk_score, jailbreak_detected, attestation_count, environment, is_blocked, blocked_reason, first_seen_at,
+  last_seen_at`;
+
+/** Which platform attested a device: App Attest (`ios`) or Play Integrity (`android`). */
+export const DEVICE_PLATFORMS = ['ios', 'android'] as const;
+export type DevicePlatform = (typeof DEVICE_PLATFORMS)[number];
 
 export interface DeviceItemRow {
   key_id: string;
   app_id: string;
+  platform: DevicePlatform;
   client_device_id: string;
   device_model: string | null;
   os_version: string | null;
@@ -669,7 +676,7 @@ export class DevicesRepository {
   /** The most recently seen device of the key (in `appId` when given), for its details; null when none. */
   async profile(organizationId: OrganizationId, keyId: string, appId: string | null): Promise<DeviceProfileRow | null> {
     const rows = await this.runner.query<DeviceProfileRow[]>(
-      `SELECT id, app_id, key_id, device_model, os_version, app_version, country, risk_score, jailbreak_detected,
+      `SELECT id, app_id, key_id, platform, device_model, os_version, app_version, country, risk_score, jailbreak_detected,
               attestation_count, is_blocked, first_seen_at, last_seen_at, updated_at
          FROM devices
         WHERE organization_id = $1 AND key_id = $2 AND ($3::uuid IS NULL OR app_id = $3::uuid)
@@ -730,19 +737,20 @@ export class DevicesRepository {
   /** One page of the organization's devices, most recently seen first, and how many match. */
   async page(
     organizationId: OrganizationId,
-    filter: { appId: string | null; search: string | null; minRisk: number | null },
+    filter: { appId: string | null; search: string | null; minRisk: number | null; platform: DevicePlatform | null },
     window: { limit: number; offset: number },
   ): Promise<{ rows: DeviceItemRow[]; total: number }> {
     const where = `organization_id = $1
        AND ($2::uuid IS NULL OR app_id = $2::uuid)
        AND ($3::text IS NULL OR strpos(lower(key_id), $3) > 0 OR strpos(lower(coalesce(device_model, '')), $3) > 0
             OR strpos(lower(client_device_id), $3) > 0)
-       AND ($4::int IS NULL OR risk_score >= $4::int)`;
-    const params = [organizationId, filter.appId, filter.search, filter.minRisk];
+       AND ($4::int IS NULL OR risk_score >= $4::int)
+       AND ($5::text IS NULL OR platform = $5::text)`;
+    const params = [organizationId, filter.appId, filter.search, filter.minRisk, filter.platform];
     const [rows, counted] = await Promise.all([
       this.runner.query<DeviceItemRow[]>(
         `SELECT ${DEVICE_ITEM_COLUMNS} FROM devices WHERE ${where}
-          ORDER BY last_seen_at DESC, id DESC LIMIT $5 OFFSET $6`,
+          ORDER BY last_seen_at DESC, id DESC LIMIT $6 OFFSET $7`,
         [...params, window.limit, window.offset],
       ),
       this.runner.query<{ total: number }[]>(`SELECT count(*)::int AS total FROM devices WHERE ${where}`, params),

@@ -17,6 +17,8 @@ export interface DeviceResponse {
   /** The App Attest key id, standard base64: the device's identity here. */
   keyId: string;
   appId: string;
+  /** The platform that attested the device: App Attest (`ios`) or Play Integrity (`android`). */
+  platform: DeviceItemRow['platform'];
   deviceId: string;
   deviceModel: string | null;
   osVersion: string | null;
@@ -36,6 +38,7 @@ export function toDeviceItem(row: DeviceItemRow): DeviceResponse {
   return {
     keyId: row.key_id,
     appId: row.app_id,
+    platform: row.platform,
     deviceId: row.client_device_id,
     deviceModel: row.device_model,
     osVersion: row.os_version,
@@ -67,7 +70,7 @@ export class DevicesService {
     const { limit, offset } = pageWindow(query);
     const { rows, total } = await this.devices.page(
       auth.organizationId,
-      { appId: query.appId ?? null, search, minRisk: query.minRisk ?? null },
+      { appId: query.appId ?? null, search, minRisk: query.minRisk ?? null, platform: query.platform ?? null },
       { limit, offset },
     );
     return pageEnvelope('metadata', query, rows.map(toDeviceItem), total);

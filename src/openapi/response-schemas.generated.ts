@@ -38,6 +38,11 @@ export const GENERATED_RESPONSES: {
           description: 'Per UTC day with failures, newest first: the total and the count per code.',
         },
         keyId: { type: 'string' },
+        platform: {
+          type: 'string',
+          enum: ['ios', 'android'],
+          description: 'The platform that attested the device: App Attest (`ios`) or Play Integrity (`android`).',
+        },
         deviceProfile: {
           type: 'object',
           properties: {
@@ -81,6 +86,7 @@ export const GENERATED_RESPONSES: {
         'failuresByCode',
         'dailyFailures',
         'keyId',
+        'platform',
         'deviceProfile',
         'recentEvents',
         'complianceStatus',
@@ -2117,13 +2123,14 @@ export const GENERATED_RESPONSES: {
       required: ['id', 'name', 'type', 'prefix', 'scopes', 'createdAt', 'lastUsedAt', 'expiresAt'],
     },
     AppResponse: {
-      description: 'An iOS app of the organization.',
+      description:
+        'An app of the organization: its iOS identity, an Android one (GET /api/v1/apps/:appID/android), or both.',
       type: 'object',
       properties: {
         id: { type: 'string' },
         appName: { type: 'string' },
-        bundleId: { type: 'string' },
-        teamId: { type: 'string', description: 'The Apple developer Team ID.' },
+        bundleId: { type: ['string', 'null'], description: 'Null for an Android-only app.' },
+        teamId: { type: ['string', 'null'], description: 'The Apple developer Team ID; null for an Android-only app.' },
         description: { type: 'string' },
         isActive: { type: 'boolean' },
         isPrimary: { type: 'boolean', description: "The app the organization's quick start and defaults use." },
@@ -2665,6 +2672,11 @@ export const GENERATED_RESPONSES: {
       properties: {
         keyId: { type: 'string', description: "The App Attest key id, standard base64: the device's identity here." },
         appId: { type: 'string' },
+        platform: {
+          type: 'string',
+          enum: ['ios', 'android'],
+          description: 'The platform that attested the device: App Attest (`ios`) or Play Integrity (`android`).',
+        },
         deviceId: { type: 'string' },
         deviceModel: { type: ['string', 'null'] },
         osVersion: { type: ['string', 'null'] },
@@ -2682,6 +2694,7 @@ export const GENERATED_RESPONSES: {
       required: [
         'keyId',
         'appId',
+        'platform',
         'deviceId',
         'deviceModel',
         'osVersion',
@@ -3181,9 +3194,12 @@ export const GENERATED_RESPONSES: {
       properties: {
         appId: { type: 'string' },
         appName: { type: 'string' },
-        teamId: { type: 'string' },
-        bundleId: { type: 'string' },
-        swiftSnippet: { type: 'string' },
+        teamId: { type: ['string', 'null'], description: 'Null with bundleId when the primary app is Android-only.' },
+        bundleId: { type: ['string', 'null'] },
+        swiftSnippet: {
+          type: ['string', 'null'],
+          description: 'The Swift SDK set-up for the app; null when it is Android-only (no iOS identity to configure).',
+        },
       },
       required: ['appId', 'appName', 'teamId', 'bundleId', 'swiftSnippet'],
     },

@@ -328,6 +328,18 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
   },
   'DELETE /api/v1/apps/{appID}/android': {
     summary: "Remove the app's Android identity (Android SDK calls stop resolving the app)",
+    description:
+      '409 when the app is Android-only: the identity is its only one. Give the app a Bundle ID and Team ID first (PUT /api/v1/apps/{appID}), or delete the app.',
+  },
+  'POST /api/v1/apps': {
+    summary: 'Register an app: its iOS identity, its Android identity, or both',
+    description:
+      'Send `bundleId` and `teamId` (iOS), `android` (the body of PUT /api/v1/apps/{appID}/android, both keys required), or all three. Without `android`, a missing `bundleId` or `teamId` is a 400; one without the other always is. The app and its Android identity are stored together: a refused Android identity leaves no app behind. 409 when the Bundle ID and Team ID, or the package name, belong to another app. An Android-only app answers `bundleId` and `teamId` as null and is reached by `X-Package-Name` only.',
+  },
+  'PUT /api/v1/apps/{appID}': {
+    summary: "Change an app's settings",
+    description:
+      "An app's `bundleId` and `teamId` are immutable once set: an Android-only app may be given both, once (409 for other values after that, or when another app has them; the same values change nothing).",
   },
   'POST /api/v1/attestation/debug': {
     summary: 'Exchange a debug token (Simulator, CI) for a device token marked debug',

@@ -6,8 +6,9 @@ import { discovered, providedSources } from '../common/discovery/discovered.js';
 export interface PrimaryApp {
   id: string;
   name: string;
-  bundleId: string;
-  teamId: string;
+  /** Null with teamId for an Android-only app. */
+  bundleId: string | null;
+  teamId: string | null;
 }
 
 /** The reads organization pages show of features that import organizations, each provided by its owner. */

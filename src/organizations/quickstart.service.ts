@@ -8,9 +8,11 @@ import { swiftQuickstartSnippet } from './quickstart-snippet.js';
 export interface QuickstartSnippet {
   appId: string;
   appName: string;
-  teamId: string;
-  bundleId: string;
-  swiftSnippet: string;
+  /** Null with bundleId when the primary app is Android-only. */
+  teamId: string | null;
+  bundleId: string | null;
+  /** The Swift SDK set-up for the app; null when it is Android-only (no iOS identity to configure). */
+  swiftSnippet: string | null;
 }
 
 /** The quick start for the organization's primary app. */
@@ -29,12 +31,15 @@ export class QuickstartService {
       appName: app.name,
       teamId: app.teamId,
       bundleId: app.bundleId,
-      swiftSnippet: swiftQuickstartSnippet({
-        baseUrl: this.config.baseUrl,
-        appName: app.name,
-        bundleId: app.bundleId,
-        teamId: app.teamId,
-      }),
+      swiftSnippet:
+        app.bundleId !== null && app.teamId !== null
+          ? swiftQuickstartSnippet({
+              baseUrl: this.config.baseUrl,
+              appName: app.name,
+              bundleId: app.bundleId,
+              teamId: app.teamId,
+            })
+          : null,
     };
   }
 }

@@ -104,9 +104,13 @@ export class PushDispatcher implements OnModuleDestroy {
     }
   }
 
-  private async deliver(push: ClaimedPush, topic: string | undefined): Promise<void> {
+  private async deliver(push: ClaimedPush, topic: string | null | undefined): Promise<void> {
     if (topic === undefined) {
       await this.record(push, 'failed', null, 'The app does not exist any more');
+      return;
+    }
+    if (topic === null) {
+      await this.record(push, 'failed', null, 'The app has no Bundle ID (Android-only), the APNs topic');
       return;
     }
     const credentials = await this.credentialsFor(push.app_id);

@@ -2,7 +2,9 @@ import { renderMail, type MailMessage } from '../mail/mail-templates.js';
 
 export interface RiskAlertMailFacts {
   ruleName: string;
-  bundleId: string;
+  /** The app's Bundle ID; null for an Android-only app, named by its id. */
+  bundleId: string | null;
+  appId: string;
   keyId: string;
   detail: string;
   cooldownMinutes: number;
@@ -15,7 +17,7 @@ export function riskAlertMail(facts: RiskAlertMailFacts): MailMessage {
     subject: `Risk alert: ${facts.ruleName}`,
     heading: `Risk alert "${facts.ruleName}" fired`,
     paragraphs: [
-      `In ${facts.bundleId}: ${facts.detail}.`,
+      `In ${facts.bundleId ?? `the Android app ${facts.appId}`}: ${facts.detail}.`,
       `The event that tripped it came from the device key ${facts.keyId}.`,
       `This rule stays quiet for ${facts.cooldownMinutes} minutes, however many more events arrive.`,
     ],

@@ -138,6 +138,7 @@ export class RiskAlertsService implements BeforeApplicationShutdown {
       const message = riskAlertMail({
         ruleName: rule.name,
         bundleId: app.bundleId,
+        appId: app.appId,
         keyId: event.keyId,
         detail: describeAlert(rule, observed),
         cooldownMinutes: rule.cooldownMinutes,

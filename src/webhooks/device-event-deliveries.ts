@@ -87,6 +87,6 @@ function deviceData(app: AttestingApp, device: DeviceFacts): Record<string, unkn
     device_model: device.deviceModel || 'unknown',
     os_version: device.osVersion || 'unknown',
     app_id: app.appId,
-    bundle_id: app.bundleId,
+    bundle_id: app.bundleId ?? '',
   };
 }

@@ -13,7 +13,7 @@ import type { CliContext } from '../../src/cli/cli-context.js';
 import { androidAppCommand, androidTokenCommand } from '../../src/cli/demo-device-commands.js';
 import { createClaim, staticClaim } from '../factories/claims.js';
 import { createFlag } from '../factories/flags.js';
-import { createApiKey, randomClientIp } from '../factories/identity.js';
+import { createApiKey, orgWithMember, randomClientIp } from '../factories/identity.js';
 import { startTestApp, type TestApp } from '../harness/test-app.js';
 import {
   fabricateAndroidApp,
@@ -21,7 +21,14 @@ import {
   type FabricatedAndroidApp,
   type MintOptions,
 } from '../support/play-integrity-fabricator.js';
-import { attestDevice, fabricatedRootEnv, registerApp, sdk, type RegisteredApp } from '../support/sdk-client.js';
+import {
+  attestDevice,
+  fabricatedRootEnv,
+  registerApp,
+  sdk,
+  TEAM_ID,
+  type RegisteredApp,
+} from '../support/sdk-client.js';
 import { WebhookReceivers } from '../support/webhook-receiver.js';
 
 const t: TestApp = await startTestApp(await fabricatedRootEnv());
@@ -200,6 +207,198 @@ describe('Android attestation', () => {
       const response = await android(fabricated).get('/api/v1/attestation/challenge');
       expect([response.status, response.body.code]).toEqual([404, 'app_not_found']);
       expect(response.body.error).toContain('package name');
+    });
+  });
+
+  describe('an Android-only app', () => {
+    /** An organization of its own, with no app yet, and the Android-only app created in one call. */
+    async function androidOnlyApp(tier = 'professional') {
+      const { org, agent: owner } = await orgWithMember(t, { tier });
+      const fabricated = fabricateAndroidApp(packageName());
+      // Looked up before it exists: the miss is cached, and forgotten when the app is created.
+      await android(fabricated).get('/api/v1/attestation/challenge').expect(404);
+      const created = await owner
+        .post('/api/v1/apps')
+        .send({ appName: 'Android Notes', android: settingsOf(fabricated, { refuseUnlicensed: true }) });
+      expect(created.status).toBe(201);
+      return { org, owner, fabricated, app: created.body as { id: string; bundleId: null; teamId: null } };
+    }
+
+    async function appsOf(orgId: string) {
+      return t.sql<{ id: string }>(`SELECT id FROM apps WHERE organization_id = $1`, [orgId]);
+    }
+
+    async function identitiesOf(fabricated: { packageName: string }) {
+      return t.sql<{ app_id: string }>(`SELECT app_id FROM android_identities WHERE package_name = $1`, [
+        fabricated.packageName,
+      ]);
+    }
+
+    it('is created in one call, validated into a device token and served flags', async () => {
+      const { org, owner, fabricated, app } = await androidOnlyApp();
+      expect(app).toMatchObject({ appName: 'Android Notes', bundleId: null, teamId: null, isPrimary: true });
+      expect((await owner.get(`/api/v1/apps/${app.id}`).expect(200)).body).toMatchObject({
+        bundleId: null,
+        teamId: null,
+      });
+      expect((await owner.get(`/api/v1/apps/${app.id}/android`).expect(200)).body).toMatchObject({
+        packageName: fabricated.packageName,
+        hasDecryptionKey: true,
+        policy: { refuseUnlicensed: true },
+      });
+      const audit = await t.sql<{ action: string }>(
+        `SELECT action FROM audit_logs WHERE organization_id = $1 AND resource_id = $2 ORDER BY action`,
+        [org.id, app.id],
+      );
+      expect(audit.map((row) => row.action)).toEqual(['app.android_created', 'app.created']);
+      // The quick start is the Swift SDK's: none for an app without an iOS identity.
+      expect((await owner.get('/api/v1/org/quickstart-snippet').expect(200)).body).toEqual({
+        appId: app.id,
+        appName: 'Android Notes',
+        bundleId: null,
+        teamId: null,
+        swiftSnippet: null,
+      });
+      const flag = await createFlag(owner, app.id, 'android_only_banner', 'string', 'classic');
+      await owner
+        .put(`/api/v1/dashboard/flags/${flag.id}/environments/production`)
+        .send({ enabled: true, value: 'hello', rules: [] })
+        .expect(200);
+
+      const { response } = await validate(fabricated, { profile: { deviceModel: 'Pixel 9' } });
+      expect(response.status).toBe(200);
+      const token = response.body.token as string;
+      const claims = decodeJwt(token);
+      expect(claims).toMatchObject({ app_id: app.id, org_id: org.id, aud: fabricated.packageName });
+      expect(claims).not.toHaveProperty('bundle_id');
+      expect(claims).not.toHaveProperty('team_id');
+      const verifyKey = await createApiKey(t, org, ['tokens:verify']);
+      const verified = await t
+        .http()
+        .post('/api/v1/tokens/verify')
+        .set('Authorization', `Bearer ${verifyKey}`)
+        .send({ token })
+        .expect(200);
+      expect(verified.body.valid).toBe(true);
+      const flags = await android(fabricated).get('/api/v1/flags').set('Authorization', `Bearer ${token}`).expect(200);
+      expect(flags.body.flags).toMatchObject({ android_only_banner: 'hello' });
+
+      const devices = await owner.get('/api/v1/devices').expect(200);
+      expect(devices.body.items).toEqual([
+        expect.objectContaining({ appId: app.id, keyId: claims.sub, platform: 'android', deviceModel: 'Pixel 9' }),
+      ]);
+      expect((await owner.get('/api/v1/devices?platform=ios').expect(200)).body.metadata.total).toBe(0);
+    });
+
+    it('is not reached by iOS headers, and App Attest is refused for it before the challenge is spent', async () => {
+      const { fabricated } = await androidOnlyApp();
+      // No Bundle ID names it; not its package name either.
+      const unknown = await t
+        .http()
+        .get('/api/v1/attestation/challenge')
+        .set('X-Bundle-ID', fabricated.packageName)
+        .set('X-Team-ID', TEAM_ID);
+      expect([unknown.status, unknown.body.code]).toEqual([404, 'app_not_found']);
+
+      const challenge = await challengeOf(fabricated);
+      const attest = await android(fabricated)
+        .post('/api/v1/attestation/validate')
+        .send({ keyId: randomBytes(32).toString('base64'), attestationObject: 'AAAA', challenge });
+      expect([attest.status, attest.body.code]).toEqual([400, 'ios_not_configured']);
+      // The challenge is still good for the Android route.
+      const integrityToken = await fabricated.mint({ challenge });
+      const validated = await android(fabricated)
+        .post('/api/v1/attestation/android/validate')
+        .send({ integrityToken, challenge, installationId: installation() });
+      expect(validated.status).toBe(200);
+    });
+
+    it('refuses a create without any identity, with half an iOS one, or with a refused Android one, leaving nothing behind', async () => {
+      const { org, agent: owner } = await orgWithMember(t, { tier: 'professional' });
+      const fabricated = fabricateAndroidApp(packageName());
+      const cases: [Record<string, unknown>, string][] = [
+        [{}, 'bundleId'],
+        [{ bundleId: 'com.example.half' }, 'teamId'],
+        [{ teamId: TEAM_ID }, 'bundleId'],
+        [{ bundleId: 'com.example.half', android: settingsOf(fabricated) }, 'teamId'],
+        [{ bundleId: null, teamId: null, android: settingsOf(fabricated) }, 'bundleId'],
+        [{ android: { ...settingsOf(fabricated), packageName: 'not a package' } }, 'android.packageName'],
+        [
+          { android: { ...settingsOf(fabricated), certificateSha256Digests: ['abcd'] } },
+          'android.certificateSha256Digests[0]',
+        ],
+        [{ android: { ...settingsOf(fabricated), verificationKey: 'bm90IGEga2V5' } }, 'android.verificationKey'],
+        [{ android: { ...settingsOf(fabricated), decryptionKey: undefined } }, 'android.decryptionKey'],
+        [{ android: 'com.example.app' }, 'android'],
+      ];
+      for (const [body, field] of cases) {
+        const response = await owner.post('/api/v1/apps').send({ appName: 'Refused', ...body });
+        expect([field, response.status]).toEqual([field, 400]);
+        expect(response.body).toMatchObject({ code: 'bad_request' });
+        expect(response.body.error).toContain(field);
+      }
+      expect(await appsOf(org.id)).toEqual([]);
+      expect(await identitiesOf(fabricated)).toEqual([]);
+
+      // A package name another app has: the PUT's 409, and the app is not created either.
+      const { app: holder } = await androidApp();
+      const taken = await holder.owner.get(`/api/v1/apps/${holder.id}/android`).expect(200);
+      const duplicate = await owner
+        .post('/api/v1/apps')
+        .send({ appName: 'Copycat', android: { ...settingsOf(fabricated), packageName: taken.body.packageName } });
+      expect(duplicate.status).toBe(409);
+      expect(duplicate.body.error).toContain('package name');
+      const viaPut = await owner.put(`/api/v1/apps/${holder.id}/android`).send(settingsOf(fabricated));
+      expect(viaPut.status).toBe(404);
+      expect(await appsOf(org.id)).toEqual([]);
+      expect(
+        await t.sql(`SELECT 1 FROM audit_logs WHERE organization_id = $1 AND resource_type = 'app'`, [org.id]),
+      ).toEqual([]);
+
+      // Both identities in one call.
+      const both = await owner.post('/api/v1/apps').send({
+        appName: 'Both',
+        bundleId: `com.example.both${process.pid}x${++sequence}`,
+        teamId: TEAM_ID,
+        android: settingsOf(fabricated),
+      });
+      expect(both.status).toBe(201);
+      expect(both.body.bundleId).toMatch(/^com\.example\.both/);
+      expect(await identitiesOf(fabricated)).toEqual([{ app_id: both.body.id }]);
+    });
+
+    it('keeps its only identity: deleting it is refused until the app is given an iOS one, set once', async () => {
+      const { owner, fabricated, app } = await androidOnlyApp();
+      const refused = await owner.delete(`/api/v1/apps/${app.id}/android`);
+      expect([refused.status, refused.body.code]).toEqual([409, 'conflict']);
+      expect(refused.body.error).toContain('only identity');
+      await android(fabricated).get('/api/v1/attestation/challenge').expect(200);
+
+      await owner.put(`/api/v1/apps/${app.id}`).send({ bundleId: 'com.example.half' }).expect(400);
+      const bundleId = `com.example.later${process.pid}x${++sequence}`;
+      const given = await owner.put(`/api/v1/apps/${app.id}`).send({ bundleId, teamId: TEAM_ID }).expect(200);
+      expect(given.body).toMatchObject({ bundleId, teamId: TEAM_ID });
+      // The same values change nothing; others are refused: the iOS identity is immutable once set.
+      await owner.put(`/api/v1/apps/${app.id}`).send({ bundleId, teamId: TEAM_ID }).expect(200);
+      const changed = await owner
+        .put(`/api/v1/apps/${app.id}`)
+        .send({ bundleId: `${bundleId}.other`, teamId: TEAM_ID });
+      expect([changed.status, changed.body.code]).toEqual([409, 'conflict']);
+      // The iOS headers reach it now, and the Android identity may go.
+      await sdk(t, { bundleId }).get('/api/v1/attestation/challenge').expect(200);
+      await owner.delete(`/api/v1/apps/${app.id}/android`).expect(204);
+      expect((await owner.get(`/api/v1/apps/${app.id}`).expect(200)).body.bundleId).toBe(bundleId);
+
+      // Another organization's app is 404; an iOS identity another app has is the create's 409.
+      const { app: other, owner: otherOwner } = await androidOnlyApp();
+      await owner
+        .put(`/api/v1/apps/${other.id}`)
+        .send({ bundleId: `${bundleId}.x`, teamId: TEAM_ID })
+        .expect(404);
+      const duplicate = await otherOwner.put(`/api/v1/apps/${other.id}`).send({ bundleId, teamId: TEAM_ID });
+      expect([duplicate.status, duplicate.body.code]).toEqual([409, 'conflict']);
+      expect(duplicate.body.error).toContain('Bundle ID');
+      expect((await otherOwner.get(`/api/v1/apps/${other.id}`).expect(200)).body.bundleId).toBeNull();
     });
   });
 

@@ -523,6 +523,26 @@ describe('apps', () => {
       expect(fetched.body).toEqual(app);
     });
 
+    it('keeps bundleId and teamId once set: the same values change nothing, others are 409', async () => {
+      const { agent } = await orgWithMember(t, { tier: 'professional' });
+      const app = await createApp(agent);
+      const same = await agent.put(`${APPS}/${app.id}`).send({ bundleId: app.bundleId, teamId: app.teamId });
+      expect(same.status).toBe(200);
+      expect(same.body).toMatchObject({ bundleId: app.bundleId, teamId: app.teamId });
+      for (const body of [
+        { bundleId: bundleId(), teamId: app.teamId },
+        { bundleId: app.bundleId, teamId: teamId() },
+      ]) {
+        const refused = await agent.put(`${APPS}/${app.id}`).send(body);
+        expect([refused.status, refused.body.code]).toEqual([409, 'conflict']);
+        expect(refused.body.error).toContain('cannot be changed');
+      }
+      expect((await agent.get(`${APPS}/${app.id}`).expect(200)).body).toMatchObject({
+        bundleId: app.bundleId,
+        teamId: app.teamId,
+      });
+    });
+
     it('refuses isActive false on the primary app with 403 and deactivates another app', async () => {
       const { agent } = await orgWithMember(t, { tier: 'professional' });
       const primary = await createApp(agent);

@@ -30,6 +30,7 @@ interface DeviceSeed {
   jailbreak?: boolean;
   attestationCount?: number;
   environment?: 'development' | 'production';
+  platform?: 'ios' | 'android';
   /** Minutes before now. */
   lastSeenMinutesAgo?: number;
   failureCount?: number;
@@ -85,9 +86,10 @@ describe('devices and analytics', () => {
     await t.sql(
       `INSERT INTO devices (organization_id, app_id, key_id, public_key_pem, environment, client_device_id, device_model,
                             os_version, app_version, country, jailbreak_detected, risk_score, attestation_count,
-                            failure_count, first_seen_at, last_seen_at, updated_at)
+                            failure_count, first_seen_at, last_seen_at, updated_at, platform)
        VALUES ($1, $2, $3, 'pem', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
-               now() - make_interval(days => 3), now() - make_interval(mins => $14), now() - make_interval(mins => $14))`,
+               now() - make_interval(days => 3), now() - make_interval(mins => $14), now() - make_interval(mins => $14),
+               $15)`,
       [
         org.id,
         seed.appId,
@@ -103,6 +105,7 @@ describe('devices and analytics', () => {
         seed.attestationCount ?? 1,
         seed.failureCount ?? 0,
         minutes,
+        seed.platform ?? 'ios',
       ],
     );
     return keyId;
@@ -150,6 +153,7 @@ describe('devices and analytics', () => {
         jailbreak: true,
         attestationCount: 7,
         environment: 'development',
+        platform: 'android',
       });
       const other = await tenant();
       await seedDevice(other.org, { appId: other.appId });
@@ -161,6 +165,7 @@ describe('devices and analytics', () => {
       expect(response.body.items[0]).toEqual({
         keyId: newer,
         appId,
+        platform: 'android',
         deviceId: '',
         deviceModel: 'iPad13,4',
         osVersion: '16.0',
@@ -175,7 +180,7 @@ describe('devices and analytics', () => {
         firstSeenAt: expect.any(String),
         lastSeenAt: expect.any(String),
       });
-      expect(response.body.items[1].deviceId).toBe('client-older');
+      expect(response.body.items[1]).toMatchObject({ deviceId: 'client-older', platform: 'ios' });
     });
 
     it('pages with page and per (default 20, at most 100)', async () => {
@@ -196,7 +201,7 @@ describe('devices and analytics', () => {
       expect((await owner.get('/api/v1/devices?per=100').expect(200)).body.items).toHaveLength(25);
     });
 
-    it('filters by appId, by a case-insensitive search of key id, model or client id, and by minRisk', async () => {
+    it('filters by appId, by a case-insensitive search of key id, model or client id, by minRisk and by platform', async () => {
       const { org, owner, appId } = await tenant();
       const otherAppId = await secondApp(owner);
       const alpha = await seedDevice(org, {
@@ -205,7 +210,12 @@ describe('devices and analytics', () => {
         riskScore: 10,
       });
       const beta = await seedDevice(org, { appId, deviceModel: 'iPhone14,7', riskScore: 70 });
-      const gamma = await seedDevice(org, { appId: otherAppId, clientDeviceId: 'Vendor-XYZ-42', riskScore: 40 });
+      const gamma = await seedDevice(org, {
+        appId: otherAppId,
+        clientDeviceId: 'Vendor-XYZ-42',
+        riskScore: 40,
+        platform: 'android',
+      });
       const keysOf = (response: { body: { items: { keyId: string }[] } }) =>
         response.body.items.map((item) => item.keyId).sort();
 
@@ -219,6 +229,10 @@ describe('devices and analytics', () => {
       const combined = await owner.get(`/api/v1/devices?minRisk=40&appId=${appId}`).expect(200);
       expect(keysOf(combined)).toEqual([beta]);
       expect(combined.body.metadata.total).toBe(1);
+      expect(keysOf(await owner.get('/api/v1/devices?platform=android').expect(200))).toEqual([gamma]);
+      expect(keysOf(await owner.get('/api/v1/devices?platform=ios').expect(200))).toEqual([alpha, beta].sort());
+      const iosRisky = await owner.get('/api/v1/devices?platform=ios&minRisk=40').expect(200);
+      expect([keysOf(iosRisky), iosRisky.body.metadata.total]).toEqual([[beta], 1]);
       // Another organization's app id finds nothing rather than leaking its devices.
       const stranger = await tenant();
       await seedDevice(stranger.org, { appId: stranger.appId });
@@ -236,6 +250,7 @@ describe('devices and analytics', () => {
         ['minRisk=101', 'minRisk'],
         ['minRisk=-1', 'minRisk'],
         ['minRisk=high', 'minRisk'],
+        ['platform=windows', 'platform'],
         ['sort=oldest', 'sort'],
       ]) {
         const response = await owner.get(`/api/v1/devices?${query}`).expect(422);
@@ -277,6 +292,7 @@ describe('devices and analytics', () => {
       expect(response.headers['x-ratelimit-limit']).toBeUndefined();
       expect(response.body).toEqual({
         keyId,
+        platform: 'ios',
         deviceProfile: {
           deviceModel: 'iPhone15,2',
           osVersion: '17.4',

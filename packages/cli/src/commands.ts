@@ -33,8 +33,9 @@ interface CliSessionPoll {
 interface AppRecord {
   id: string;
   appName: string;
-  bundleId: string;
-  teamId: string;
+  /** Null with teamId for an Android-only app (shown as `-`). */
+  bundleId: string | null;
+  teamId: string | null;
   isActive: boolean;
   isPrimary: boolean;
 }

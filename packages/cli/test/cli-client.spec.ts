@@ -603,6 +603,26 @@ describe('command-line client (runClient against a stub service)', () => {
       const json = await run(['usage', '--json'], { ATTESTLY_API_KEY: KEY });
       expect(JSON.parse(json.stdout)).toEqual(usage);
     });
+
+    it('lists apps as a table, an Android-only app without Bundle ID and Team ID', async () => {
+      const apps = [
+        {
+          id: APP_ID,
+          appName: 'Notes',
+          bundleId: 'com.acme.notes',
+          teamId: 'A1B2C3D4E5',
+          isActive: true,
+          isPrimary: true,
+        },
+        { id: FLAG_ID, appName: 'Notes Android', bundleId: null, teamId: null, isActive: true, isPrimary: false },
+      ];
+      stub.on('GET /api/v1/apps', { status: 200, body: apps });
+      const human = await run(['apps', 'list'], { ATTESTLY_API_KEY: KEY });
+      expect(human.code).toBe(0);
+      const lines = human.stdout.trim().split('\n');
+      expect(lines[1]).toMatch(/^\S+\s+Notes\s+com\.acme\.notes\s+A1B2C3D4E5\s+yes\s+yes$/);
+      expect(lines[2]).toMatch(/^\S+\s+Notes Android\s+-\s+-\s+yes\s+no$/);
+    });
   });
 });
 

@@ -1,5 +1,6 @@
 import { createHash, createPublicKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { compactDecrypt, compactVerify, errors as joseErrors } from 'jose';
+import type { DeviceVerdict } from '../../common/android-device-verdicts.js';
 
 /**
  * Google Play Integrity verdicts, verified locally (no call to Google), as Play Console's
@@ -25,10 +26,6 @@ export const PLAY_INTEGRITY_ERROR_CODES = [
 ] as const;
 
 export type PlayIntegrityErrorCode = (typeof PLAY_INTEGRITY_ERROR_CODES)[number];
-
-/** Device labels, strongest first; Play lists every label the device meets. */
-export const DEVICE_VERDICTS = ['MEETS_STRONG_INTEGRITY', 'MEETS_DEVICE_INTEGRITY', 'MEETS_BASIC_INTEGRITY'] as const;
-export type DeviceVerdict = (typeof DEVICE_VERDICTS)[number];
 
 /** What the service knows of an app's Android build. */
 export interface AndroidIdentity {

@@ -14,7 +14,7 @@ import {
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
-import { DEVICE_VERDICTS, type DeviceVerdict } from './play-integrity/play-integrity.js';
+import { DEVICE_VERDICTS, type DeviceVerdict } from '../common/android-device-verdicts.js';
 
 const IsOmittable = () => ValidateIf((_object: object, value: unknown) => value !== undefined);
 
