@@ -25,6 +25,7 @@ import { AppSettingsFunctions1795710000000 } from './1795710000000-app-settings-
 import { AndroidIdentities1795712000000 } from './1795712000000-AndroidIdentities.js';
 import { ComplianceHighRiskThreshold1795719485975 } from './1795719485975-compliance-high-risk-threshold.js';
 import { MadDeviceCounted1795719485976 } from './1795719485976-mad-device-counted.js';
+import { OrganizationTenants1795719485977 } from './1795719485977-organization-tenants.js';
 
 /** Every migration, in order. Migrations are never edited after they land. */
 export const migrations = [
@@ -55,4 +56,5 @@ export const migrations = [
   AndroidIdentities1795712000000,
   ComplianceHighRiskThreshold1795719485975,
   MadDeviceCounted1795719485976,
+  OrganizationTenants1795719485977,
 ];

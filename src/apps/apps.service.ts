@@ -53,10 +53,7 @@ export class AppsService {
 
   async create(auth: OrgAuthContext, input: CreateAppDto): Promise<App> {
     return this.change(auth, async () => {
-      const { maxApps } = (
-        await this.plans.planOf(auth.organizationId, { manager: this.uow.manager(), lock: true })
-      ) // seam: src/organizations/plan.service.ts#planOf
-      .limits;
+      const { maxApps } = (await this.plans.planOf(auth.organizationId, { lock: true })).limits;
       const count = await this.apps.count(auth.organizationId);
       if (maxApps !== null && count >= maxApps) {
         throw appLimitReached(maxApps);
@@ -198,7 +195,7 @@ export class AppsService {
    * racing a primary deletion could leave an inactive primary.
    */
   private async lock(auth: OrgAuthContext, id: string): Promise<App> {
-    await this.organizations.lock(auth.organizationId, this.uow.manager()); // seam: src/organizations/organizations.service.ts#lock
+    await this.organizations.lock(auth.organizationId);
     const app = await this.apps.lock(auth.organizationId, id);
     if (!app) throw appNotFound();
     return app;

@@ -1,3 +1,4 @@
+import { ComplianceModule } from '../compliance/compliance.module.js';
 import { Module } from '@nestjs/common';
 import { AppsModule } from '../apps/apps.module.js';
 import { AuditModule } from '../audit/audit.module.js';
@@ -31,6 +32,7 @@ import { DeviceTokensModule } from '../device-tokens/device-tokens.module.js';
     DomainEventsModule,
     UsageModule,
     RiskAlertsModule,
+    ComplianceModule,
   ],
   controllers: [AttestationController, JwksController, DebugTokensController, AndroidIdentityController],
   providers: [
