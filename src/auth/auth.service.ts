@@ -213,13 +213,10 @@ export class AuthService {
   /** Organizations the caller may switch to (all of them for a super admin). */
   async organizationsOf(caller: SessionCaller, activeOrganizationId: string | null) {
     const organizations = await this.organizations.listFor(caller.userId, { all: caller.isSuperAdmin });
-    return organizations.map(({ id, name, slug, serviceTier }) => ({
-      id,
-      name,
-      slug,
-      serviceTier,
-      isActive: id === activeOrganizationId,
-    }));
+    return organizations.map(({ id, name, slug, serviceTier }) => {
+      const plainId: string = id; // the response carries the id as a plain string
+      return { id: plainId, name, slug, serviceTier, isActive: id === activeOrganizationId };
+    });
   }
 
   /**

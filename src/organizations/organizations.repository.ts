@@ -19,7 +19,7 @@ export interface OrganizationSubscription {
   anchorDay: number | null;
 }
 
-/** An organization the user may switch to, as `GET /auth/orgs` lists it (a response shape: a plain id). */
+/** An organization the user may switch to, as `GET /auth/orgs` lists it (its id read back from the row, branded). */
 export interface OrganizationSummary {
   id: OrganizationId;
   name: string;

@@ -137,15 +137,13 @@ describe(`three instances on one database${redisUp ? ' and one Redis' : ' (no Re
       expect(endpoint.status).toBe(201);
       const outbox = instances[0].app.get(WebhookOutboxRepository);
       for (let i = 0; i < 30; i++) {
-        await instances[0].app
-          .get(UnitOfWork)
-          .run(() =>
-            outbox.enqueue(trustOrganizationId(org.id), 'flag.created', {
-              flag_id: `f${i}`,
-              flag_key: `k${i}`,
-              app_id: 'a',
-            }),
-          );
+        await instances[0].app.get(UnitOfWork).run(() =>
+          outbox.enqueue(trustOrganizationId(org.id), 'flag.created', {
+            flag_id: `f${i}`,
+            flag_key: `k${i}`,
+            app_id: 'a',
+          }),
+        );
       }
       // The scheduled sweeps run every second on all three; these make them collide on purpose.
       const dispatchers = instances.map((instance) => instance.app.get(WebhookDispatcher));
