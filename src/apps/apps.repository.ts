@@ -4,12 +4,6 @@ import { notFound } from '../common/errors/app-exception.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { App, type JwtConfiguration, type RiskThresholds } from './app.entity.js';
 
-/**
- * An organization id as `find`/`assertExists` accept it while flags' `FlagActor` still carries a
- * plain string (content group): narrowed to `OrganizationId` once it carries the brand.
- */
-type OrganizationIdInTransition = OrganizationId;
-
 /** How a read runs: with the app row locked FOR UPDATE until the unit of work ends (`lock`). */
 export interface AppQuery {
   /** Locks the app row until the caller's transaction ends. */
@@ -64,7 +58,7 @@ export class AppsRepository {
 
   /** The app's state, or null when the organization has no app with this id. */
   async find(
-    organizationId: OrganizationIdInTransition,
+    organizationId: OrganizationId,
     appId: string,
     options: AppQuery = {},
   ): Promise<{ isActive: boolean } | null> {
@@ -78,7 +72,7 @@ export class AppsRepository {
   }
 
   /** 404 `App` unless the organization has an app with this id. */
-  async assertExists(organizationId: OrganizationIdInTransition, appId: string, options: AppQuery = {}): Promise<void> {
+  async assertExists(organizationId: OrganizationId, appId: string, options: AppQuery = {}): Promise<void> {
     if (!(await this.find(organizationId, appId, options))) throw notFound('App');
   }
 
