@@ -26,6 +26,7 @@ import { AndroidIdentities1795712000000 } from './1795712000000-AndroidIdentitie
 import { ComplianceHighRiskThreshold1795719485975 } from './1795719485975-compliance-high-risk-threshold.js';
 import { MadDeviceCounted1795719485976 } from './1795719485976-mad-device-counted.js';
 import { AndroidOnlyApps1795719485977 } from './1795719485977-android-only-apps.js';
+import { OrganizationTenants1795719485978 } from './1795719485978-organization-tenants.js';
 
 /** Every migration, in order. Migrations are never edited after they land. */
 export const migrations = [
@@ -57,4 +58,5 @@ export const migrations = [
   ComplianceHighRiskThreshold1795719485975,
   MadDeviceCounted1795719485976,
   AndroidOnlyApps1795719485977,
+  OrganizationTenants1795719485978,
 ];

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, IsNull, type EntityManager } from 'typeorm';
+import { DataSource, IsNull } from 'typeorm';
 import type { ApiKeyScope } from '../common/access/access.decorator.js';
 import { trustOrganizationId, type OrganizationId } from '../common/access/tenant-id.js';
 import { PgListener, type PgListenerOptions } from '../database/pg-listener.js';
@@ -29,8 +29,7 @@ export interface NewApiKeyRow {
 
 /**
  * The owner of `api_keys`, and of the notifications that make every instance forget revoked keys.
- * Statements run in the open unit of work; `insert`'s `manager` is for the callers that still
- * open their transaction by hand (deprecated).
+ * Statements run in the open unit of work.
  */
 @Injectable()
 export class ApiKeysRepository {
@@ -50,11 +49,8 @@ export class ApiKeysRepository {
       });
   }
 
-  async insert(
-    organizationId: OrganizationId | string,
-    row: NewApiKeyRow,
-    manager: EntityManager = this.uow.manager(),
-  ): Promise<ApiKey> {
+  async insert(organizationId: OrganizationId, row: NewApiKeyRow): Promise<ApiKeyRecord> {
+    const manager = this.uow.manager();
     const record = manager.create(ApiKey, {
       organizationId,
       ...row,
@@ -62,7 +58,7 @@ export class ApiKeysRepository {
       revokedAt: null,
     });
     await manager.save(record);
-    return record;
+    return Object.assign(record, { organizationId });
   }
 
   /** The organization's key `id` unless it is revoked. */

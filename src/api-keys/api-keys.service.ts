@@ -1,5 +1,4 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { ROLES, type ApiKeyScope, type Role } from '../common/access/access.decorator.js';
 import type { OrgAuthContext } from '../common/access/auth-context.js';
 import type { OrganizationId } from '../common/access/tenant-id.js';
@@ -16,7 +15,7 @@ import { PlanService } from '../organizations/plan.service.js';
 import { UsersService } from '../users/users.service.js';
 import type { ApiKey, ApiKeyType } from './api-key.entity.js';
 import { generateApiKey, hashApiKey } from './api-key-secret.js';
-import { ApiKeysRepository } from './api-keys.repository.js';
+import { ApiKeysRepository, type ApiKeyRecord } from './api-keys.repository.js';
 
 export interface NewApiKey {
   name: string;
@@ -39,7 +38,7 @@ function parseRevocation(payload: string): { keyId?: string; organizationId?: st
 }
 
 export interface AuthenticatedKey {
-  key: ApiKey;
+  key: ApiKeyRecord;
   creatorEmail: string | null;
   /** The plan of the key's organization, for the limits of key-authenticated routes. */
   serviceTier: string;
@@ -84,9 +83,9 @@ export class ApiKeysService implements OnModuleInit, OnModuleDestroy {
     return this.keys.listActive(auth.organizationId);
   }
 
-  async create(auth: OrgAuthContext, input: NewApiKey): Promise<{ key: string; record: ApiKey }> {
+  async create(auth: OrgAuthContext, input: NewApiKey): Promise<{ key: string; record: ApiKeyRecord }> {
     return this.uow.run(async () => {
-      const created = await this.issue(undefined, auth.organizationId, auth.caller.userId, input);
+      const created = await this.issue(auth.organizationId, auth.caller.userId, input);
       await this.audit.record(auth, {
         organizationId: auth.organizationId,
         action: 'apikey.created',
@@ -98,32 +97,24 @@ export class ApiKeysService implements OnModuleInit, OnModuleDestroy {
     });
   }
 
-  /**
-   * Creates a key in the open unit of work (dashboard, CLI login, management CLI). `manager` is for
-   * the callers that still open their transaction by hand (deprecated: run them in a unit of work).
-   */
+  /** Creates a key in the open unit of work (dashboard, CLI login, management CLI). */
   async issue(
-    manager: EntityManager | undefined,
-    organizationId: OrganizationId | string,
+    organizationId: OrganizationId,
     createdBy: string | null,
     input: NewApiKey,
-  ): Promise<{ key: string; record: ApiKey }> {
-    if (input.scopes.includes('admin:team')) await this.assertAdminTeamScopeAllowed(organizationId, manager);
+  ): Promise<{ key: string; record: ApiKeyRecord }> {
+    if (input.scopes.includes('admin:team')) await this.assertAdminTeamScopeAllowed(organizationId);
     const type = input.type ?? 'service';
     const { key, prefix, hash } = generateApiKey(type);
-    const record = await this.keys.insert(
-      organizationId,
-      {
-        createdBy,
-        name: input.name,
-        keyType: type,
-        prefix,
-        keyHash: hash,
-        scopes: input.scopes,
-        expiresAt: input.expiresAt ?? null,
-      },
-      manager,
-    );
+    const record = await this.keys.insert(organizationId, {
+      createdBy,
+      name: input.name,
+      keyType: type,
+      prefix,
+      keyHash: hash,
+      scopes: input.scopes,
+      expiresAt: input.expiresAt ?? null,
+    });
     return { key, record };
   }
 
@@ -230,7 +221,7 @@ export class ApiKeysService implements OnModuleInit, OnModuleDestroy {
    * read on every request, never cached, so a demotion, removal or deactivation applies to the
    * next request on every instance. Null: the user is gone, inactive or no longer a member.
    */
-  async personalRole(key: ApiKey): Promise<Role | null> {
+  async personalRole(key: ApiKeyRecord): Promise<Role | null> {
     if (!key.createdBy) return null;
     const user = await this.users.findById(key.createdBy);
     if (user?.status !== 'active') return null;
@@ -261,11 +252,8 @@ export class ApiKeysService implements OnModuleInit, OnModuleDestroy {
     return record;
   }
 
-  private async assertAdminTeamScopeAllowed(
-    organizationId: OrganizationId | string,
-    manager?: EntityManager,
-  ): Promise<void> {
-    if (!planAllows((await this.plans.planOf(organizationId, { manager })).tier, 'adminTeamScope')) {
+  private async assertAdminTeamScopeAllowed(organizationId: OrganizationId): Promise<void> {
+    if (!planAllows((await this.plans.planOf(organizationId)).tier, 'adminTeamScope')) {
       throw forbidden(PLAN_RULES.adminTeamScope.refusal, {
         hint: 'Upgrade to Enterprise or choose other scopes',
       });

@@ -3,7 +3,6 @@ import { randomSecret } from '../common/crypto.js';
 import { storedServiceSecret } from '../database/service-settings.js';
 import { queryRows } from '../database/sql.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
-import { organizationJoin } from '../organizations/organizations.service.js';
 import type { TenantRow } from './apps.repository.js';
 
 /** One row of `android_identities`; the keys stay sealed here. */
@@ -103,7 +102,7 @@ export class AndroidIdentityRepository {
               a.subject_signing_secret
          FROM android_identities ai
          JOIN apps a ON a.id = ai.app_id
-         ${organizationJoin('o', 'a.organization_id')}
+         JOIN organization_tenants o ON o.id = a.organization_id
         WHERE ai.package_name = $1`,
       [packageName],
     );

@@ -1,24 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { trustAppId, trustOrganizationId, type AppId, type OrganizationId } from '../common/access/tenant-id.js';
 import { notFound } from '../common/errors/app-exception.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
-import { organizationJoin } from '../organizations/organizations.service.js';
 import { App, type JwtConfiguration, type RiskThresholds } from './app.entity.js';
-
-/**
- * An organization id as `find`/`assertExists` accept it while flags' `FlagActor` still carries a
- * plain string (content group): narrowed to `OrganizationId` once it carries the brand.
- */
-type OrganizationIdInTransition = OrganizationId | string;
 
 /** How a read runs: with the app row locked FOR UPDATE until the unit of work ends (`lock`). */
 export interface AppQuery {
-  /**
-   * The caller's transaction, for the callers that still open theirs by hand (deprecated: call
-   * inside a unit of work, whose transaction is used).
-   */
-  manager?: EntityManager;
   /** Locks the app row until the caller's transaction ends. */
   lock?: boolean;
 }
@@ -66,26 +53,27 @@ export interface PrimaryAppRow {
 export class AppsRepository {
   constructor(private readonly uow: UnitOfWork) {}
 
-  private apps(manager: EntityManager = this.uow.manager()) {
-    return manager.getRepository(App);
+  private apps() {
+    return this.uow.manager().getRepository(App);
   }
 
   /** The app's state, or null when the organization has no app with this id. */
   async find(
-    organizationId: OrganizationIdInTransition,
+    organizationId: OrganizationId,
     appId: string,
     options: AppQuery = {},
   ): Promise<{ isActive: boolean } | null> {
-    const manager = options.manager ?? this.uow.manager();
-    const rows = await manager.query<{ is_active: boolean }[]>(
-      `SELECT is_active FROM apps WHERE id = $1 AND organization_id = $2${options.lock ? ' FOR UPDATE' : ''}`,
-      [appId, organizationId],
-    );
+    const rows = await this.uow
+      .manager()
+      .query<{ is_active: boolean }[]>(
+        `SELECT is_active FROM apps WHERE id = $1 AND organization_id = $2${options.lock ? ' FOR UPDATE' : ''}`,
+        [appId, organizationId],
+      );
     return rows[0] ? { isActive: rows[0].is_active } : null;
   }
 
   /** 404 `App` unless the organization has an app with this id. */
-  async assertExists(organizationId: OrganizationIdInTransition, appId: string, options: AppQuery = {}): Promise<void> {
+  async assertExists(organizationId: OrganizationId, appId: string, options: AppQuery = {}): Promise<void> {
     if (!(await this.find(organizationId, appId, options))) throw notFound('App');
   }
 
@@ -177,24 +165,18 @@ export class AppsRepository {
     return app ? { id: trustAppId(app.id), name: app.app_name, bundleId: app.bundle_id, teamId: app.team_id } : null;
   }
 
-  /**
-   * The ids of the apps of these organizations. `manager` is the removal's transaction while the
-   * organization lifecycle still opens it by hand (deprecated: it runs in the open unit of work).
-   */
-  async idsOf(
-    organizationIds: readonly OrganizationId[],
-    manager: EntityManager = this.uow.manager(),
-  ): Promise<AppId[]> {
-    const rows = await manager.query<{ id: string }[]>(`SELECT id FROM apps WHERE organization_id = ANY($1::uuid[])`, [
-      [...organizationIds],
-    ]);
+  /** The ids of the apps of these organizations. */
+  async idsOf(organizationIds: readonly OrganizationId[]): Promise<AppId[]> {
+    const rows = await this.uow
+      .manager()
+      .query<{ id: string }[]>(`SELECT id FROM apps WHERE organization_id = ANY($1::uuid[])`, [[...organizationIds]]);
     return rows.map((row) => trustAppId(row.id));
   }
 
   /** Apps deactivated, or of a deactivated organization (the deny set's part apps own). */
   async inactiveIds(): Promise<AppId[]> {
     const rows = await this.uow.manager().query<{ id: string }[]>(
-      `SELECT a.id FROM apps a ${organizationJoin('o', 'a.organization_id')}
+      `SELECT a.id FROM apps a JOIN organization_tenants o ON o.id = a.organization_id
         WHERE NOT a.is_active OR NOT o.active`,
     );
     return rows.map((row) => trustAppId(row.id));
@@ -206,7 +188,7 @@ export class AppsRepository {
       `SELECT a.id, a.app_name, a.organization_id, o.tier AS service_tier, o.period_end AS current_period_end,
               o.anchor_day AS billing_anchor_day, a.is_active,
               o.active AS org_active, a.jwt_configuration, a.risk_thresholds, a.require_signed_subject, a.subject_signing_secret
-         FROM apps a ${organizationJoin('o', 'a.organization_id')}
+         FROM apps a JOIN organization_tenants o ON o.id = a.organization_id
         WHERE a.bundle_id = $1 AND a.team_id = $2`,
       [bundleId, teamId],
     );

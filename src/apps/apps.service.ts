@@ -92,10 +92,7 @@ export class AppsService implements OnModuleInit {
       storeAndroid = await this.androidStore.prepareNewAppIdentity(auth, input.android);
     }
     return this.change(auth, async () => {
-      const { maxApps } = (
-        await this.plans.planOf(auth.organizationId, { manager: this.uow.manager(), lock: true })
-      ) // seam: src/organizations/plan.service.ts#planOf
-      .limits;
+      const { maxApps } = (await this.plans.planOf(auth.organizationId, { lock: true })).limits;
       const count = await this.apps.count(auth.organizationId);
       if (maxApps !== null && count >= maxApps) {
         throw appLimitReached(maxApps);
@@ -263,7 +260,7 @@ export class AppsService implements OnModuleInit {
    * racing a primary deletion could leave an inactive primary.
    */
   private async lock(auth: OrgAuthContext, id: string): Promise<App> {
-    await this.organizations.lock(auth.organizationId, this.uow.manager()); // seam: src/organizations/organizations.service.ts#lock
+    await this.organizations.lock(auth.organizationId);
     const app = await this.apps.lock(auth.organizationId, id);
     if (!app) throw appNotFound();
     return app;

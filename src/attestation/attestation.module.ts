@@ -1,3 +1,4 @@
+import { ComplianceModule } from '../compliance/compliance.module.js';
 import { Module } from '@nestjs/common';
 import { AppsModule } from '../apps/apps.module.js';
 import { AuditModule } from '../audit/audit.module.js';
@@ -33,6 +34,7 @@ import { DebugTokenRetentionJob } from './debug-token-retention.job.js';
     DomainEventsModule,
     UsageModule,
     RiskAlertsModule,
+    ComplianceModule,
   ],
   controllers: [AttestationController, JwksController, DebugTokensController, AndroidIdentityController],
   providers: [

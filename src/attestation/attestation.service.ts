@@ -16,7 +16,7 @@ import { admissionRefusal } from './admission.js';
 import type { Tenant } from '../apps/tenant-resolver.js';
 import { DomainEvents } from '../common/domain-events/domain-events.js';
 import { tierDefinition } from '../common/tiers.js';
-import { highRiskThreshold } from '../compliance/compliance-settings.js';
+import { ComplianceService } from '../compliance/compliance.service.js';
 import type { AttestingApp, DeviceDomainEvent, DeviceFacts } from '../devices/device-domain-events.js';
 import {
   DevicesRepository,
@@ -83,6 +83,7 @@ export class AttestationService {
     private readonly domainEvents: DomainEvents,
     private readonly riskAlerts: RiskAlertsService,
     private readonly metrics: Metrics,
+    private readonly compliance: ComplianceService,
   ) {
     this.trustStore = createTrustStore(readFileSync(config.appAttestRootCaPath, 'utf8'));
   }
@@ -296,8 +297,7 @@ export class AttestationService {
     attempt.scored = scored;
     attempt.isNewDevice = isNewDevice;
     if (refusal) throw admissionRefused(eventType, refusal);
-    // seam: src/usage/mad.service.ts#count
-    await this.mad.count(this.uow.manager(), tenant, device.id, isNewDevice, options.now, device.mad_counted === true);
+    await this.mad.count(tenant, device.id, isNewDevice, options.now, device.mad_counted === true);
     await this.devices.recordSuccess(tenant.organizationId, tenant.appId, device.id, keyId, eventType, risk.score);
     const events: DeviceDomainEvent[] = [];
     if (isNewDevice) events.push({ type: 'DeviceRegistered', app: attestingApp(tenant), device: scored });
@@ -371,9 +371,7 @@ export class AttestationService {
    */
   private async highRiskEvent(tenant: Tenant, device: DeviceFacts): Promise<DeviceDomainEvent | null> {
     if (device.riskScore <= 0) return null;
-    // seam: src/compliance/compliance-settings.ts#highRiskThreshold
-    const threshold = await highRiskThreshold(
-      this.uow.manager(),
+    const { maxRiskScore: threshold } = await this.compliance.settingsInForce(
       tenant.organizationId,
       tierDefinition(tenant.serviceTier),
     );

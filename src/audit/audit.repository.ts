@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import type { OrganizationId } from '../common/access/tenant-id.js';
 import { pageWindow, type PageQuery } from '../common/pagination.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
@@ -38,9 +37,9 @@ export class AuditRepository {
     return { items, total };
   }
 
-  /** Writes `row` in the open unit of work, or in `manager`'s transaction while callers still pass one. */
-  async insert(row: AuditRow, manager: EntityManager = this.uow.manager()): Promise<void> {
-    await manager.query(
+  /** Writes `row` in the open unit of work. */
+  async insert(row: AuditRow): Promise<void> {
+    await this.uow.manager().query(
       `INSERT INTO audit_logs (organization_id, actor_user_id, actor_email, action, resource_type, resource_id, metadata, ip_address)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
       [

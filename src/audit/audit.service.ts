@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { actorOf, type AuthContext } from '../common/access/auth-context.js';
 import type { OrganizationId } from '../common/access/tenant-id.js';
 import type { PageQuery } from '../common/pagination.js';
@@ -27,24 +26,18 @@ export class AuditService {
     return this.entries.page(organizationId, query);
   }
 
-  /**
-   * Records `entry` as done by `auth`'s caller, in the open unit of work. `manager` is for the
-   * callers that still open their transaction by hand (deprecated: run the change in a unit of work).
-   */
-  async record(auth: AuthContext | null, entry: AuditEntry, manager?: EntityManager): Promise<void> {
+  /** Records `entry` as done by `auth`'s caller, in the open unit of work. */
+  async record(auth: AuthContext | null, entry: AuditEntry): Promise<void> {
     const actor = auth ? actorOf(auth) : { userId: null, email: null };
-    await this.entries.insert(
-      {
-        organizationId: entry.organizationId,
-        actorUserId: actor.userId,
-        actorEmail: actor.email,
-        action: entry.action,
-        resourceType: entry.resourceType,
-        resourceId: entry.resourceId ?? null,
-        metadata: entry.metadata ?? {},
-        ipAddress: auth?.ipAddress ?? null,
-      },
-      manager,
-    );
+    await this.entries.insert({
+      organizationId: entry.organizationId,
+      actorUserId: actor.userId,
+      actorEmail: actor.email,
+      action: entry.action,
+      resourceType: entry.resourceType,
+      resourceId: entry.resourceId ?? null,
+      metadata: entry.metadata ?? {},
+      ipAddress: auth?.ipAddress ?? null,
+    });
   }
 }

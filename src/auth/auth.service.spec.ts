@@ -171,15 +171,10 @@ describe('AuthService (sign-in, e-mail and password flows, on fakes)', () => {
   describe('sign-up and e-mail confirmation', () => {
     it('mails a confirmation link to a new address, and only a notice (no account, no link) to a taken one', async () => {
       const created: string[] = [];
-      (organizations as unknown as { createWithOwner: unknown }).createWithOwner = (
-        _manager: unknown,
-        input: { ownerId: string },
-      ) => {
+      (organizations as unknown as { createWithOwner: unknown }).createWithOwner = (input: { ownerId: string }) => {
         created.push(input.ownerId);
         return Promise.resolve({ id: 'org-new', slug: 'new' });
       };
-      // The organization is created through the organizations feature's seam, which takes the unit of work's manager.
-      Object.assign(uow, { manager: () => ({}) });
       auth.register({ email: 'new@example.com', password: 'long-password', organizationName: 'New' });
       auth.register({ email: 'ANN@example.com', password: 'long-password', organizationName: 'Dup' });
       await background.settled();
@@ -266,7 +261,7 @@ describe('AuthService (sign-in, e-mail and password flows, on fakes)', () => {
 
   it('audits a sign-in in the organization the session starts in, and nothing without one', async () => {
     await auth.recordLogin(ann.id, null, null);
-    await auth.recordLogin(ann.id, 'org-a', '203.0.113.1');
+    await auth.recordLogin(ann.id, trustOrganizationId('org-a'), '203.0.113.1');
     expect(audited).toEqual([{ action: 'user.login', organizationId: 'org-a' }]);
   });
 });

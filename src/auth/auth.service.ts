@@ -28,7 +28,7 @@ import { UnitOfWork } from '../database/unit-of-work.js';
 import { SessionsRepository } from './session/sessions.repository.js';
 import { PASSWORD_SIGN_IN, admission, shownOrganizations, type SessionSignIn } from './session/session-admission.js';
 import { MembersService } from '../team/members.service.js';
-import { trustOrganizationId } from '../common/access/tenant-id.js';
+import type { OrganizationId } from '../common/access/tenant-id.js';
 
 export const REGISTER_MESSAGE =
   'Check your inbox: if the address can be registered, a confirmation link is on its way.';
@@ -71,7 +71,7 @@ export class AuthService {
     const outcome = await this.uow.run(async () => {
       const userId = await this.users.createIfAbsent({ email: input.email, passwordHash });
       if (!userId) return null;
-      await this.organizations.createWithOwner(this.uow.manager(), { name: input.organizationName, ownerId: userId }); // seam: src/organizations/organizations.service.ts#createWithOwner
+      await this.organizations.createWithOwner({ name: input.organizationName, ownerId: userId });
       return this.tokens.issue(userId, 'verify_email');
     });
     const mail = outcome
@@ -104,12 +104,12 @@ export class AuthService {
     return { user, deviceCookie: await this.passwords.deviceCookieAfterSignIn(user, attempt.deviceCookie) };
   }
 
-  async recordLogin(userId: string, organizationId: string | null, ipAddress: string | null): Promise<void> {
+  async recordLogin(userId: string, organizationId: OrganizationId | null, ipAddress: string | null): Promise<void> {
     if (!organizationId) return;
     const user = await this.users.findById(userId);
     if (!user) return;
     await this.audit.record(
-      { caller: sessionCaller(user, null), organizationId: trustOrganizationId(organizationId), ipAddress },
+      { caller: sessionCaller(user, null), organizationId, ipAddress },
       { organizationId, action: 'user.login', resourceType: 'user', resourceId: userId },
     );
   }
@@ -118,7 +118,7 @@ export class AuthService {
    * The organization a fresh session starts in: the first joined of those its sign-in admits (a
    * password session skips the organizations that enforce SSO on the user).
    */
-  async defaultOrganization(userId: string, signIn: SessionSignIn = PASSWORD_SIGN_IN): Promise<string | null> {
+  async defaultOrganization(userId: string, signIn: SessionSignIn = PASSWORD_SIGN_IN): Promise<OrganizationId | null> {
     const memberOf = await this.organizations.listFor(userId);
     const enforcing = await this.enforcement.enforcingOrganizations(userId);
     const first = memberOf.find(
@@ -217,13 +217,10 @@ export class AuthService {
    */
   async organizationsOf(caller: SessionCaller, activeOrganizationId: string | null, signIn: SessionSignIn) {
     const organizations = await this.organizations.listFor(caller.userId, { all: caller.isSuperAdmin });
-    return shownOrganizations(signIn, organizations).map(({ id, name, slug, serviceTier }) => ({
-      id,
-      name,
-      slug,
-      serviceTier,
-      isActive: id === activeOrganizationId,
-    }));
+    return shownOrganizations(signIn, organizations).map(({ id, name, slug, serviceTier }) => {
+      const plainId: string = id; // the response carries the id as a plain string
+      return { id: plainId, name, slug, serviceTier, isActive: id === activeOrganizationId };
+    });
   }
 
   /**

@@ -3,7 +3,7 @@ import { RecordedAudit } from '../../test/fakes/audit-entries.js';
 import { FakeClaimsRepository } from '../../test/fakes/claims.js';
 import { memberAuth } from '../../test/fakes/org-auth.js';
 import { FixedPlans } from '../../test/fakes/plans.js';
-import { SeamFakeUnitOfWork } from '../../test/fakes/unit-of-work.js';
+import { FakeUnitOfWork } from '../../test/fakes/unit-of-work.js';
 import type { AppConfig } from '../config/app-config.js';
 import type { ClaimDefinitionsCache } from './claim-definitions-cache.js';
 import type { ClaimInput } from './claim-input.js';
@@ -14,7 +14,7 @@ const ORG = '00000000-0000-4000-8000-00000000000a';
 const OTHER_ORG = '00000000-0000-4000-8000-00000000000b';
 
 function setup(plan = 'free') {
-  const uow = new SeamFakeUnitOfWork();
+  const uow = new FakeUnitOfWork();
   const claims = new FakeClaimsRepository();
   const audit = new RecordedAudit();
   const plans = new FixedPlans().set(ORG, plan).set(OTHER_ORG, plan);

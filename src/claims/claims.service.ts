@@ -367,7 +367,7 @@ export class ClaimsService {
 
   /** Row-locks the organization so that concurrent claim writes count active claims one at a time. */
   private lockTier(organizationId: OrganizationId): Promise<TierDefinition> {
-    return this.plans.planOf(organizationId, { manager: this.uow.manager(), lock: true }); // seam: src/organizations/plan.service.ts#planOf
+    return this.plans.planOf(organizationId, { lock: true });
   }
 
   private tier(auth: OrgAuthContext): Promise<TierDefinition> {

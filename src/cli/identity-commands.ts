@@ -39,10 +39,7 @@ export async function createUser(context: CliContext, args: CliArgs) {
     });
     if (!userId) throw new CliError(`a user with the e-mail ${email} already exists`);
     if (!orgName) return { userId, organizationId: null, organizationSlug: null };
-    const organization = await organizations.createWithOwner(
-      uow.manager(), // seam: src/organizations/organizations.service.ts#createWithOwner
-      { name: orgName, tier, ownerId: userId },
-    );
+    const organization = await organizations.createWithOwner({ name: orgName, tier, ownerId: userId });
     return { userId, organizationId: organization.id, organizationSlug: organization.slug };
   });
 }
@@ -55,9 +52,9 @@ export async function setOrganizationTier(context: CliContext, args: CliArgs) {
   const uow = services.get(UnitOfWork);
   const organizations = services.get(OrganizationsService);
   const organizationId = await uow.run(async () => {
-    const found = await organizations.findBySlug(slug, uow.manager()); // seam: src/organizations/organizations.service.ts#findBySlug
+    const found = await organizations.findBySlug(slug);
     // The row locked, so the subscription on record is written back unchanged: only the plan changes.
-    const current = found && (await organizations.find(found.id, { manager: uow.manager(), lock: true })); // seam: src/organizations/organizations.service.ts#find
+    const current = found && (await organizations.find(found.id, { lock: true }));
     if (!current) throw new CliError(`no organization has the slug ${slug}`);
     await organizations.setSubscription(current.id, {
       tier,
@@ -111,16 +108,11 @@ export async function createApiKey(context: CliContext, args: CliArgs) {
   const apiKeys = services.get(ApiKeysService);
   try {
     const { key, record } = await uow.run(() =>
-      apiKeys.issue(
-        uow.manager(), // seam: src/api-keys/api-keys.service.ts#issue
-        organization.id,
-        userId,
-        {
-          name: args.optional('name') ?? 'Created with the management CLI',
-          scopes: scopes as ApiKeyScope[],
-          type: type as ApiKeyType,
-        },
-      ),
+      apiKeys.issue(organization.id, userId, {
+        name: args.optional('name') ?? 'Created with the management CLI',
+        scopes: scopes as ApiKeyScope[],
+        type: type as ApiKeyType,
+      }),
     );
     return { key, id: record.id, prefix: record.prefix };
   } catch (error) {

@@ -7,9 +7,8 @@ import { ComplianceService } from './compliance.service.js';
 
 /**
  * Organization compliance settings. Other features read the settings in force through
- * ComplianceService.settingsInForce (device details and the `device.high_risk` threshold still use
- * the deprecated `complianceSettingsOf` with a runner), and the one-statement device refresh reads
- * the SQL function `compliance_high_risk_threshold`.
+ * ComplianceService.settingsInForce (device details, the `device.high_risk` threshold), and the
+ * one-statement device refresh reads the SQL function `compliance_high_risk_threshold`.
  */
 @Module({
   imports: [AuditModule, OrganizationsModule],

@@ -31,33 +31,20 @@ const COLUMNS: Readonly<Record<keyof ComplianceSettings, string>> = {
   allowedCountries: 'allowed_countries',
 };
 
-/** A DataSource or a transaction's EntityManager. */
-type Runner = Parameters<typeof queryRows>[0];
-
-/**
- * The organization's saved settings on `runner`, or null without a row. For `complianceSettingsOf`,
- * which callers of other features still hand a runner (deprecated), and for the repository.
- */
-export async function selectComplianceSettings(
-  runner: Runner,
-  organizationId: string,
-): Promise<SavedComplianceSettings | null> {
-  const [row] = await queryRows<SettingsRow>(
-    runner,
-    `SELECT max_risk_score, min_os_version, min_app_version, block_on_jailbreak, allowed_countries, updated_at
-       FROM compliance_settings WHERE organization_id = $1`,
-    [organizationId],
-  );
-  return row ? saved(row) : null;
-}
-
 /** The owner of `compliance_settings`: one row per organization, absent until an Admin saves. */
 @Injectable()
 export class ComplianceRepository {
   constructor(private readonly uow: UnitOfWork) {}
 
-  find(organizationId: OrganizationId): Promise<SavedComplianceSettings | null> {
-    return selectComplianceSettings(this.uow.manager(), organizationId);
+  /** The organization's saved settings, or null without a row. */
+  async find(organizationId: OrganizationId): Promise<SavedComplianceSettings | null> {
+    const [row] = await queryRows<SettingsRow>(
+      this.uow.manager(),
+      `SELECT max_risk_score, min_os_version, min_app_version, block_on_jailbreak, allowed_countries, updated_at
+         FROM compliance_settings WHERE organization_id = $1`,
+      [organizationId],
+    );
+    return row ? saved(row) : null;
   }
 
   /** The organization's row (created empty when missing), locked until the unit of work ends. */

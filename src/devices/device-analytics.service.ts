@@ -1,11 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import type { OrgAuthContext } from '../common/access/auth-context.js';
 import { complianceStatus } from '../compliance/compliance-checks.js';
-import { complianceSettingsOf } from '../compliance/compliance-settings.js';
+import { ComplianceService } from '../compliance/compliance.service.js';
 import { PlanService } from '../organizations/plan.service.js';
 import { ValidationFailedException, notFound } from '../common/errors/app-exception.js';
 import type { DeviceDetailsQuery, ListEventsQuery } from './devices.dto.js';
-import { UnitOfWork } from '../database/unit-of-work.js';
 import { DevicesRepository } from './devices.repository.js';
 import { pageEnvelope, pageWindow } from '../common/pagination.js';
 
@@ -19,9 +18,9 @@ export const RECENT_EVENTS = 20;
 @Injectable()
 export class DeviceAnalyticsService {
   constructor(
-    private readonly uow: UnitOfWork,
     private readonly devices: DevicesRepository,
     private readonly plans: PlanService,
+    private readonly compliance: ComplianceService,
   ) {}
 
   /**
@@ -35,10 +34,7 @@ export class DeviceAnalyticsService {
     // Events by key id within the device's app: failures recorded before the key was known count too.
     const events = await this.devices.recentEventsOfKey(auth.organizationId, device.app_id, keyId, RECENT_EVENTS);
     const [compliance, failures] = await Promise.all([
-      this.plans
-        .planOf(auth.organizationId)
-        // seam: src/compliance/compliance-settings.ts#complianceSettingsOf
-        .then((plan) => complianceSettingsOf(this.uow.manager(), auth.organizationId, plan)),
+      this.plans.planOf(auth.organizationId).then((plan) => this.compliance.settingsInForce(auth.organizationId, plan)),
       this.devices.failureTrend(auth.organizationId, { appId: device.app_id, keyId, days: query.days ?? 30 }),
     ]);
     const times = [device.updated_at, device.last_seen_at, events[0]?.created_at].filter(

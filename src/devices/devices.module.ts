@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { AuditModule } from '../audit/audit.module.js';
+import { ComplianceModule } from '../compliance/compliance.module.js';
 import { OrganizationsModule } from '../organizations/organizations.module.js';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { DenySet } from './deny-set.js';
@@ -12,7 +13,7 @@ import { DevicesService } from './devices.service.js';
 
 /** Device records (list, block) and the analytics read endpoints (DESIGN.md section 4, Devices). */
 @Module({
-  imports: [DiscoveryModule, RateLimitModule, AuditModule, OrganizationsModule, DevicesDataModule],
+  imports: [DiscoveryModule, RateLimitModule, AuditModule, OrganizationsModule, ComplianceModule, DevicesDataModule],
   controllers: [DevicesController, AnalyticsController],
   providers: [DevicesService, DeviceAnalyticsService, DenySet, DenySetSourcesService],
   exports: [DevicesService, DeviceAnalyticsService, DenySet, DenySetSourcesService, DevicesDataModule],

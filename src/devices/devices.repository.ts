@@ -3,8 +3,7 @@ import type { OrganizationId } from '../common/access/tenant-id.js';
 import { readChanges } from '../database/change-cursor.js';
 import { queryRows } from '../database/sql.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
-import { madDeviceCounted } from '../usage/mad.repository.js';
-import { highRiskThresholdSql } from '../compliance/compliance-settings.js';
+import { highRiskThresholdInputs } from '../compliance/compliance-settings.js';
 import type { TierDefinition } from '../common/tiers.js';
 import type { BlockChange, DenySetDelta } from './deny-set-state.js';
 import type { AttestationEnvironment } from './device.entity.js';
@@ -330,7 +329,7 @@ export class DevicesRepository {
    * velocity window; with `advanceCounterTo`, also the assertion counter, only if it moves
    * forward (null otherwise: of two concurrent refreshes with one counter, one wins). With
    * `madPeriods`, the same statement answers whether the device is already counted as monthly
-   * active in those periods (`mad_counted`, through the usage feature's `madDeviceCounted`).
+   * active in those periods (`mad_counted`, through the usage feature's SQL function `mad_device_counted`).
    */
   async touch(
     organizationId: OrganizationId,
@@ -348,7 +347,7 @@ export class DevicesRepository {
       `UPDATE devices SET ${TOUCH}
        WHERE id = $1 AND organization_id = $12 AND ($10::bigint IS NULL OR sign_counter < $10)
        RETURNING ${DEVICE_COLUMNS}, false AS inserted,
-                 CASE WHEN $13::date[] IS NULL THEN false ELSE ${madDeviceCounted('$12', '$13', 'devices.id')} END
+                 CASE WHEN $13::date[] IS NULL THEN false ELSE mad_device_counted($12, $13::date[], devices.id) END
                    AS mad_counted`,
       [
         ...touchParameters(
@@ -383,14 +382,15 @@ export class DevicesRepository {
     report: DeviceReport,
     refresh: CleanRefresh,
   ): Promise<DeviceRow | null> {
+    const threshold = highRiskThresholdInputs(refresh.plan);
     const rows = await queryRows<DeviceRow>(
       this.runner,
       `WITH touched AS (
          UPDATE devices SET ${TOUCH}, risk_score = $16
           WHERE id = $1 AND organization_id = $12 AND xmin::text = $14 AND sign_counter < $10
             AND ${VELOCITY_AFTER_TOUCH} = $15 AND NOT COALESCE($8, jailbreak_detected)
-            AND ${madDeviceCounted('$12', '$13', 'devices.id')}
-            AND $16 <= ${highRiskThresholdSql('$12', refresh.plan)}
+            AND mad_device_counted($12, $13::date[], devices.id)
+            AND $16 <= compliance_high_risk_threshold($12, $19::boolean, $20::int)
          RETURNING ${DEVICE_COLUMNS}
        ), recorded AS (
          INSERT INTO device_events (organization_id, app_id, device_id, key_id, event_type, result, risk_score)
@@ -406,6 +406,8 @@ export class DevicesRepository {
         refresh.riskScore,
         appId,
         keyId,
+        threshold.complianceRules,
+        threshold.fallback,
       ],
     );
     return rows[0] ?? null;

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, type EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import type { AppId } from '../common/access/tenant-id.js';
 import { PgListener, type PgListenerOptions } from '../database/pg-listener.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
@@ -35,14 +35,10 @@ export class TokenRevocationsRepository {
     await this.uow.manager().query(`SELECT pg_notify($1, $2)`, [TOKEN_REVOCATIONS_CHANNEL, JSON.stringify(revocation)]);
   }
 
-  /**
-   * Apps deleted with their organization, announced in one statement (one message per app).
-   * `manager` is the removal's transaction while the organization lifecycle still opens it by hand
-   * (deprecated: it runs in the open unit of work).
-   */
-  async announceAppsDeleted(appIds: readonly AppId[], manager: EntityManager = this.uow.manager()): Promise<void> {
+  /** Apps deleted with their organization, announced in one statement (one message per app). */
+  async announceAppsDeleted(appIds: readonly AppId[]): Promise<void> {
     if (!appIds.length) return;
-    await manager.query(
+    await this.uow.manager().query(
       `SELECT pg_notify($1, json_build_object('kind', 'app', 'appId', app.id, 'state', 'deleted')::text)
          FROM unnest($2::uuid[]) AS app(id)`,
       [TOKEN_REVOCATIONS_CHANNEL, appIds],

@@ -51,7 +51,7 @@ export class EntitlementsRepository {
       .query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`entitlement:${organizationId}:${subjectId}`]);
   }
 
-  async find(organizationId: OrganizationId | string, subjectId: string): Promise<StoredEntitlement | null> {
+  async find(organizationId: OrganizationId, subjectId: string): Promise<StoredEntitlement | null> {
     const [row] = await this.uow
       .manager()
       .query<EntitlementRow[]>(

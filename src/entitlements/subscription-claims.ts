@@ -11,7 +11,7 @@ import { EntitlementsRepository } from './entitlements.repository.js';
 export class SubscriptionClaims {
   constructor(private readonly entitlements: EntitlementsRepository) {}
 
-  async claimFor(organizationId: OrganizationId | string, subjectId: string | null): Promise<Record<string, unknown>> {
+  async claimFor(organizationId: OrganizationId, subjectId: string | null): Promise<Record<string, unknown>> {
     if (!subjectId) return toSubscriptionClaim(null);
     return toSubscriptionClaim(await this.entitlements.find(organizationId, subjectId));
   }

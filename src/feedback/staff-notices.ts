@@ -1,3 +1,4 @@
+import type { OrganizationId } from '../common/access/tenant-id.js';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { createLogger } from '../common/logging/logger.js';
@@ -37,7 +38,11 @@ export class StaffNotices {
   }
 
   /** Mails the organization's Admins and Owners when `preference` is on. */
-  toAdmins(organizationId: string, preference: PreferenceField, build: (context: NoticeContext) => MailMessage): void {
+  toAdmins(
+    organizationId: OrganizationId,
+    preference: PreferenceField,
+    build: (context: NoticeContext) => MailMessage,
+  ): void {
     this.run(organizationId, preference, async (context) => {
       const message = build(context);
       for (const to of await this.organizations.adminAddresses(organizationId))
@@ -47,7 +52,7 @@ export class StaffNotices {
 
   /** Mails one address (an end user's) when `preference` is on. */
   toAddress(
-    organizationId: string,
+    organizationId: OrganizationId,
     preference: PreferenceField,
     to: string,
     build: (context: NoticeContext) => MailMessage,
@@ -56,7 +61,7 @@ export class StaffNotices {
   }
 
   /** Mails Admins and Owners without consulting a preference: the caller already did. */
-  toAdminsNow(organizationId: string, build: (context: NoticeContext) => MailMessage): void {
+  toAdminsNow(organizationId: OrganizationId, build: (context: NoticeContext) => MailMessage): void {
     void this.context(organizationId)
       .then(async (context) => {
         if (!context) return;
@@ -67,7 +72,11 @@ export class StaffNotices {
       .catch((error: unknown) => this.logger.error({ err: error, organizationId }, 'notice failed'));
   }
 
-  private run(organizationId: string, preference: PreferenceField, send: (context: NoticeContext) => Promise<void>) {
+  private run(
+    organizationId: OrganizationId,
+    preference: PreferenceField,
+    send: (context: NoticeContext) => Promise<void>,
+  ) {
     void (async () => {
       const preferences = await this.preferences.get(organizationId);
       if (preferences[preference] !== true) return;
@@ -76,7 +85,7 @@ export class StaffNotices {
     })().catch((error: unknown) => this.logger.error({ err: error, organizationId, preference }, 'notice failed'));
   }
 
-  private async context(organizationId: string): Promise<NoticeContext | null> {
+  private async context(organizationId: OrganizationId): Promise<NoticeContext | null> {
     const organization = await this.organizations.find(organizationId);
     if (!organization) return null;
     return {

@@ -183,7 +183,7 @@ export class ChangeRequestsService {
   ): Promise<Passed<K>> {
     const organizationId = writer.actor.organizationId;
     const creation = write.kind === 'creation' ? (write as Extract<FlagWrite, { kind: 'creation' }>) : null;
-    const tier = await this.plans.planOf(organizationId, { manager: this.uow.manager(), lock: true }); // seam: src/organizations/plan.service.ts#planOf
+    const tier = await this.plans.planOf(organizationId, { lock: true });
     const flag = creation ? null : await this.flagRows.find(organizationId, write.flagId!);
     if (!creation && !flag) throw notFound('Flag');
     const appId = creation ? creation.appId : flag!.appId;
@@ -290,7 +290,7 @@ export class ChangeRequestsService {
         throw forbidden('Only the author or an Admin applies a change request');
       }
       // Every change of a flag takes the organization's lock first: the state read under it holds.
-      await this.plans.planOf(auth.organizationId, { manager: this.uow.manager(), lock: true }); // seam: src/organizations/plan.service.ts#planOf
+      await this.plans.planOf(auth.organizationId, { lock: true });
       const row = await this.find(auth, id);
       if (row.current_state !== 'approved') throw changeRequestNotApplicable(row.current_state);
       const passed = await this.gate({ actor: actorFromAuth(auth), auth }, writeOf(row), {

@@ -204,7 +204,7 @@ export class FlagSchedulesService {
 
   /** The plan, in the open unit of work when there is one; 403 unless it schedules. */
   private async assertPlan(auth: OrgAuthContext) {
-    const tier = await this.plans.planOf(auth.organizationId, { manager: this.uow.manager() }); // seam: src/organizations/plan.service.ts#planOf
+    const tier = await this.plans.planOf(auth.organizationId);
     const unavailable = schedulingUnavailable(tier);
     if (unavailable) throw unavailable;
     return tier;

@@ -145,7 +145,7 @@ export class FlagsService {
     const parsed = parseFlagValue(input.valueType, input.defaultValue);
     if (!parsed.ok) throw new ValidationFailedException([{ field: 'defaultValue', message: parsed.message }]);
     return this.change(actor, appId, 'flag.created', async (tier) => {
-      await this.apps.assertExists(actor.organizationId, appId, { manager: this.uow.manager() }); // seam: src/apps/apps.repository.ts#assertExists
+      await this.apps.assertExists(actor.organizationId, appId);
       if (!tier.features.percentRollout && input.valueType !== 'boolean') {
         throw flagTypeUnavailable(tier);
       }
@@ -489,7 +489,7 @@ export class FlagsService {
     work: (tier: TierDefinition) => Promise<ChangedFlag>,
   ): Promise<ChangedFlag> {
     return this.uow.run(async () => {
-      const plan = await this.plans.planOf(actor.organizationId, { manager: this.uow.manager(), lock: true }); // seam: src/organizations/plan.service.ts#planOf
+      const plan = await this.plans.planOf(actor.organizationId, { lock: true });
       const result = await work(plan);
       if (event !== 'flag.deleted') {
         await this.flags.recordVersion(actor.organizationId, result, result.change ?? 'created', actor.email);

@@ -50,13 +50,13 @@ export class AccountDeletionJob {
       let deleted = 0;
       for (;;) {
         const batch = await this.uow.run(async () => {
-          const ids = await this.users.dueForDeletion(this.uow.manager(), ACCOUNT_DELETION_GRACE_DAYS, BATCH); // seam: src/users/users.service.ts#dueForDeletion
+          const ids = await this.users.dueForDeletion(ACCOUNT_DELETION_GRACE_DAYS, BATCH);
           if (!ids.length) return 0;
           const organizationIds = await this.organizations.lockOrganizationsOnlyOf(ids);
           // Their device tokens and keys stop working on every instance once this commits.
           await this.lifecycle.removing(organizationIds);
           await this.organizations.delete(organizationIds);
-          await this.users.delete(this.uow.manager(), ids); // seam: src/users/users.service.ts#delete
+          await this.users.delete(ids);
           return ids.length;
         });
         deleted += batch;

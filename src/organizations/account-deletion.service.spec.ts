@@ -6,7 +6,7 @@ import {
   type FakeOrganizationsRepository,
   type FakeUsers,
 } from '../../test/fakes/organizations.js';
-import { SeamUnitOfWork } from '../../test/fakes/seam-unit-of-work.js';
+import { FakeUnitOfWork } from '../../test/fakes/unit-of-work.js';
 import { AccountDeletionService } from './account-deletion.service.js';
 import type { Organization } from './organization.entity.js';
 import { fakeDiscovery } from '../../test/harness/fake-discovery.js';
@@ -19,7 +19,7 @@ import {
 import type { OrganizationRecord, OrganizationsRepository } from './organizations.repository.js';
 
 describe('AccountDeletionService', () => {
-  let uow: SeamUnitOfWork;
+  let uow: FakeUnitOfWork;
   let repository: FakeOrganizationsRepository;
   let users: FakeUsers;
   let log: FakeAuditRepository;
@@ -29,7 +29,7 @@ describe('AccountDeletionService', () => {
   let mine: OrganizationRecord;
 
   beforeEach(() => {
-    uow = new SeamUnitOfWork();
+    uow = new FakeUnitOfWork();
     const fakes = fakeOrganizations();
     ({ repository, users } = fakes);
     const audited = fakeAudit();
@@ -44,10 +44,7 @@ describe('AccountDeletionService', () => {
         return Promise.resolve(void calls.push(`scheduling:${ids.length}:${String(uow.active)}`));
       }
     }
-    const lifecycle = new OrganizationLifecycleService(
-      fakeDiscovery(() => [new Recorder()]),
-      uow.asUnitOfWork(),
-    );
+    const lifecycle = new OrganizationLifecycleService(fakeDiscovery(() => [new Recorder()]));
     lifecycle.onModuleInit();
     service = new AccountDeletionService(
       uow.asUnitOfWork(),

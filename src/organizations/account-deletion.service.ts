@@ -43,7 +43,7 @@ export class AccountDeletionService {
       // Checked again under the locks: someone may have joined while the provider was called.
       const organizations = await this.assertDeletable(auth.organizationId, userId);
       // The account stops signing in, and its sessions end, with this transaction.
-      await this.users.markForDeletion(this.uow.manager(), userId); // seam: src/users/users.service.ts#markForDeletion
+      await this.users.markForDeletion(userId);
       // Nobody can join an organization that is going away (team revokes its pending invites).
       await this.lifecycle.scheduling(organizations.map((organization) => organization.id));
       for (const organization of organizations) {
@@ -70,7 +70,7 @@ export class AccountDeletionService {
 
   /** Locks the user's organizations; answers those only the user belongs to. */
   private async assertDeletable(activeOrganizationId: OrganizationId, userId: string): Promise<OrganizationRecord[]> {
-    await this.users.lock(this.uow.manager(), userId); // seam: src/users/users.service.ts#lock
+    await this.users.lock(userId);
     const rows = await this.organizations.lockAccountOrganizations(activeOrganizationId, userId);
     const active = rows.find((row) => row.id === activeOrganizationId);
     if (!active) throw notFound('Organization');

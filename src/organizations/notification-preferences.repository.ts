@@ -8,7 +8,7 @@ import { NotificationPreferences } from './notification-preferences.entity.js';
 export class NotificationPreferencesRepository {
   constructor(private readonly uow: UnitOfWork) {}
 
-  find(organizationId: OrganizationId | string): Promise<NotificationPreferences | null> {
+  find(organizationId: OrganizationId): Promise<NotificationPreferences | null> {
     return this.uow.manager().getRepository(NotificationPreferences).findOneBy({ organizationId });
   }
 

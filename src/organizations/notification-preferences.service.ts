@@ -47,7 +47,7 @@ export class NotificationPreferencesService {
   ) {}
 
   /** The preferences in force; a plain `string` id serves callers that do not hold a branded one yet. */
-  async get(organizationId: OrganizationId | string): Promise<Preferences> {
+  async get(organizationId: OrganizationId): Promise<Preferences> {
     const row = await this.preferences.find(organizationId);
     return row ? pickPreferences(row) : { ...DEFAULT_PREFERENCES };
   }

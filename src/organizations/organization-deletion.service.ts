@@ -40,7 +40,7 @@ export class OrganizationDeletionService {
       const locked = await this.organizations.find(auth.organizationId, { lock: true });
       if (!locked) throw notFound('Organization');
       // Accounts that only this organization held are disabled and signed out everywhere.
-      const userIds = await this.users.deactivate(this.uow.manager(), await this.organizations.soleMembers(locked.id)); // seam: src/users/users.service.ts#deactivate
+      const userIds = await this.users.deactivate(await this.organizations.soleMembers(locked.id));
       // Every instance stops honouring the organization's device tokens and keys once this commits.
       await this.lifecycle.removing([locked.id]);
       await this.organizations.delete([locked.id]);

@@ -1,9 +1,7 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
-import type { EntityManager } from 'typeorm';
 import type { OrganizationId } from '../common/access/tenant-id.js';
 import { discovered } from '../common/discovery/discovered.js';
-import { UnitOfWork } from '../database/unit-of-work.js';
 import type { Organization } from './organization.entity.js';
 
 /**
@@ -25,8 +23,6 @@ export interface OrganizationRemovalParticipant {
   scheduling?(organizationIds: readonly OrganizationId[]): Promise<void>;
   /** In the unit of work that deletes the organizations' rows (announcements fire on commit). */
   removing?(organizationIds: readonly OrganizationId[]): Promise<void>;
-  /** @deprecated `removing`, for participants that still write on a manager they are handed. */
-  whileRemoving?(manager: EntityManager, organizationIds: readonly string[]): Promise<void>;
   /** After that unit of work has committed: this instance forgets what it remembered of them. */
   afterRemoval?(organizationIds: readonly string[]): void;
 }
@@ -43,10 +39,7 @@ export const OnOrganizationRemoved = DiscoveryService.createDecorator<void>();
 export class OrganizationLifecycleService implements OnModuleInit {
   private participants: readonly OrganizationRemovalParticipant[] = [];
 
-  constructor(
-    private readonly discovery: DiscoveryService,
-    private readonly uow: UnitOfWork,
-  ) {}
+  constructor(private readonly discovery: DiscoveryService) {}
 
   onModuleInit(): void {
     this.participants = discovered<OrganizationRemovalParticipant, void>(this.discovery, OnOrganizationRemoved).map(
@@ -68,10 +61,7 @@ export class OrganizationLifecycleService implements OnModuleInit {
   /** In the caller's unit of work. */
   async removing(organizationIds: readonly OrganizationId[]): Promise<void> {
     if (!organizationIds.length) return;
-    for (const participant of this.participants) {
-      await participant.removing?.(organizationIds);
-      await participant.whileRemoving?.(this.uow.manager(), organizationIds); // seam: src/apps/apps-organization-removal.ts#whileRemoving
-    }
+    for (const participant of this.participants) await participant.removing?.(organizationIds);
   }
 
   afterRemoval(organizationIds: readonly string[]): void {

@@ -1,3 +1,4 @@
+import type { OrganizationId } from '../common/access/tenant-id.js';
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import { discovered, providedSources } from '../common/discovery/discovered.js';
@@ -14,7 +15,7 @@ export interface PrimaryApp {
 /** The reads organization pages show of features that import organizations, each provided by its owner. */
 export interface OrganizationSources {
   /** usage: the devices that attested since the start of the current calendar month (UTC). */
-  monthlyActiveDevices(organizationId: string): Promise<number>;
+  monthlyActiveDevices(organizationId: OrganizationId): Promise<number>;
   /** apps: the primary app; should none be marked, the oldest active app, then the oldest app; null without apps. */
   primaryApp(organizationId: string): Promise<PrimaryApp | null>;
 }
@@ -45,7 +46,7 @@ export class OrganizationSourcesService implements OrganizationSources, OnModule
   }
 
   // async, so that a missing source rejects like a failed read rather than throwing at the call.
-  async monthlyActiveDevices(organizationId: string): Promise<number> {
+  async monthlyActiveDevices(organizationId: OrganizationId): Promise<number> {
     return this.source('monthlyActiveDevices')(organizationId);
   }
 

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import type { Role } from '../common/access/access.decorator.js';
 import { trustOrganizationId, type OrganizationId } from '../common/access/tenant-id.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
@@ -20,9 +19,9 @@ export interface OrganizationSubscription {
   anchorDay: number | null;
 }
 
-/** An organization the user may switch to, as `GET /auth/orgs` lists it (a response shape: a plain id). */
+/** An organization the user may switch to, as `GET /auth/orgs` lists it (its id read back from the row, branded). */
 export interface OrganizationSummary {
-  id: string;
+  id: OrganizationId;
   name: string;
   slug: string;
   serviceTier: string;
@@ -46,29 +45,24 @@ export interface AccountOrganization {
   role: string | null;
 }
 
-/** A row lookup: in the open unit of work, or `manager`'s transaction while callers still pass one. */
+/** A row lookup in the open unit of work. */
 export interface RowLock {
   /** Locks the row FOR UPDATE until the transaction ends. */
   lock?: boolean;
-  /** @deprecated the transaction a caller opened by hand: run the change in a unit of work. */
-  manager?: EntityManager;
 }
 
 /**
  * The owner of the `organizations` and `memberships` tables (decision 0070). Statements run in the
- * open unit of work; the trailing `manager` parameters serve the callers of other features that
- * still open their transaction by hand (deprecated, removed once they run in a unit of work).
+ * open unit of work. Other features' statements that must stay one statement read the published
+ * view `organization_tenants` (migration OrganizationTenants) instead of these tables.
  */
 @Injectable()
 export class OrganizationsRepository {
   constructor(private readonly uow: UnitOfWork) {}
 
-  private on(manager?: EntityManager): EntityManager {
-    return manager ?? this.uow.manager();
-  }
-
-  async find(organizationId: OrganizationId | string, options: RowLock = {}): Promise<OrganizationRecord | null> {
-    const organization = await this.on(options.manager).findOne(Organization, {
+  /** The organization with this id, its id branded: the lookup that establishes the tenant. */
+  async find(organizationId: string, options: RowLock = {}): Promise<OrganizationRecord | null> {
+    const organization = await this.uow.manager().findOne(Organization, {
       where: { id: organizationId },
       ...(options.lock ? { lock: { mode: 'pessimistic_write' as const } } : {}),
     });
@@ -88,13 +82,13 @@ export class OrganizationsRepository {
   }
 
   /** Locks the organization row until the transaction ends. */
-  async lock(organizationId: OrganizationId | string, manager?: EntityManager): Promise<void> {
-    await this.on(manager).query(`SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE`, [organizationId]);
+  async lock(organizationId: OrganizationId): Promise<void> {
+    await this.uow.manager().query(`SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE`, [organizationId]);
   }
 
   /** The first organization created with this payment-provider customer. */
   async findByProviderCustomer(customerId: string, options: RowLock = {}): Promise<OrganizationRecord | null> {
-    const organization = await this.on(options.manager).findOne(Organization, {
+    const organization = await this.uow.manager().findOne(Organization, {
       where: { providerCustomerId: customerId },
       order: { createdAt: 'ASC' },
       ...(options.lock ? { lock: { mode: 'pessimistic_write' as const } } : {}),
@@ -102,16 +96,12 @@ export class OrganizationsRepository {
     return branded(organization);
   }
 
-  async findBySlug(slug: string, manager?: EntityManager): Promise<OrganizationRecord | null> {
-    return branded(await this.on(manager).findOneBy(Organization, { slug }));
+  async findBySlug(slug: string): Promise<OrganizationRecord | null> {
+    return branded(await this.uow.manager().findOneBy(Organization, { slug }));
   }
 
-  async setSubscription(
-    organizationId: OrganizationId | string,
-    subscription: OrganizationSubscription,
-    manager?: EntityManager,
-  ): Promise<void> {
-    await this.on(manager).query(
+  async setSubscription(organizationId: OrganizationId, subscription: OrganizationSubscription): Promise<void> {
+    await this.uow.manager().query(
       `UPDATE organizations
           SET service_tier = $2, provider_customer_id = COALESCE($3, provider_customer_id),
               provider_subscription_id = $4, current_period_end = $5, billing_anchor_day = $6, updated_at = now()
@@ -149,19 +139,18 @@ export class OrganizationsRepository {
   }
 
   /** The slugs taken by organizations other than `exceptId` that are `base` or `base-…`. */
-  async slugsLike(base: string, exceptId?: string | null, manager?: EntityManager): Promise<string[]> {
-    const rows: { slug: string }[] = await this.on(manager).query(
-      `SELECT slug FROM organizations WHERE (slug = $1 OR slug LIKE $1 || '-%') AND id IS DISTINCT FROM $2`,
-      [base, exceptId ?? null],
-    );
+  async slugsLike(base: string, exceptId?: string | null): Promise<string[]> {
+    const rows: { slug: string }[] = await this.uow
+      .manager()
+      .query(`SELECT slug FROM organizations WHERE (slug = $1 OR slug LIKE $1 || '-%') AND id IS DISTINCT FROM $2`, [
+        base,
+        exceptId ?? null,
+      ]);
     return rows.map((row) => row.slug);
   }
 
-  async create(
-    input: { name: string; slug: string; tier: string },
-    manager?: EntityManager,
-  ): Promise<OrganizationRecord> {
-    const on = this.on(manager);
+  async create(input: { name: string; slug: string; tier: string }): Promise<OrganizationRecord> {
+    const on = this.uow.manager();
     const organization = on.create(Organization, {
       name: input.name,
       slug: input.slug,
@@ -184,14 +173,15 @@ export class OrganizationsRepository {
 
   // memberships
 
-  async roleOf(organizationId: OrganizationId | string, userId: string, manager?: EntityManager): Promise<Role | null> {
-    const membership = await this.on(manager).findOneBy(Membership, { organizationId, userId });
+  async roleOf(organizationId: OrganizationId, userId: string): Promise<Role | null> {
+    const membership = await this.uow.manager().findOneBy(Membership, { organizationId, userId });
     return membership?.role ?? null;
   }
 
   /** Makes the user a member; a user who already is one keeps the role they have. */
-  async addMember(organizationId: OrganizationId | string, userId: string, role: Role, manager?: EntityManager) {
-    await this.on(manager)
+  async addMember(organizationId: OrganizationId, userId: string, role: Role) {
+    await this.uow
+      .manager()
       .createQueryBuilder()
       .insert()
       .into(Membership)
@@ -226,7 +216,7 @@ export class OrganizationsRepository {
   }
 
   /** The Admins and Owners, oldest membership first. */
-  async adminIds(organizationId: OrganizationId | string): Promise<string[]> {
+  async adminIds(organizationId: OrganizationId): Promise<string[]> {
     const rows: { user_id: string }[] = await this.uow
       .manager()
       .query(
@@ -240,8 +230,8 @@ export class OrganizationsRepository {
     return this.uow.manager().countBy(Membership, { organizationId, role: 'owner' });
   }
 
-  async memberCount(organizationId: OrganizationId | string, manager?: EntityManager): Promise<number> {
-    return this.on(manager).countBy(Membership, { organizationId });
+  async memberCount(organizationId: OrganizationId): Promise<number> {
+    return this.uow.manager().countBy(Membership, { organizationId });
   }
 
   async isMemberElsewhere(organizationId: OrganizationId, userId: string): Promise<boolean> {
@@ -255,9 +245,9 @@ export class OrganizationsRepository {
   }
 
   /** Deletes the organizations the user alone belongs to as their Owner; answers their ids. */
-  async dropSoleOwnedBy(userId: string, manager?: EntityManager): Promise<OrganizationId[]> {
+  async dropSoleOwnedBy(userId: string): Promise<OrganizationId[]> {
     const rows = await queryRows<{ id: string }>(
-      this.on(manager),
+      this.uow.manager(),
       `DELETE FROM organizations o
         WHERE o.id IN (SELECT m.organization_id FROM memberships m WHERE m.user_id = $1 AND m.role = 'owner')
           AND NOT EXISTS (SELECT 1 FROM memberships x WHERE x.organization_id = o.id AND x.user_id <> $1)
@@ -340,7 +330,12 @@ export class OrganizationsRepository {
             ORDER BY m.created_at, o.id`,
           [userId],
         );
-    return rows.map((row) => ({ id: row.id, name: row.name, slug: row.slug, serviceTier: row.service_tier }));
+    return rows.map((row) => ({
+      id: trustOrganizationId(row.id),
+      name: row.name,
+      slug: row.slug,
+      serviceTier: row.service_tier,
+    }));
   }
 }
 

@@ -1,9 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import type { Role } from '../common/access/access.decorator.js';
 import type { OrganizationId } from '../common/access/tenant-id.js';
 import { notFound } from '../common/errors/app-exception.js';
-import { sqlIdentifier, sqlReference } from '../database/sql.js';
 import { UsersService } from '../users/users.service.js';
 import {
   OrganizationsRepository,
@@ -16,34 +14,16 @@ import { slugify } from './slug.js';
 
 export type { OrganizationSubscription, OrganizationSummary } from './organizations.repository.js';
 
-/**
- * @deprecated (decision 0070) the organizations table's part of another feature's query: a
- * lateral join on the organization whose id is `organizationId` (a column of the caller's query),
- * exposing under `alias` only `id`, `name`, `slug`, `tier`, `active`, `period_end` and
- * `anchor_day`. Kept until its last readers (auth, sso, apps, webhooks) ask the repository or a
- * published view; `left` keeps rows without one.
- */
-export function organizationJoin(alias: string, organizationId: string, options: { left?: boolean } = {}): string {
-  return `${options.left ? 'LEFT ' : ''}JOIN LATERAL (
-      SELECT id, name, slug, service_tier AS tier, is_active AS active, current_period_end AS period_end,
-             billing_anchor_day AS anchor_day
-        FROM organizations WHERE id = ${sqlReference(organizationId)}) ${sqlIdentifier(alias)} ON true`;
-}
-
 /** How a read runs: with the row locked FOR UPDATE (`lock`) until the unit of work ends. */
 export interface OrganizationQuery {
-  /** @deprecated the transaction a caller opened by hand: run the change in a unit of work instead. */
-  manager?: EntityManager;
   /** Locks the organization row until the transaction ends: writes that count against the plan go one at a time. */
   lock?: boolean;
 }
 
 /**
  * Organizations and memberships as the other features see them (their owner is
- * OrganizationsRepository). Everything runs in the caller's unit of work. The trailing `manager`
- * parameters are for callers of other features that still open their transaction by hand
- * (deprecated: removed once they run in a unit of work), and the methods taking a plain `string`
- * id serve callers that do not hold a branded one yet.
+ * OrganizationsRepository). Everything runs in the caller's unit of work (decision 0070): no
+ * method takes a transaction.
  */
 @Injectable()
 export class OrganizationsService {
@@ -52,14 +32,17 @@ export class OrganizationsService {
     private readonly users: UsersService,
   ) {}
 
-  /** The organization; 404 when it does not exist (any more). */
-  async get(organizationId: OrganizationId | string, options: OrganizationQuery = {}): Promise<OrganizationRecord> {
+  /**
+   * The organization; 404 when it does not exist (any more). `get` and `find` take any id: they
+   * establish the tenant, answering its row with the branded id (decision 0070).
+   */
+  async get(organizationId: string, options: OrganizationQuery = {}): Promise<OrganizationRecord> {
     const organization = await this.find(organizationId, options);
     if (!organization) throw notFound('Organization');
     return organization;
   }
 
-  find(organizationId: OrganizationId | string, options: OrganizationQuery = {}): Promise<OrganizationRecord | null> {
+  find(organizationId: string, options: OrganizationQuery = {}): Promise<OrganizationRecord | null> {
     return this.organizations.find(organizationId, options);
   }
 
@@ -67,8 +50,8 @@ export class OrganizationsService {
    * Locks the organization row until the caller's transaction ends, so changes that count or
    * order something of the organization (its apps, its plan's limits) run one at a time.
    */
-  lock(organizationId: OrganizationId | string, manager?: EntityManager): Promise<void> {
-    return this.organizations.lock(organizationId, manager);
+  lock(organizationId: OrganizationId): Promise<void> {
+    return this.organizations.lock(organizationId);
   }
 
   /** The first organization created with this payment-provider customer. */
@@ -81,13 +64,13 @@ export class OrganizationsService {
     return this.organizations.setSubscription(organizationId, subscription);
   }
 
-  findBySlug(slug: string, manager?: EntityManager): Promise<OrganizationRecord | null> {
-    return this.organizations.findBySlug(slug, manager);
+  findBySlug(slug: string): Promise<OrganizationRecord | null> {
+    return this.organizations.findBySlug(slug);
   }
 
   /** The user's role in the organization, or null for a non-member. */
-  roleOf(organizationId: OrganizationId | string, userId: string, manager?: EntityManager): Promise<Role | null> {
-    return this.organizations.roleOf(organizationId, userId, manager);
+  roleOf(organizationId: OrganizationId, userId: string): Promise<Role | null> {
+    return this.organizations.roleOf(organizationId, userId);
   }
 
   /** Gives a member another role. */
@@ -116,8 +99,8 @@ export class OrganizationsService {
   }
 
   /** How many members the organization has (a seat each). */
-  memberCount(organizationId: OrganizationId | string, manager?: EntityManager): Promise<number> {
-    return this.organizations.memberCount(organizationId, manager);
+  memberCount(organizationId: OrganizationId): Promise<number> {
+    return this.organizations.memberCount(organizationId);
   }
 
   /** Whether the user is a member of any organization but this one. */
@@ -131,8 +114,8 @@ export class OrganizationsService {
    * an organization never had a signed-in member, so nothing but its row and membership exist.
    * Returns their ids.
    */
-  dropSoleOwnedBy(userId: string, manager?: EntityManager): Promise<OrganizationId[]> {
-    return this.organizations.dropSoleOwnedBy(userId, manager);
+  dropSoleOwnedBy(userId: string): Promise<OrganizationId[]> {
+    return this.organizations.dropSoleOwnedBy(userId);
   }
 
   /** The members who belong to no other organization: their accounts go with this one. */
@@ -144,7 +127,7 @@ export class OrganizationsService {
    * The e-mail addresses of the organization's active Admins and Owners, oldest membership first:
    * who organization notices go to (mail sends to the addresses it is given).
    */
-  async adminAddresses(organizationId: OrganizationId | string): Promise<string[]> {
+  async adminAddresses(organizationId: OrganizationId): Promise<string[]> {
     const addresses: string[] = [];
     for (const userId of await this.organizations.adminIds(organizationId)) {
       const user = await this.users.findById(userId);
@@ -163,28 +146,26 @@ export class OrganizationsService {
     return this.organizations.listFor(userId, options);
   }
 
-  /** A new organization with its owner; `manager` is deprecated (see the class). */
-  async createWithOwner(
-    manager: EntityManager | undefined,
-    input: { name: string; tier?: string; ownerId: string },
-  ): Promise<OrganizationRecord> {
-    const organization = await this.organizations.create(
-      { name: input.name, slug: await this.uniqueSlug(input.name, undefined, manager), tier: input.tier ?? 'free' },
-      manager,
-    );
-    await this.organizations.addMember(organization.id, input.ownerId, 'owner', manager);
+  /** A new organization with its owner, in the caller's unit of work. */
+  async createWithOwner(input: { name: string; tier?: string; ownerId: string }): Promise<OrganizationRecord> {
+    const organization = await this.organizations.create({
+      name: input.name,
+      slug: await this.uniqueSlug(input.name),
+      tier: input.tier ?? 'free',
+    });
+    await this.organizations.addMember(organization.id, input.ownerId, 'owner');
     return organization;
   }
 
   /** Makes the user a member; a user who already is one keeps the role they have. */
-  addMember(organizationId: OrganizationId | string, userId: string, role: Role, manager?: EntityManager) {
-    return this.organizations.addMember(organizationId, userId, role, manager);
+  addMember(organizationId: OrganizationId, userId: string, role: Role): Promise<void> {
+    return this.organizations.addMember(organizationId, userId, role);
   }
 
   /** The slug of a name, with a numeric suffix when another organization has it. */
-  async uniqueSlug(name: string, exceptId?: string, manager?: EntityManager): Promise<string> {
+  async uniqueSlug(name: string, exceptId?: string): Promise<string> {
     const base = slugify(name);
-    const taken = new Set(await this.organizations.slugsLike(base, exceptId, manager));
+    const taken = new Set(await this.organizations.slugsLike(base, exceptId));
     if (!taken.has(base)) return base;
     for (let n = 2; ; n++) if (!taken.has(`${base}-${n}`)) return `${base}-${n}`;
   }

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { OrganizationId } from '../common/access/tenant-id.js';
 import { tierDefinition, type TierDefinition, type TierFeature } from '../common/tiers.js';
 import { featureUnavailable } from './organizations.exceptions.js';
 import { OrganizationsService, type OrganizationQuery } from './organizations.service.js';
@@ -19,13 +20,13 @@ export class PlanService {
   constructor(private readonly organizations: OrganizationsService) {}
 
   /** The plan in force; 404 for an organization that does not exist. */
-  async planOf(organizationId: string, options: OrganizationQuery = {}): Promise<TierDefinition> {
+  async planOf(organizationId: OrganizationId, options: OrganizationQuery = {}): Promise<TierDefinition> {
     return tierDefinition((await this.organizations.get(organizationId, options)).serviceTier);
   }
 
   /** The plan, or 403 `feature_unavailable` (with `message` and `hint`) when it lacks `feature`. */
   async requireFeature(
-    organizationId: string,
+    organizationId: OrganizationId,
     feature: TierFeature,
     refusal: { message: string; hint?: string },
     options: OrganizationQuery = {},

@@ -43,7 +43,7 @@ export class PushCredentialsService {
     }
     const sealedKey = (await this.pushKey.box()).seal(pem, appId);
     const row = await this.uow.run(async () => {
-      await this.apps.assertExists(auth.organizationId, appId, { manager: this.uow.manager() }); // seam: src/apps/apps.repository.ts#assertExists
+      await this.apps.assertExists(auth.organizationId, appId);
       const saved = await this.credentials.upsert(auth.organizationId, appId, {
         keyId: input.keyId,
         teamId: input.teamId,
@@ -65,7 +65,7 @@ export class PushCredentialsService {
   /** Without credentials, feedback and support notices stay in the stored inbox only. */
   async remove(auth: OrgAuthContext, appId: string): Promise<void> {
     await this.uow.run(async () => {
-      await this.apps.assertExists(auth.organizationId, appId, { manager: this.uow.manager() }); // seam: src/apps/apps.repository.ts#assertExists
+      await this.apps.assertExists(auth.organizationId, appId);
       if (!(await this.credentials.remove(auth.organizationId, appId))) throw notFound('Push credentials');
       await this.audit.record(auth, {
         organizationId: auth.organizationId,

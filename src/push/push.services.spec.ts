@@ -6,7 +6,7 @@ import { RecordedAudit } from '../../test/fakes/audit-entries.js';
 import { KnownApps } from '../../test/fakes/known-apps.js';
 import { memberAuth } from '../../test/fakes/org-auth.js';
 import { FakePushCredentialsRepository, FakePushTokensRepository } from '../../test/fakes/push.js';
-import { SeamFakeUnitOfWork } from '../../test/fakes/unit-of-work.js';
+import { FakeUnitOfWork } from '../../test/fakes/unit-of-work.js';
 import { PushCredentialsService } from './push-credentials.service.js';
 import { PushKey } from './push-key.js';
 import { MAX_PUSH_TOKENS_PER_SUBSCRIBER, PushTokensService } from './push-tokens.service.js';
@@ -22,7 +22,7 @@ const p256 = () =>
     .toString();
 
 function credentials() {
-  const uow = new SeamFakeUnitOfWork();
+  const uow = new FakeUnitOfWork();
   const rows = new FakePushCredentialsRepository();
   const audit = new RecordedAudit();
   const key = new PushKey(rows as never, { pushEncryptionKey: null } as AppConfig);
@@ -81,7 +81,7 @@ describe('PushTokensService', () => {
 
   it(`moves a token to its new subscriber and keeps a subscriber's ${MAX_PUSH_TOKENS_PER_SUBSCRIBER} newest`, async () => {
     const tokens = new FakePushTokensRepository();
-    const service = new PushTokensService(new SeamFakeUnitOfWork().asUnitOfWork(), tokens as never);
+    const service = new PushTokensService(new FakeUnitOfWork().asUnitOfWork(), tokens as never);
     await service.register(tenant, 'key-1', { pushToken: 'AA01', subscriberId: 'alice' });
     await service.register(tenant, 'key-2', { pushToken: 'aa01', subscriberId: 'bob' });
     expect(tokens.rows.map((row) => [row.deviceToken, row.subscriberId])).toEqual([['aa01', 'bob']]);

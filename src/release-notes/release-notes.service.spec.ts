@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Tenant } from '../apps/tenant-resolver.js';
-import { SeamFakeUnitOfWork } from '../../test/fakes/unit-of-work.js';
+import { FakeUnitOfWork } from '../../test/fakes/unit-of-work.js';
 import { RecordedAudit } from '../../test/fakes/audit-entries.js';
 import { KnownApps } from '../../test/fakes/known-apps.js';
 import { memberAuth } from '../../test/fakes/org-auth.js';
@@ -13,7 +13,7 @@ const APP = '00000000-0000-4000-8000-0000000000a1';
 const OTHER_APP = '00000000-0000-4000-8000-0000000000b1';
 
 function setup() {
-  const uow = new SeamFakeUnitOfWork();
+  const uow = new FakeUnitOfWork();
   const notes = new FakeReleaseNotesRepository();
   const audit = new RecordedAudit();
   const apps = new KnownApps().add(ORG, APP).add(OTHER_ORG, OTHER_APP);

@@ -36,7 +36,7 @@ export class ReleaseNotesService {
 
   create(auth: OrgAuthContext, input: CreateReleaseNoteDto): Promise<ReleaseNote> {
     return this.uow.run(async () => {
-      await this.apps.assertExists(auth.organizationId, input.appId, { manager: this.uow.manager() }); // seam: src/apps/apps.repository.ts#assertExists
+      await this.apps.assertExists(auth.organizationId, input.appId);
       const note = await this.notes.insert(auth.organizationId, {
         appId: input.appId,
         version: input.version,

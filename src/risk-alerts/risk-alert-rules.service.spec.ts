@@ -27,9 +27,6 @@ function auth(organizationId: OrganizationId): OrgAuthContext {
 
 function world(options: { fraudDetection?: boolean } = {}) {
   const uow = new FakeUnitOfWork();
-  // The plan check still hands PlanService the manager (a `// seam:` until organizations converts);
-  // the fake plans ignore it.
-  uow.manager = () => ({}) as ReturnType<FakeUnitOfWork['manager']>;
   const rules = new FakeRiskAlertRules();
   const audited: AuditEntry[] = [];
   const forgotten: string[] = [];

@@ -123,7 +123,7 @@ export class RiskAlertRulesService {
       organizationId,
       'fraudDetection',
       { message: 'Risk alerts are available from the Business plan', hint: 'Upgrade the plan to set risk alert rules' },
-      { manager: this.uow.manager(), lock: options.lock }, // seam: src/organizations/plan.service.ts#requireFeature
+      { lock: options.lock },
     );
   }
 

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import type { Role } from '../common/access/access.decorator.js';
 import type { SessionCaller } from '../common/access/auth-context.js';
+import type { OrganizationId } from '../common/access/tenant-id.js';
 import { forbidden, gone, notFound } from '../common/errors/app-exception.js';
 import { sha256Hex } from '../common/crypto.js';
 import { AuditService } from '../audit/audit.service.js';
@@ -13,8 +13,7 @@ import { TeamNotificationsService } from './team-notifications.service.js';
 
 /**
  * The invitee's side of an invite: following the link joins the organization. `pendingFor`,
- * `pendingCount` and `markAccepted` serve single sign-on's join; their `manager` parameter is for
- * that caller while it opens its transaction by hand (deprecated: run it in a unit of work).
+ * `pendingCount` and `markAccepted` serve single sign-on's join, in its unit of work.
  */
 @Injectable()
 export class InviteAcceptanceService {
@@ -27,22 +26,18 @@ export class InviteAcceptanceService {
   ) {}
 
   /** The newest unexpired pending invite of the address, for a sign-in that joins without the link. */
-  pendingFor(
-    organizationId: string,
-    email: string,
-    manager?: EntityManager,
-  ): Promise<{ id: string; role: Role } | null> {
-    return this.invites.newestPendingFor(organizationId, email, manager);
+  pendingFor(organizationId: OrganizationId, email: string): Promise<{ id: string; role: Role } | null> {
+    return this.invites.newestPendingFor(organizationId, email);
   }
 
   /** How many unexpired invites are pending (each holds a seat). */
-  pendingCount(organizationId: string, manager?: EntityManager): Promise<number> {
-    return this.invites.unexpiredPendingCount(organizationId, manager);
+  pendingCount(organizationId: OrganizationId): Promise<number> {
+    return this.invites.unexpiredPendingCount(organizationId);
   }
 
   /** Records that `userId` joined through the invite, in the unit of work that made them a member. */
-  markAccepted(organizationId: string, inviteId: string, userId: string, manager?: EntityManager): Promise<void> {
-    return this.invites.markAccepted(organizationId, inviteId, userId, manager);
+  markAccepted(organizationId: OrganizationId, inviteId: string, userId: string): Promise<void> {
+    return this.invites.markAccepted(organizationId, inviteId, userId);
   }
 
   /**

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import type { Role } from '../common/access/access.decorator.js';
 import { trustOrganizationId, type OrganizationId } from '../common/access/tenant-id.js';
 import { queryRows } from '../database/sql.js';
@@ -19,8 +18,7 @@ export interface NewInvite {
 }
 
 /**
- * The owner of `invites`. Statements run in the open unit of work; the trailing `manager` parameters
- * serve single sign-on's join, which still opens its transaction by hand (deprecated).
+ * The owner of `invites`. Statements run in the open unit of work.
  */
 @Injectable()
 export class InvitesRepository {
@@ -81,13 +79,8 @@ export class InvitesRepository {
   }
 
   /** Records that `userId` joined through the invite. */
-  async markAccepted(
-    organizationId: OrganizationId | string,
-    inviteId: string,
-    userId: string,
-    manager: EntityManager = this.uow.manager(),
-  ): Promise<void> {
-    await manager.query(
+  async markAccepted(organizationId: OrganizationId, inviteId: string, userId: string): Promise<void> {
+    await this.uow.manager().query(
       `UPDATE invites SET status = 'accepted', accepted_by = $3, accepted_at = now(), updated_at = now()
         WHERE id = $2 AND organization_id = $1`,
       [organizationId, inviteId, userId],
@@ -145,24 +138,19 @@ export class InvitesRepository {
   }
 
   /** Pending invites not yet past their expiry. */
-  async unexpiredPendingCount(
-    organizationId: OrganizationId | string,
-    manager: EntityManager = this.uow.manager(),
-  ): Promise<number> {
-    const [row]: { n: number }[] = await manager.query(
-      `SELECT count(*)::int AS n FROM invites WHERE organization_id = $1 AND status = 'pending' AND expires_at > now()`,
-      [organizationId],
-    );
+  async unexpiredPendingCount(organizationId: OrganizationId): Promise<number> {
+    const [row]: { n: number }[] = await this.uow
+      .manager()
+      .query(
+        `SELECT count(*)::int AS n FROM invites WHERE organization_id = $1 AND status = 'pending' AND expires_at > now()`,
+        [organizationId],
+      );
     return row.n;
   }
 
   /** The newest unexpired pending invite of the address. */
-  async newestPendingFor(
-    organizationId: OrganizationId | string,
-    email: string,
-    manager: EntityManager = this.uow.manager(),
-  ): Promise<{ id: string; role: Role } | null> {
-    const [invite]: { id: string; role: Role }[] = await manager.query(
+  async newestPendingFor(organizationId: OrganizationId, email: string): Promise<{ id: string; role: Role } | null> {
+    const [invite]: { id: string; role: Role }[] = await this.uow.manager().query(
       `SELECT id, role FROM invites
         WHERE organization_id = $1 AND lower(email) = lower($2) AND status = 'pending' AND expires_at > now()
         ORDER BY created_at DESC LIMIT 1`,

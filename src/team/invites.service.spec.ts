@@ -9,14 +9,14 @@ import {
   type FakeOrganizationsRepository,
   type FakeUsers,
 } from '../../test/fakes/organizations.js';
-import { SeamUnitOfWork } from '../../test/fakes/seam-unit-of-work.js';
+import { FakeUnitOfWork } from '../../test/fakes/unit-of-work.js';
 import { FakeInvitesRepository } from '../../test/fakes/team.js';
 import type { OrganizationRecord } from '../organizations/organizations.repository.js';
 import type { InvitesRepository } from './invites.repository.js';
 import { InvitesService } from './invites.service.js';
 
 describe('InvitesService', () => {
-  let uow: SeamUnitOfWork;
+  let uow: FakeUnitOfWork;
   let repository: FakeOrganizationsRepository;
   let users: FakeUsers;
   let invites: FakeInvitesRepository;
@@ -28,7 +28,7 @@ describe('InvitesService', () => {
   let admin: string;
 
   beforeEach(() => {
-    uow = new SeamUnitOfWork();
+    uow = new FakeUnitOfWork();
     const fakes = fakeOrganizations();
     ({ repository, users } = fakes);
     invites = new FakeInvitesRepository();

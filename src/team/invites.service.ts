@@ -124,7 +124,7 @@ export class InvitesService {
   }
 
   private async assertNotMemberOrInvited(organizationId: OrganizationId, email: string): Promise<void> {
-    const user = await this.users.findByEmail(email, { manager: this.uow.manager() }); // seam: src/users/users.service.ts#findByEmail
+    const user = await this.users.findByEmail(email);
     if (user && (await this.organizations.roleOf(organizationId, user.id)) !== null) {
       throw conflict('That address already belongs to a member of this organization');
     }

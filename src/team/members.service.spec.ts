@@ -8,8 +8,7 @@ import {
   type FakeOrganizationsRepository,
   type FakeUsers,
 } from '../../test/fakes/organizations.js';
-import { SeamUnitOfWork } from '../../test/fakes/seam-unit-of-work.js';
-import type { FakeUnitOfWork } from '../../test/fakes/unit-of-work.js';
+import { FakeUnitOfWork } from '../../test/fakes/unit-of-work.js';
 import type { OrganizationRecord } from '../organizations/organizations.repository.js';
 import type { FakeApiKeysRepository } from '../../test/fakes/api-keys.js';
 import { MembersService } from './members.service.js';
@@ -27,7 +26,7 @@ describe('MembersService', () => {
   let member: string;
 
   beforeEach(() => {
-    uow = new SeamUnitOfWork();
+    uow = new FakeUnitOfWork();
     const fakes = fakeOrganizations();
     ({ repository, users } = fakes);
     const audited = fakeAudit();

@@ -114,7 +114,7 @@ export class MembersService {
   private async findMember(organizationId: OrganizationId, userId: string): Promise<MemberRecord> {
     const membership = await this.organizations.lockMember(organizationId, userId);
     if (!membership) throw notFound('Member');
-    const email = await this.users.addressOf(userId, this.uow.manager()); // seam: src/users/users.service.ts#addressOf
+    const email = await this.users.addressOf(userId);
     if (email === null) throw notFound('Member');
     return { userId, email, role: membership.role, joinedAt: membership.joinedAt };
   }

@@ -1,3 +1,4 @@
+import type { OrganizationId } from '../common/access/tenant-id.js';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Logger } from 'pino';
 import type { AppConfig } from '../config/app-config.js';
@@ -30,14 +31,14 @@ export class TeamNotificationsService {
    * preference is on and the inviter is still an active member. Never waits and never fails the
    * acceptance; invites created by an API key have no inviter to tell.
    */
-  inviteAccepted(invite: Pick<Invite, 'organizationId' | 'invitedBy' | 'email' | 'role'>): void {
+  inviteAccepted(invite: Pick<Invite, 'invitedBy' | 'email' | 'role'> & { organizationId: OrganizationId }): void {
     if (!invite.invitedBy) return;
     void this.notifyInviter(invite.organizationId, invite.invitedBy, invite.email, invite.role).catch(
       (error: unknown) => this.logger.error({ err: error }, 'invite acceptance notice failed'),
     );
   }
 
-  private async notifyInviter(organizationId: string, inviterId: string, inviteeEmail: string, role: string) {
+  private async notifyInviter(organizationId: OrganizationId, inviterId: string, inviteeEmail: string, role: string) {
     const preferences = await this.preferences.get(organizationId);
     if (!preferences.teamInvite) return;
     // The inviter is told only while an active member of the organization.

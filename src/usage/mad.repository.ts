@@ -1,7 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import type { OrganizationId } from '../common/access/tenant-id.js';
-import { sqlReference } from '../database/sql.js';
 import { queryRows } from '../database/sql.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 
@@ -13,23 +11,9 @@ export interface MadCounter {
 }
 
 /**
- * @deprecated (decision 0070) the monthly-active-device tables' part of the device refresh: true
- * when `deviceId` is in `mad_devices` of the organization for every period start in `periodStarts`.
- * Kept until devices.repository.ts calls the SQL function `mad_device_counted(organization,
- * period_starts, device)` (migration MadDeviceCounted) instead; then removed.
- */
-export function madDeviceCounted(organizationId: string, periodStarts: string, deviceId: string): string {
-  const periods = `${sqlReference(periodStarts)}::date[]`;
-  return `((SELECT count(*) FROM mad_devices
-             WHERE organization_id = ${sqlReference(organizationId)} AND device_id = ${sqlReference(deviceId)}
-               AND period_start = ANY (${periods})) = cardinality(${periods}))`;
-}
-
-/**
  * The owner of `mad_devices` (which device counted in which period) and `mad_counters` (one row
- * per organization and period). Statements run in the open unit of work; `manager` is for the
- * attestation, which still opens its transaction by hand (deprecated). Organization ids are plain
- * strings where the attesting tenant does not carry a branded one yet.
+ * per organization and period). Statements run in the open unit of work. The device refresh of
+ * decision 0062 reads the SQL function `mad_device_counted` (migration MadDeviceCounted).
  */
 @Injectable()
 export class MadRepository {
@@ -40,14 +24,9 @@ export class MadRepository {
    * only when the device is new to the period (null then: nothing changed), and serialises
    * concurrent new devices of one organization on the counter row.
    */
-  async count(
-    organizationId: OrganizationId | string,
-    periodStart: string,
-    deviceId: string,
-    manager: EntityManager = this.uow.manager(),
-  ): Promise<MadCounter | null> {
+  async count(organizationId: OrganizationId, periodStart: string, deviceId: string): Promise<MadCounter | null> {
     const [row] = await queryRows<{ active_devices: number; over_limit_since: Date | null }>(
-      manager,
+      this.uow.manager(),
       `WITH fresh AS (
          INSERT INTO mad_devices (organization_id, period_start, device_id) VALUES ($1, $2, $3)
          ON CONFLICT DO NOTHING RETURNING 1
@@ -63,16 +42,14 @@ export class MadRepository {
   }
 
   /** Remembers when the organization went over its limit in the period. */
-  async markOverLimit(
-    organizationId: OrganizationId | string,
-    periodStart: string,
-    since: Date,
-    manager: EntityManager = this.uow.manager(),
-  ): Promise<void> {
-    await manager.query(
-      `UPDATE mad_counters SET over_limit_since = $3 WHERE organization_id = $1 AND period_start = $2`,
-      [organizationId, periodStart, since],
-    );
+  async markOverLimit(organizationId: OrganizationId, periodStart: string, since: Date): Promise<void> {
+    await this.uow
+      .manager()
+      .query(`UPDATE mad_counters SET over_limit_since = $3 WHERE organization_id = $1 AND period_start = $2`, [
+        organizationId,
+        periodStart,
+        since,
+      ]);
   }
 
   /** The devices counted in the period starting `periodStart` (0 before the first). */
@@ -87,7 +64,7 @@ export class MadRepository {
   }
 
   /** The devices counted since the start of the current calendar month (UTC). */
-  async calendarMonthActiveDevices(organizationId: OrganizationId | string): Promise<number> {
+  async calendarMonthActiveDevices(organizationId: OrganizationId): Promise<number> {
     const rows: { active_devices: number }[] = await this.uow.manager().query(
       `SELECT active_devices FROM mad_counters
         WHERE organization_id = $1 AND period_start = date_trunc('month', now() AT TIME ZONE 'utc')::date`,
@@ -97,7 +74,7 @@ export class MadRepository {
   }
 
   /** Claims the alert `level` of the period; false when it was claimed before (of many, one wins). */
-  async claimAlert(organizationId: OrganizationId | string, periodStart: string, level: number): Promise<boolean> {
+  async claimAlert(organizationId: OrganizationId, periodStart: string, level: number): Promise<boolean> {
     const claimed = await queryRows(
       this.uow.manager(),
       `UPDATE mad_counters SET alerts_sent = array_append(alerts_sent, $3)

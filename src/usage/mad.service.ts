@@ -1,5 +1,5 @@
+import type { OrganizationId } from '../common/access/tenant-id.js';
 import { Inject, Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { tierDefinition } from '../common/tiers.js';
@@ -13,11 +13,10 @@ export const MAD_GRACE_MS = 7 * 24 * 60 * 60 * 1000;
 
 /**
  * What counting needs to know of the attesting organization: the tenant the SDK call resolved to
- * (apps' `Tenant` has these fields). Declared here so that the devices feature, which asks
- * `madDeviceCounted`, can depend on usage without usage depending on apps.
+ * (apps' `Tenant` has these fields). Declared here so that usage does not depend on apps.
  */
 export interface CountingTenant {
-  readonly organizationId: string;
+  readonly organizationId: OrganizationId;
   readonly serviceTier: string;
   readonly currentPeriodEnd: Date | null;
   /** The day of month the paid cycle renews on, when known. */
@@ -60,15 +59,13 @@ export class MadService {
   }
 
   /**
-   * Counts the device in the current period, in the attestation's unit of work (`manager`: the
-   * transaction the attestation still opens by hand; deprecated, pass undefined in a unit of work). A new device
+   * Counts the device in the current period, in the attestation's unit of work. A new device
    * over the plan's limit after the grace period is refused with 402 (the transaction then rolls
    * the count back); devices already known keep working. `alreadyCounted` (read with
-   * `madDeviceCounted` for `periodStarts(tenant, now)`) skips the upserts, which would find the
+   * `mad_device_counted` for `periodStarts(tenant, now)`) skips the upserts, which would find the
    * device counted and change nothing.
    */
   async count(
-    manager: EntityManager | undefined,
     tenant: CountingTenant,
     deviceId: string,
     isNewDevice: boolean,
@@ -78,8 +75,8 @@ export class MadService {
     const limit = tierDefinition(tenant.serviceTier).limits.maxMAD;
     if (alreadyCounted) return { counted: false, current: 0, limit, inGrace: false } satisfies MadOutcome;
     const [billing, calendar] = this.periodStarts(tenant, now);
-    if (calendar) await this.counters.count(tenant.organizationId, calendar, deviceId, manager);
-    const row = await this.counters.count(tenant.organizationId, billing, deviceId, manager);
+    if (calendar) await this.counters.count(tenant.organizationId, calendar, deviceId);
+    const row = await this.counters.count(tenant.organizationId, billing, deviceId);
     if (!row) return { counted: false, current: 0, limit, inGrace: false } satisfies MadOutcome;
     const current = row.activeDevices;
     // The alert's claim on the counter row waits for this transaction to end, so it sees the commit.
@@ -89,7 +86,7 @@ export class MadService {
     if (!isNewDevice) return { counted: true, current, limit, inGrace: false } satisfies MadOutcome;
 
     const overSince = row.overLimitSince ?? now;
-    if (!row.overLimitSince) await this.counters.markOverLimit(tenant.organizationId, billing, now, manager);
+    if (!row.overLimitSince) await this.counters.markOverLimit(tenant.organizationId, billing, now);
     if (now.getTime() - overSince.getTime() < MAD_GRACE_MS) {
       return { counted: true, current, limit, inGrace: true } satisfies MadOutcome;
     }

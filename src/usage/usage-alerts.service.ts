@@ -1,3 +1,4 @@
+import type { OrganizationId } from '../common/access/tenant-id.js';
 import { Inject, Injectable } from '@nestjs/common';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
@@ -33,7 +34,7 @@ export class UsageAlertsService {
   }
 
   /** Called after a device was counted; never throws, never delays the attestation's answer. */
-  notify(organizationId: string, periodStart: string, current: number, limit: number | null): void {
+  notify(organizationId: OrganizationId, periodStart: string, current: number, limit: number | null): void {
     if (limit === null) return;
     const level = [...USAGE_ALERT_LEVELS].reverse().find((candidate) => current * 100 >= candidate * limit);
     if (!level) return;
@@ -43,7 +44,13 @@ export class UsageAlertsService {
       .catch((error: unknown) => this.logger.error({ err: error, organizationId }, 'usage alert failed'));
   }
 
-  private async send(organizationId: string, periodStart: string, level: number, current: number, limit: number) {
+  private async send(
+    organizationId: OrganizationId,
+    periodStart: string,
+    level: number,
+    current: number,
+    limit: number,
+  ) {
     // Claims the level atomically: of many concurrent attestations, one sends the alert.
     if (!(await this.counters.claimAlert(organizationId, periodStart, level))) return;
     if (!(await this.preferences.get(organizationId)).usageAlert) return;

@@ -1,3 +1,4 @@
+import type { OrganizationId } from '../common/access/tenant-id.js';
 import { Injectable } from '@nestjs/common';
 import { OrganizationSource, type OrganizationSources } from '../organizations/organization-sources.service.js';
 import { MadRepository } from './mad.repository.js';
@@ -9,7 +10,7 @@ export class UsageOrganizationSources implements Pick<OrganizationSources, 'mont
   constructor(private readonly counters: MadRepository) {}
 
   /** The devices that attested since the start of the current calendar month (UTC). */
-  monthlyActiveDevices(organizationId: string): Promise<number> {
+  monthlyActiveDevices(organizationId: OrganizationId): Promise<number> {
     return this.counters.calendarMonthActiveDevices(organizationId);
   }
 }

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { queryRows } from '../database/sql.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { User } from './user.entity.js';
@@ -13,9 +12,7 @@ export interface NewAccount {
 }
 
 /**
- * The owner of the `users` table (decision 0070). Statements run in the open unit of work. The
- * trailing `manager` some methods take is for the callers that still open their transaction by
- * hand (deprecated: the coordinator removes it once they run in a unit of work).
+ * The owner of the `users` table (decision 0070). Statements run in the open unit of work.
  */
 @Injectable()
 export class UsersRepository {
@@ -38,19 +35,21 @@ export class UsersRepository {
   }
 
   /** The account of an address, whatever its case; `withPassword` adds the hash, `lock` holds the row. */
-  findByEmail(
-    email: string,
-    options: { withPassword?: boolean; lock?: boolean } = {},
-    manager: EntityManager = this.uow.manager(),
-  ): Promise<User | null> {
-    let query = manager.getRepository(User).createQueryBuilder('u').where('lower(u.email) = lower(:email)', { email });
+  findByEmail(email: string, options: { withPassword?: boolean; lock?: boolean } = {}): Promise<User | null> {
+    let query = this.uow
+      .manager()
+      .getRepository(User)
+      .createQueryBuilder('u')
+      .where('lower(u.email) = lower(:email)', { email });
     if (options.withPassword) query = query.addSelect('u.passwordHash');
     if (options.lock) query = query.setLock('pessimistic_write');
     return query.getOne();
   }
 
-  async addressOf(userId: string, manager: EntityManager = this.uow.manager()): Promise<string | null> {
-    const [row] = await queryRows<{ email: string }>(manager, `SELECT email FROM users WHERE id = $1`, [userId]);
+  async addressOf(userId: string): Promise<string | null> {
+    const [row] = await queryRows<{ email: string }>(this.uow.manager(), `SELECT email FROM users WHERE id = $1`, [
+      userId,
+    ]);
     return row?.email ?? null;
   }
 
@@ -63,8 +62,8 @@ export class UsersRepository {
     return rows.length > 0;
   }
 
-  async lock(userId: string, manager: EntityManager = this.uow.manager()): Promise<void> {
-    await manager.query(`SELECT 1 FROM users WHERE id = $1 FOR UPDATE`, [userId]);
+  async lock(userId: string): Promise<void> {
+    await this.uow.manager().query(`SELECT 1 FROM users WHERE id = $1 FOR UPDATE`, [userId]);
   }
 
   async recordSignIn(userId: string): Promise<void> {
@@ -101,17 +100,19 @@ export class UsersRepository {
     await this.uow.manager().query(`UPDATE users SET email = $2, updated_at = now() WHERE id = $1`, [userId, email]);
   }
 
-  async markForDeletion(userId: string, manager: EntityManager = this.uow.manager()): Promise<void> {
-    await manager.query(
-      `UPDATE users SET status = 'pending_deletion', deletion_requested_at = now(), updated_at = now() WHERE id = $1`,
-      [userId],
-    );
+  async markForDeletion(userId: string): Promise<void> {
+    await this.uow
+      .manager()
+      .query(
+        `UPDATE users SET status = 'pending_deletion', deletion_requested_at = now(), updated_at = now() WHERE id = $1`,
+        [userId],
+      );
   }
 
   /** Disables those of the accounts that are active and not service administrators; their ids. */
-  async deactivate(userIds: readonly string[], manager: EntityManager = this.uow.manager()): Promise<string[]> {
+  async deactivate(userIds: readonly string[]): Promise<string[]> {
     const rows = await queryRows<{ id: string }>(
-      manager,
+      this.uow.manager(),
       `UPDATE users SET status = 'disabled', updated_at = now()
         WHERE id = ANY($1::uuid[]) AND status = 'active' AND NOT is_super_admin
       RETURNING id`,
@@ -121,13 +122,9 @@ export class UsersRepository {
   }
 
   /** Accounts whose deletion was requested `graceDays` ago or more, oldest first, locked (others' skipped). */
-  async dueForDeletion(
-    graceDays: number,
-    limit: number,
-    manager: EntityManager = this.uow.manager(),
-  ): Promise<string[]> {
+  async dueForDeletion(graceDays: number, limit: number): Promise<string[]> {
     const rows = await queryRows<{ id: string }>(
-      manager,
+      this.uow.manager(),
       `SELECT id FROM users
         WHERE status = 'pending_deletion'
           AND deletion_requested_at <= now() - make_interval(days => $1)
@@ -140,7 +137,7 @@ export class UsersRepository {
   }
 
   /** Deletes the accounts; what they own in other tables cascades. */
-  async delete(userIds: readonly string[], manager: EntityManager = this.uow.manager()): Promise<void> {
-    await manager.query(`DELETE FROM users WHERE id = ANY($1::uuid[])`, [userIds]);
+  async delete(userIds: readonly string[]): Promise<void> {
+    await this.uow.manager().query(`DELETE FROM users WHERE id = ANY($1::uuid[])`, [userIds]);
   }
 }

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { AccountLifecycleService } from './account-lifecycle.service.js';
 import type { User } from './user.entity.js';
@@ -7,19 +6,10 @@ import { UsersRepository, type NewAccount } from './users.repository.js';
 
 export type { NewAccount } from './users.repository.js';
 
-/** A hand-made transaction of a caller not yet moved to a unit of work (deprecated forms only). */
-type HandMadeTransaction = EntityManager;
-
-const isTransaction = (value: unknown): value is HandMadeTransaction =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /**
  * The owner of the accounts: every other feature reads and changes them through here. Changes
  * run in the caller's unit of work (decision 0070); taking accounts out of use tells the
  * participants of AccountLifecycleService (auth ends their sessions) in the same one.
- *
- * The forms that take a leading `EntityManager` are deprecated: they serve the organization
- * group's callers that still open their transaction by hand, and go when those pass none.
  */
 @Injectable()
 export class UsersService {
@@ -47,22 +37,13 @@ export class UsersService {
    * The account of an address, whatever its case. `withPassword` adds the hash (auth's credential
    * check only); `lock` holds the row until the unit of work ends.
    */
-  findByEmail(
-    email: string,
-    options: {
-      withPassword?: boolean;
-      lock?: boolean;
-      /** @deprecated pass no manager: run in a unit of work. */
-      manager?: HandMadeTransaction;
-    } = {},
-  ): Promise<User | null> {
-    const { manager, ...read } = options;
-    return this.accounts.findByEmail(email, read, manager);
+  findByEmail(email: string, options: { withPassword?: boolean; lock?: boolean } = {}): Promise<User | null> {
+    return this.accounts.findByEmail(email, options);
   }
 
   /** The address of the account, or null when there is none. */
-  addressOf(userId: string, manager?: HandMadeTransaction): Promise<string | null> {
-    return this.accounts.addressOf(userId, manager);
+  addressOf(userId: string): Promise<string | null> {
+    return this.accounts.addressOf(userId);
   }
 
   /** Whether an account other than `exceptUserId` has the address, whatever its case. */
@@ -71,11 +52,8 @@ export class UsersService {
   }
 
   /** Holds the account's row until the unit of work ends: changes to one account go one at a time. */
-  lock(userId: string): Promise<void>;
-  /** @deprecated pass no manager: run in a unit of work. */
-  lock(manager: HandMadeTransaction, userId: string): Promise<void>;
-  lock(first: string | HandMadeTransaction, userId?: string): Promise<void> {
-    return isTransaction(first) ? this.accounts.lock(userId!, first) : this.accounts.lock(first);
+  lock(userId: string): Promise<void> {
+    return this.accounts.lock(userId);
   }
 
   recordSignIn(userId: string): Promise<void> {
@@ -100,15 +78,10 @@ export class UsersService {
    * The account can no longer sign in and waits for its deletion (`dueForDeletion`); its sessions
    * end in the same unit of work.
    */
-  markForDeletion(userId: string): Promise<void>;
-  /** @deprecated pass no manager: run in a unit of work. */
-  markForDeletion(manager: HandMadeTransaction, userId: string): Promise<void>;
-  async markForDeletion(first: string | HandMadeTransaction, userId?: string): Promise<void> {
-    const manager = isTransaction(first) ? first : undefined;
-    const id = isTransaction(first) ? userId! : first;
+  async markForDeletion(userId: string): Promise<void> {
     await this.uow.run(async () => {
-      await this.accounts.markForDeletion(id, manager);
-      await this.lifecycle.whileDeactivating([id]);
+      await this.accounts.markForDeletion(userId);
+      await this.lifecycle.whileDeactivating([userId]);
     });
   }
 
@@ -116,15 +89,10 @@ export class UsersService {
    * Disables those of the accounts that are active and not service administrators, and ends their
    * sessions in the same unit of work; answers the ids it disabled.
    */
-  deactivate(userIds: readonly string[]): Promise<string[]>;
-  /** @deprecated pass no manager: run in a unit of work. */
-  deactivate(manager: HandMadeTransaction, userIds: readonly string[]): Promise<string[]>;
-  async deactivate(first: readonly string[] | HandMadeTransaction, more?: readonly string[]): Promise<string[]> {
-    const manager = isTransaction(first) ? first : undefined;
-    const userIds = isTransaction(first) ? more! : first;
+  async deactivate(userIds: readonly string[]): Promise<string[]> {
     if (!userIds.length) return [];
     return this.uow.run(async () => {
-      const ids = await this.accounts.deactivate(userIds, manager);
+      const ids = await this.accounts.deactivate(userIds);
       await this.lifecycle.whileDeactivating(ids);
       return ids;
     });
@@ -134,22 +102,13 @@ export class UsersService {
    * Up to `limit` accounts whose deletion was requested at least `graceDays` ago, oldest request
    * first, locked for the unit of work (rows another instance holds are skipped).
    */
-  dueForDeletion(graceDays: number, limit: number): Promise<string[]>;
-  /** @deprecated pass no manager: run in a unit of work. */
-  dueForDeletion(manager: HandMadeTransaction, graceDays: number, limit: number): Promise<string[]>;
-  dueForDeletion(first: number | HandMadeTransaction, second: number, third?: number): Promise<string[]> {
-    return isTransaction(first)
-      ? this.accounts.dueForDeletion(second, third!, first)
-      : this.accounts.dueForDeletion(first, second);
+  dueForDeletion(graceDays: number, limit: number): Promise<string[]> {
+    return this.accounts.dueForDeletion(graceDays, limit);
   }
 
   /** Deletes the accounts; what they own in other tables cascades. */
-  delete(userIds: readonly string[]): Promise<void>;
-  /** @deprecated pass no manager: run in a unit of work. */
-  delete(manager: HandMadeTransaction, userIds: readonly string[]): Promise<void>;
-  async delete(first: readonly string[] | HandMadeTransaction, more?: readonly string[]): Promise<void> {
-    const userIds = isTransaction(first) ? more! : first;
+  async delete(userIds: readonly string[]): Promise<void> {
     if (!userIds.length) return;
-    await this.accounts.delete(userIds, isTransaction(first) ? first : undefined);
+    await this.accounts.delete(userIds);
   }
 }

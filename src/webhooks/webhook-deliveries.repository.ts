@@ -4,7 +4,6 @@ import { DataSource } from 'typeorm';
 import { withAdvisoryLock } from '../common/scheduling/advisory-lock.js';
 import { queryRows } from '../database/sql.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
-import { organizationJoin } from '../organizations/organizations.service.js';
 
 /** A due delivery reserved by this process, with what it takes to send it. */
 export interface ClaimedDelivery {
@@ -131,7 +130,7 @@ export class WebhookDeliveriesRepository {
           manager,
           `DELETE FROM webhook_events WHERE id IN (
              SELECT ev.id FROM webhook_events ev
-               ${organizationJoin('o', 'ev.organization_id')}
+               JOIN organization_tenants o ON o.id = ev.organization_id
                JOIN unnest($1::text[], $2::int[]) AS retention(tier, days) ON retention.tier = o.tier
               WHERE ev.occurred_at < now() - make_interval(days => retention.days)
                 AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = ev.id AND d.status = 'pending')

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import type { OrganizationId } from '../common/access/tenant-id.js';
 import type { SubscriptionEventName, SubscriptionWebhookData } from './webhook-event-catalog.js';
 import { WebhookOutboxRepository } from './webhook-outbox.repository.js';
@@ -40,32 +39,5 @@ export class WebhookEvents {
     await this.outbox.guarded(async () => {
       for (const event of events) await this.outbox.insert(organizationId, event, { ...data });
     }, undefined);
-  }
-
-  /** @deprecated with the manager of a transaction opened by hand: use `announceFlagChange` in a unit of work. */
-  async flagChanged(
-    manager: EntityManager,
-    organizationId: string,
-    kind: 'created' | 'updated' | 'deleted',
-    data: FlagWebhookData,
-  ): Promise<void> {
-    await this.outbox.enqueue(organizationId, `flag.${kind}`, data, {}, manager);
-  }
-
-  /** @deprecated with the manager of a transaction opened by hand: use `announceSubscriptionChange`. */
-  async subscriptionChanged(
-    manager: EntityManager,
-    organizationId: string,
-    events: readonly SubscriptionEventName[],
-    data: SubscriptionWebhookData,
-  ): Promise<void> {
-    if (!events.length) return;
-    await this.outbox.guarded(
-      async () => {
-        for (const event of events) await this.outbox.insert(organizationId, event, { ...data }, {}, manager);
-      },
-      undefined,
-      manager,
-    );
   }
 }

@@ -1,13 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Logger } from 'pino';
-import type { EntityManager } from 'typeorm';
 import type { AppId, OrganizationId } from '../common/access/tenant-id.js';
 import { createLogger } from '../common/logging/logger.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { queryRows } from '../database/sql.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
-import { organizationJoin } from '../organizations/organizations.service.js';
 import { WEBHOOK_EVENTS, tiersReceiving, type WebhookEventName } from './webhook-event-catalog.js';
 
 export interface EnqueueOptions {
@@ -24,10 +22,6 @@ const RECEIVING_TIERS = new Map(WEBHOOK_EVENTS.map((event) => [event, tiersRecei
  * endpoint subscribed to it; the dispatcher's sweep sends them after commit. Nothing is written on
  * plans without webhooks, for an app with webhooks disabled (the apps feature's
  * `app_webhooks_enabled`), or when no endpoint listens.
- *
- * `manager` parameters are for the producers that still open their transaction by hand
- * (deprecated: `WebhookEvents.flagChanged`/`subscriptionChanged`); everything else runs in the open
- * unit of work.
  */
 @Injectable()
 export class WebhookOutboxRepository {
@@ -42,24 +36,19 @@ export class WebhookOutboxRepository {
 
   /** The number of deliveries written. A failure here is logged and never fails the caller. */
   enqueue(
-    organizationId: OrganizationId | string,
+    organizationId: OrganizationId,
     event: WebhookEventName,
     data: Record<string, unknown>,
     options: EnqueueOptions = {},
-    manager: EntityManager = this.uow.manager(),
   ): Promise<number> {
-    return this.guarded(() => this.insert(organizationId, event, data, options, manager), 0, manager);
+    return this.guarded(() => this.insert(organizationId, event, data, options), 0);
   }
 
   /** The events some active endpoint of the organization would receive now. */
-  async subscribedEvents(
-    organizationId: OrganizationId,
-    options: EnqueueOptions = {},
-    manager: EntityManager = this.uow.manager(),
-  ): Promise<Set<WebhookEventName>> {
-    const rows = await manager.query<{ event: WebhookEventName; tier: string }[]>(
+  async subscribedEvents(organizationId: OrganizationId, options: EnqueueOptions = {}): Promise<Set<WebhookEventName>> {
+    const rows = await this.uow.manager().query<{ event: WebhookEventName; tier: string }[]>(
       `SELECT DISTINCT unnest(e.events) AS event, o.tier
-         FROM webhook_endpoints e ${organizationJoin('o', 'e.organization_id')}
+         FROM webhook_endpoints e JOIN organization_tenants o ON o.id = e.organization_id
         WHERE e.organization_id = $1 AND e.is_active AND ($2::uuid IS NULL OR app_webhooks_enabled($2::uuid))`,
       [organizationId, options.appId ?? null],
     );
@@ -71,7 +60,8 @@ export class WebhookOutboxRepository {
    * transaction under a savepoint (an error would otherwise abort the whole transaction),
    * outside one simply caught. Either way the error is logged and `fallback` returned.
    */
-  async guarded<T>(work: () => Promise<T>, fallback: T, manager: EntityManager = this.uow.manager()): Promise<T> {
+  async guarded<T>(work: () => Promise<T>, fallback: T): Promise<T> {
+    const manager = this.uow.manager();
     const inTransaction = manager.queryRunner?.isTransactionActive ?? false;
     if (inTransaction) await manager.query('SAVEPOINT webhook_outbox');
     try {
@@ -90,16 +80,15 @@ export class WebhookOutboxRepository {
 
   /** `enqueue` without its guard: for producers that already run inside `guarded`. */
   async insert(
-    organizationId: OrganizationId | string,
+    organizationId: OrganizationId,
     event: WebhookEventName,
     data: Record<string, unknown>,
     options: EnqueueOptions = {},
-    manager: EntityManager = this.uow.manager(),
   ): Promise<number> {
     const deliveries = await queryRows<{ id: string }>(
-      manager,
+      this.uow.manager(),
       `WITH targets AS (
-         SELECT e.id FROM webhook_endpoints e ${organizationJoin('o', 'e.organization_id')}
+         SELECT e.id FROM webhook_endpoints e JOIN organization_tenants o ON o.id = e.organization_id
           WHERE e.organization_id = $1 AND e.is_active AND $2 = ANY (e.events) AND o.tier = ANY ($4::text[])
             AND ($5::uuid IS NULL OR app_webhooks_enabled($5::uuid))
        ), event AS (

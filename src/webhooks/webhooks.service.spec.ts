@@ -24,8 +24,6 @@ function auth(organizationId: OrganizationId): OrgAuthContext {
 
 function world(tier = 'basic') {
   const uow = new FakeUnitOfWork();
-  // The plan check still hands PlanService the manager (a `// seam:` until organizations converts).
-  uow.manager = () => ({}) as ReturnType<FakeUnitOfWork['manager']>;
   const endpoints = new FakeWebhookEndpoints();
   const audited: AuditEntry[] = [];
   const audit = { record: (_auth: unknown, entry: AuditEntry) => Promise.resolve(void audited.push(entry)) };

@@ -179,7 +179,7 @@ export class WebhooksService {
       organizationId,
       'webhooks',
       { message: 'Webhooks are available from the Pro plan', hint: 'Upgrade the plan to receive webhooks' },
-      { manager: this.uow.manager(), lock: options.lock }, // seam: src/organizations/plan.service.ts#requireFeature
+      { lock: options.lock },
     );
   }
 

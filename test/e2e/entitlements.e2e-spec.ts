@@ -5,6 +5,7 @@ import { createApiKey, orgWithMember, type TestOrg } from '../factories/identity
 import { subscribedReceiver } from '../factories/webhooks.js';
 import { startTestApp, type HttpClient, type TestApp } from '../harness/test-app.js';
 import { eventually, sleep, type WebhookReceiver, WebhookReceivers } from '../support/webhook-receiver.js';
+import { trustOrganizationId } from '../../src/common/access/tenant-id.js';
 
 const SUBSCRIPTION_EVENTS: WebhookEventName[] = [
   'subscription.changed',
@@ -125,8 +126,10 @@ describe('entitlements', () => {
       const other = await ingest(two, { ...body, tier: 'basic' }).expect(200);
       expect(other.body).toMatchObject({ duplicate: false, entitlement: { tier: 'basic' } });
       const claims = t.app.get(SubscriptionClaims);
-      expect(await claims.claimFor(one.org.id, 'shared-subject')).toMatchObject({ tier: 'premium' });
-      expect(await claims.claimFor(two.org.id, 'shared-subject')).toMatchObject({ tier: 'basic' });
+      expect(await claims.claimFor(trustOrganizationId(one.org.id), 'shared-subject')).toMatchObject({
+        tier: 'premium',
+      });
+      expect(await claims.claimFor(trustOrganizationId(two.org.id), 'shared-subject')).toMatchObject({ tier: 'basic' });
     });
 
     it('treats each event as the whole state: fields left out become empty', async () => {
@@ -285,11 +288,11 @@ describe('entitlements', () => {
     it('reads the claim from the stored entitlement, expires_at in epoch seconds', async () => {
       const who = await customer('basic');
       const claims = t.app.get(SubscriptionClaims);
-      expect(await claims.claimFor(who.org.id, 'claim-subject')).toEqual({ status: 'none' });
-      expect(await claims.claimFor(who.org.id, null)).toEqual({ status: 'none' });
+      expect(await claims.claimFor(trustOrganizationId(who.org.id), 'claim-subject')).toEqual({ status: 'none' });
+      expect(await claims.claimFor(trustOrganizationId(who.org.id), null)).toEqual({ status: 'none' });
 
       await ingest(who, event({ subject_id: 'claim-subject', expires_at: '2030-01-01T00:00:00Z' })).expect(200);
-      expect(await claims.claimFor(who.org.id, 'claim-subject')).toEqual({
+      expect(await claims.claimFor(trustOrganizationId(who.org.id), 'claim-subject')).toEqual({
         subject_id: 'claim-subject',
         status: 'active',
         tier: 'premium',
@@ -301,13 +304,13 @@ describe('entitlements', () => {
         auto_renew: true,
       });
       const other = await customer('basic');
-      expect(await claims.claimFor(other.org.id, 'claim-subject')).toEqual({ status: 'none' });
+      expect(await claims.claimFor(trustOrganizationId(other.org.id), 'claim-subject')).toEqual({ status: 'none' });
 
       await ingest(
         who,
         event({ subject_id: 'claim-subject', status: 'expired', expires_at: null, auto_renew: false }),
       ).expect(200);
-      expect(await claims.claimFor(who.org.id, 'claim-subject')).toMatchObject({
+      expect(await claims.claimFor(trustOrganizationId(who.org.id), 'claim-subject')).toMatchObject({
         status: 'expired',
         expires_at: null,
         auto_renew: false,

@@ -18,6 +18,8 @@ import { signInCookie } from '../support/caller-world.js';
 import { envelopeProblem, listen, type ProbeClient, type ProbeResponse } from '../support/probe-client.js';
 import { fabricatedRootEnv, registerApp, TEAM_ID } from '../support/sdk-client.js';
 import { eventually, sleep, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
+import { UnitOfWork } from '../../src/database/unit-of-work.js';
+import { trustOrganizationId } from '../../src/common/access/tenant-id.js';
 
 /** A TCP server that accepts connections and then does what `onConnection` says (or nothing at all). */
 async function tcpServer(
@@ -308,11 +310,13 @@ describe('faults: webhook receivers that are down, slow or answer garbage', () =
         .post('/api/v1/org/webhooks')
         .send({ url: target.url, events: ['flag.created'] })
         .expect(201);
-      await t.dataSource.transaction((manager) =>
-        t.app
-          .get(WebhookOutboxRepository)
-          .enqueue(org.id, 'flag.created', { flag_id: 'f', flag_key: 'k', app_id: 'a' }, {}, manager),
-      );
+      await t.app
+        .get(UnitOfWork)
+        .run(() =>
+          t.app
+            .get(WebhookOutboxRepository)
+            .enqueue(trustOrganizationId(org.id), 'flag.created', { flag_id: 'f', flag_key: 'k', app_id: 'a' }),
+        );
       const final = spec.succeeds ? 'succeeded' : 'failed';
       await eventually(
         async () => {

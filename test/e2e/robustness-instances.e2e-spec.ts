@@ -11,6 +11,8 @@ import { listen, type ProbeClient } from '../support/probe-client.js';
 import { attestDevice, fabricatedRootEnv, registerApp, TEAM_ID, type RegisteredApp } from '../support/sdk-client.js';
 import { eventually, sleep, startWebhookReceiver } from '../support/webhook-receiver.js';
 import { LOCAL_REDIS_URL, redisAnswers } from '../support/redis.js';
+import { UnitOfWork } from '../../src/database/unit-of-work.js';
+import { trustOrganizationId } from '../../src/common/access/tenant-id.js';
 
 const REDIS_URL = LOCAL_REDIS_URL;
 
@@ -135,8 +137,12 @@ describe(`three instances on one database${redisUp ? ' and one Redis' : ' (no Re
       expect(endpoint.status).toBe(201);
       const outbox = instances[0].app.get(WebhookOutboxRepository);
       for (let i = 0; i < 30; i++) {
-        await instances[0].dataSource.transaction((manager) =>
-          outbox.enqueue(org.id, 'flag.created', { flag_id: `f${i}`, flag_key: `k${i}`, app_id: 'a' }, {}, manager),
+        await instances[0].app.get(UnitOfWork).run(() =>
+          outbox.enqueue(trustOrganizationId(org.id), 'flag.created', {
+            flag_id: `f${i}`,
+            flag_key: `k${i}`,
+            app_id: 'a',
+          }),
         );
       }
       // The scheduled sweeps run every second on all three; these make them collide on purpose.

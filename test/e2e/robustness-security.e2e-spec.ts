@@ -22,6 +22,8 @@ import {
 } from '../factories/identity.js';
 import { afterAnswers, sentMails, startTestApp, type TestApp } from '../harness/test-app.js';
 import { eventually, startWebhookReceiver } from '../support/webhook-receiver.js';
+import { UnitOfWork } from '../../src/database/unit-of-work.js';
+import { trustOrganizationId } from '../../src/common/access/tenant-id.js';
 
 function sessionCookieOf(response: { headers: Record<string, unknown> }): string | undefined {
   const cookies = (response.headers['set-cookie'] as string[] | undefined) ?? [];
@@ -385,11 +387,13 @@ describe('security: SSRF at connection time', () => {
           [org.id, url, ['flag.created']],
         );
       }
-      await t.dataSource.transaction((manager) =>
-        t.app
-          .get(WebhookOutboxRepository)
-          .enqueue(org.id, 'flag.created', { flag_id: 'f', flag_key: 'k', app_id: 'a' }, {}, manager),
-      );
+      await t.app
+        .get(UnitOfWork)
+        .run(() =>
+          t.app
+            .get(WebhookOutboxRepository)
+            .enqueue(trustOrganizationId(org.id), 'flag.created', { flag_id: 'f', flag_key: 'k', app_id: 'a' }),
+        );
       const dispatcher = t.app.get(WebhookDispatcher);
       await eventually(
         async () => {

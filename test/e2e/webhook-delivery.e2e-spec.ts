@@ -20,6 +20,8 @@ import {
   type WebhookReceiver,
   WebhookReceivers,
 } from '../support/webhook-receiver.js';
+import { UnitOfWork } from '../../src/database/unit-of-work.js';
+import { trustOrganizationId } from '../../src/common/access/tenant-id.js';
 
 /** Short delays for tests: retries after at least 200 ms and 400 ms; a 600 ms timeout. */
 const TEST_SETTINGS = {
@@ -81,7 +83,7 @@ describe('webhook delivery', () => {
     data: Record<string, unknown> = {},
   ): Promise<number> {
     const flag = { flag_id: `flag-${++sequence}`, flag_key: `key_${sequence}`, app_id: 'app', ...data };
-    return t.dataSource.transaction((manager) => outbox.enqueue(org.id, event, flag, {}, manager));
+    return t.app.get(UnitOfWork).run(() => outbox.enqueue(trustOrganizationId(org.id), event, flag));
   }
 
   function deliveries(endpointId: string): Promise<DeliveryRow[]> {
@@ -353,8 +355,8 @@ describe('webhook delivery', () => {
     const { id } = await endpoint(agent, target, ['flag.created']);
 
     await expect(
-      t.dataSource.transaction(async (manager) => {
-        expect(await outbox.enqueue(org.id, 'flag.created', { flag_id: 'f' }, {}, manager)).toBe(1);
+      t.app.get(UnitOfWork).run(async () => {
+        expect(await outbox.enqueue(trustOrganizationId(org.id), 'flag.created', { flag_id: 'f' })).toBe(1);
         throw new Error('the cause failed');
       }),
     ).rejects.toThrow('the cause failed');
@@ -373,9 +375,11 @@ describe('webhook delivery', () => {
 
   it('never fails the cause when writing the event fails', async () => {
     const { org } = await paidOrg();
-    await t.dataSource.transaction(async (manager) => {
+    const uow = t.app.get(UnitOfWork);
+    await uow.run(async () => {
+      const manager = uow.manager();
       await manager.query(`UPDATE organizations SET name = 'Renamed by the cause' WHERE id = $1`, [org.id]);
-      expect(await outbox.enqueue('not-a-uuid', 'flag.created', { flag_id: 'f' }, {}, manager)).toBe(0);
+      expect(await outbox.enqueue(trustOrganizationId('not-a-uuid'), 'flag.created', { flag_id: 'f' })).toBe(0);
       await manager.query('SELECT 1');
     });
     const [row] = await t.sql<{ name: string }>(`SELECT name FROM organizations WHERE id = $1`, [org.id]);

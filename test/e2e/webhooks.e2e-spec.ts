@@ -18,6 +18,8 @@ import {
   type WebhookReceiver,
   WebhookReceivers,
 } from '../support/webhook-receiver.js';
+import { UnitOfWork } from '../../src/database/unit-of-work.js';
+import { trustOrganizationId } from '../../src/common/access/tenant-id.js';
 
 const TEAM_ID = 'ABCDE12345';
 const DEVICE_EVENTS: WebhookEventName[] = [
@@ -341,9 +343,11 @@ describe('webhooks', () => {
       const { id } = (await create(agent, { url: target.url, events: ['flag.updated'] }).expect(201)).body;
       const outbox = t.app.get(WebhookOutboxRepository);
       for (const key of ['first', 'second', 'third']) {
-        await t.dataSource.transaction((manager) =>
-          outbox.enqueue(org.id, 'flag.updated', { flag_id: key, flag_key: key, app_id: 'a' }, {}, manager),
-        );
+        await t.app
+          .get(UnitOfWork)
+          .run(() =>
+            outbox.enqueue(trustOrganizationId(org.id), 'flag.updated', { flag_id: key, flag_key: key, app_id: 'a' }),
+          );
       }
       const page = await agent.get(`/api/v1/org/webhooks/${id}/deliveries?per=2`).expect(200);
       expect(page.body.metadata).toEqual({ page: 1, per: 2, total: 3 });

@@ -27,7 +27,7 @@ export class FakeApiKeysRepository implements Public<ApiKeysRepository> {
     return Promise.resolve(this.keys.filter((k) => k.organizationId === organizationId && !k.revokedAt).reverse());
   }
 
-  insert(organizationId: string, row: NewApiKeyRow): Promise<ApiKey> {
+  insert(organizationId: OrganizationId, row: NewApiKeyRow): Promise<ApiKey & { organizationId: OrganizationId }> {
     const key = Object.assign(new ApiKey(), {
       id: randomUUID(),
       organizationId,

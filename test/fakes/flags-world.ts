@@ -18,7 +18,7 @@ import {
 } from './flags.js';
 import { KnownApps } from './known-apps.js';
 import { FixedPlans } from './plans.js';
-import { SeamFakeUnitOfWork } from './unit-of-work.js';
+import { FakeUnitOfWork } from './unit-of-work.js';
 
 /** The flag webhook events announced, in order. */
 export class RecordedWebhooks implements Pick<WebhookEvents, 'announceFlagChange'>, Restorable {
@@ -41,7 +41,7 @@ export class RecordedWebhooks implements Pick<WebhookEvents, 'announceFlagChange
  * and cache invalidations they cause after commit.
  */
 export function flagsWorld() {
-  const uow = new SeamFakeUnitOfWork();
+  const uow = new FakeUnitOfWork();
   const flags = new FakeFlagsRepository();
   const schedules = new FakeFlagSchedulesRepository();
   const requests = new FakeChangeRequestsRepository(flags);

@@ -1,5 +1,6 @@
 /* eslint-disable @typescript-eslint/require-await -- in-memory fakes answer at once, behind the repositories' promise signatures */
 import type { Role } from '../../src/common/access/access.decorator.js';
+import { trustOrganizationId } from '../../src/common/access/tenant-id.js';
 import type { Organization } from '../../src/organizations/organization.entity.js';
 import type { OrganizationRecord } from '../../src/organizations/organizations.repository.js';
 import type { OrganizationSummary, OrganizationsService } from '../../src/organizations/organizations.service.js';
@@ -53,7 +54,7 @@ export class FakeOrganizations implements Pick<
       : this.memberships.filter((m) => m.userId === userId).map((m) => m.organizationId);
     return ids.map((id) => {
       const { name, slug, serviceTier } = this.organizations.get(id)!;
-      return { id, name, slug, serviceTier };
+      return { id: trustOrganizationId(id), name, slug, serviceTier };
     });
   }
 

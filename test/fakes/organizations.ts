@@ -280,12 +280,12 @@ export class FakeUsers {
     return Promise.resolve();
   }
 
-  markForDeletion(_manager: unknown, userId: string) {
+  markForDeletion(userId: string) {
     this.markedForDeletion.push(userId);
     return Promise.resolve();
   }
 
-  deactivate(_manager: unknown, userIds: readonly string[]) {
+  deactivate(userIds: readonly string[]) {
     const ids = userIds.filter((id) => this.users.get(id)?.status === 'active');
     for (const id of ids) this.users.get(id)!.status = 'disabled';
     this.deactivated.push(...ids);

@@ -54,14 +54,3 @@ export class FakeUnitOfWork implements Pick<UnitOfWork, 'run' | 'afterCommit' | 
     return this as unknown as UnitOfWork;
   }
 }
-
-/**
- * A FakeUnitOfWork whose `manager()` answers a placeholder, for services that still hand it to
- * another feature's method that takes a manager (the `// seam:` calls; the fakes of those
- * methods ignore it). Removed with the last seam.
- */
-export class SeamFakeUnitOfWork extends FakeUnitOfWork {
-  override manager(): EntityManager {
-    return {} as EntityManager;
-  }
-}

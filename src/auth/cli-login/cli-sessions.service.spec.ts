@@ -48,7 +48,7 @@ describe('CliSessionsService (the CLI login, on fakes)', () => {
     issued = [];
     audited = [];
     const apiKeys = {
-      issue: (_manager: unknown, organizationId: string, userId: string | null, input: { scopes: ApiKeyScope[] }) => {
+      issue: (organizationId: string, userId: string | null, input: { scopes: ApiKeyScope[] }) => {
         issued.push({ organizationId, userId, scopes: input.scopes });
         return Promise.resolve({ key: `gpat_key${issued.length}`, record: { id: `key-${issued.length}` } });
       },

@@ -1,3 +1,4 @@
+import type { OrganizationId } from '../../common/access/tenant-id.js';
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { ApiKeyScope, Role } from '../../common/access/access.decorator.js';
@@ -72,12 +73,11 @@ export class CliSessionsService {
         };
       }
       const scopes = await this.scopesFor(session.userId, session.organizationId);
-      const { key, record } = await this.apiKeys.issue(
-        this.uow.manager(), // seam: src/api-keys/api-keys.service.ts#issue
-        session.organizationId,
-        session.userId,
-        { name: 'Command-line client', type: 'gpat', scopes },
-      );
+      const { key, record } = await this.apiKeys.issue(session.organizationId, session.userId, {
+        name: 'Command-line client',
+        type: 'gpat',
+        scopes,
+      });
       await this.sessions.activate(session.organizationId, idHash, record.id);
       return { status: 'active', api_key: key, email };
     });
@@ -108,7 +108,7 @@ export class CliSessionsService {
    * role): reads for everyone, writes from Member up, claims and team administration for Admins
    * (team administration where the plan allows it, `PLAN_RULES.adminTeamScope`).
    */
-  private async scopesFor(userId: string, organizationId: string): Promise<ApiKeyScope[]> {
+  private async scopesFor(userId: string, organizationId: OrganizationId): Promise<ApiKeyScope[]> {
     const user = await this.users.findById(userId);
     const organization = await this.organizations.find(organizationId);
     const membership = await this.organizations.roleOf(organizationId, userId);

@@ -120,7 +120,7 @@ export class SsoConnectionsRepository {
   }
 
   /** Whether the connection enforces SSO; null without a connection. */
-  async enforces(organizationId: OrganizationId | string): Promise<boolean | null> {
+  async enforces(organizationId: OrganizationId): Promise<boolean | null> {
     const [row] = await queryRows<{ enforce: boolean }>(
       this.uow.manager(),
       `SELECT enforce FROM sso_connections WHERE organization_id = $1`,

@@ -160,7 +160,7 @@ export class SsoConnectionsService {
         message: 'Single sign-on is available on the Enterprise plan',
         hint: 'Upgrade to Enterprise to connect an identity provider',
       },
-      lock ? { manager: this.uow.manager(), lock } : {}, // seam: src/organizations/plan.service.ts#requireFeature
+      { lock },
     );
   }
 }

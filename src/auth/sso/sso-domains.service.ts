@@ -1,3 +1,4 @@
+import type { OrganizationId } from '../../common/access/tenant-id.js';
 import { Injectable } from '@nestjs/common';
 import type { OrgAuthContext } from '../../common/access/auth-context.js';
 import { AppException, conflict, notFound } from '../../common/errors/app-exception.js';
@@ -156,7 +157,7 @@ export class SsoDomainsService {
     return checked ? { ...row, ...checked } : undefined;
   }
 
-  private async assertPlan(organizationId: string): Promise<void> {
+  private async assertPlan(organizationId: OrganizationId): Promise<void> {
     await this.plans.requireFeature(organizationId, 'sso', {
       message: 'Single sign-on is available on the Enterprise plan',
       hint: 'Upgrade to Enterprise to connect an identity provider',

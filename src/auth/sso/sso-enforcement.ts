@@ -1,3 +1,4 @@
+import type { OrganizationId } from '../../common/access/tenant-id.js';
 import { Injectable } from '@nestjs/common';
 import type { Role } from '../../common/access/access.decorator.js';
 import { tierDefinition } from '../../common/tiers.js';
@@ -37,7 +38,7 @@ export class SsoEnforcement {
 
   /** The organization's connection as the sign-in rules see it: none (or a plan without SSO), or whether it enforces. */
   async connectionState(organization: {
-    id: string;
+    id: OrganizationId;
     serviceTier: string;
   }): Promise<{ connected: boolean; enforce: boolean; serviceTier: string } | null> {
     if (!tierDefinition(organization.serviceTier).features.sso) return null;

@@ -403,10 +403,7 @@ export class SsoSignInService {
     const { email } = identity;
     const unusablePassword = await hashPassword(randomSecret(32), this.config.bcryptRounds);
     return this.uow.run(async () => {
-      const organization = await this.organizations.get(connection.organizationId, {
-        manager: this.uow.manager(), // seam: src/organizations/organizations.service.ts#get
-        lock: true,
-      });
+      const organization = await this.organizations.get(connection.organizationId, { lock: true });
       const domain = email.slice(email.lastIndexOf('@') + 1).toLowerCase();
       if (!(await this.domains.isVerified(connection.organizationId, domain))) {
         throw new SsoSignInFailure(
@@ -436,7 +433,7 @@ export class SsoSignInService {
         // left (a password, the organization it made) must not keep working: both go.
         userId = found.id;
         await this.users.markVerified(userId, unusablePassword);
-        await this.organizations.dropSoleOwnedBy(userId, this.uow.manager()); // seam: src/organizations/organizations.service.ts#dropSoleOwnedBy
+        await this.organizations.dropSoleOwnedBy(userId);
         await this.link(userId, connection, identity, 'provider');
       } else if (confirmedUserId === found.id) {
         userId = found.id;
@@ -446,8 +443,7 @@ export class SsoSignInService {
       } else {
         return { kind: 'linkRequired', userId: found.id };
       }
-      // seam: src/organizations/organizations.service.ts#roleOf
-      if ((await this.organizations.roleOf(connection.organizationId, userId, this.uow.manager())) === null) {
+      if ((await this.organizations.roleOf(connection.organizationId, userId)) === null) {
         await this.join(connection, organization.serviceTier, email, userId, ipAddress);
       }
       await this.users.recordSignIn(userId);
@@ -492,11 +488,11 @@ export class SsoSignInService {
     userId: string,
     ipAddress: string | null,
   ): Promise<void> {
-    const invite = await this.invites.pendingFor(connection.organizationId, email, this.uow.manager()); // seam: src/team/invite-acceptance.service.ts#pendingFor
+    const invite = await this.invites.pendingFor(connection.organizationId, email);
     if (!invite) await this.assertSeatFree(connection.organizationId, serviceTier);
     const role = invite?.role ?? connection.defaultRole;
-    await this.organizations.addMember(connection.organizationId, userId, role, this.uow.manager()); // seam: src/organizations/organizations.service.ts#addMember
-    if (invite) await this.invites.markAccepted(connection.organizationId, invite.id, userId, this.uow.manager()); // seam: src/team/invite-acceptance.service.ts#markAccepted
+    await this.organizations.addMember(connection.organizationId, userId, role);
+    if (invite) await this.invites.markAccepted(connection.organizationId, invite.id, userId);
     await this.audit.record(this.context(userId, email, connection.organizationId, ipAddress), {
       organizationId: connection.organizationId,
       action: 'member.joined',
@@ -506,11 +502,10 @@ export class SsoSignInService {
     });
   }
 
-  private async assertSeatFree(organizationId: string, serviceTier: string): Promise<void> {
+  private async assertSeatFree(organizationId: OrganizationId, serviceTier: string): Promise<void> {
     const limit = tierDefinition(serviceTier).limits.maxSeats;
     const used =
-      (await this.organizations.memberCount(organizationId, this.uow.manager())) + // seam: src/organizations/organizations.service.ts#memberCount
-      (await this.invites.pendingCount(organizationId, this.uow.manager())); // seam: src/team/invite-acceptance.service.ts#pendingCount
+      (await this.organizations.memberCount(organizationId)) + (await this.invites.pendingCount(organizationId));
     if (used >= limit) {
       throw new SsoSignInFailure(
         'no_seat',

@@ -125,7 +125,7 @@ describe('the organizations feature finds its participants by decorator', () => 
       expect(calls).toEqual(['invites:scheduling:org-1', 'keys:removing:org-1,org-2', 'keys:after:org-1']);
 
       const sources = app.get(OrganizationSourcesService);
-      await expect(sources.monthlyActiveDevices('org-1')).resolves.toBe(42);
+      await expect(sources.monthlyActiveDevices(trustOrganizationId('org-1'))).resolves.toBe(42);
       await expect(sources.primaryApp('org-1')).rejects.toThrow(
         'No feature provides the organization source primaryApp',
       );
