@@ -27,8 +27,9 @@ const flagsPerApp = option('flags', 50);
 if (typeof globalThis.gc !== 'function') throw new Error('run with node --expose-gc');
 
 const { FlagStore } = await import(join(root, 'dist/src/flags/flag-store.js'));
+const { FlagStoreRepository } = await import(join(root, 'dist/src/flags/flag-store.repository.js'));
 
-/** What `dataSource.query` answers for the store's statements: the flags of an app, and no overrides. */
+/** What the repository's `manager.query` answers for the store's statements: the flags of an app, and no overrides. */
 function rowsFor(sql) {
   if (/feature_flag_overrides/.test(sql)) return [];
   if (/FROM\s+feature_flags/i.test(sql)) {
@@ -45,12 +46,12 @@ function rowsFor(sql) {
   throw new Error(`the flag store asked something this measurement does not answer: ${sql.slice(0, 120)}`);
 }
 
-const dataSource = {
-  options: { url: undefined },
-  query: async (sql) => rowsFor(sql),
-};
+// The store's real repository, over a unit of work whose manager is the stand-in above.
+const manager = { query: async (sql) => rowsFor(sql) };
+const unitOfWork = { manager: () => manager, outside: (work) => work() };
+const repository = new FlagStoreRepository(unitOfWork, { options: { url: undefined } });
 // No bound: the measurement holds every app it fills (the service drops the least recently asked past FLAG_STORE_MAX_APPS).
-const store = new FlagStore(dataSource, { logLevel: 'silent', flagStoreMaxApps: Number.POSITIVE_INFINITY });
+const store = new FlagStore(repository, { logLevel: 'silent', flagStoreMaxApps: Number.POSITIVE_INFINITY });
 
 function settle() {
   for (let i = 0; i < 4; i++) globalThis.gc();

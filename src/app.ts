@@ -1,5 +1,4 @@
 import 'reflect-metadata';
-import type { Server } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import { json, urlencoded } from 'express';
 import type { NestExpressApplication } from '@nestjs/platform-express';
@@ -38,7 +37,7 @@ export async function createApp(config: AppConfig & { databaseUrl: string }, log
     abortOnError: false,
   });
   const errors = new AllExceptionsFilter(logger);
-  const server = app.getHttpServer() as Server;
+  const server = app.getHttpServer();
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1_000;
   app.disable('x-powered-by');
