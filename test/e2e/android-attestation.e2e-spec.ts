@@ -290,6 +290,37 @@ describe('Android attestation', () => {
       expect((await owner.get('/api/v1/devices?platform=ios').expect(200)).body.metadata.total).toBe(0);
     });
 
+    it('gives an emulator build a debug token through its package name, never counted as a device', async () => {
+      // Play Integrity does not pass on an emulator or a CI runner: the debug provider is the way in.
+      const { org, owner, fabricated, app } = await androidOnlyApp();
+      const created = await owner.post(`/api/v1/apps/${app.id}/debug-tokens`).send({ name: 'Android emulator' });
+      expect(created.status).toBe(201);
+      const exchanged = await android(fabricated)
+        .post('/api/v1/attestation/debug')
+        .send({ debugToken: created.body.token as string, deviceId: 'emulator-5554' });
+      expect(exchanged.status).toBe(200);
+      const claims = decodeJwt(exchanged.body.token as string);
+      expect(claims).toMatchObject({
+        app_id: app.id,
+        org_id: org.id,
+        aud: fabricated.packageName,
+        env: 'debug',
+        debug: true,
+        sub: `debug:${created.body.id as string}:emulator-5554`,
+      });
+      const flags = await android(fabricated)
+        .get('/api/v1/flags')
+        .set('Authorization', `Bearer ${exchanged.body.token as string}`);
+      expect(flags.status).toBe(200);
+      expect((await owner.get('/api/v1/devices').expect(200)).body.metadata.total).toBe(0);
+      // Another app's package name does not take this app's debug token.
+      const other = await androidOnlyApp();
+      const refused = await android(other.fabricated)
+        .post('/api/v1/attestation/debug')
+        .send({ debugToken: created.body.token as string, deviceId: 'emulator-5554' });
+      expect([refused.status, refused.body.code]).toEqual([401, expect.any(String)]);
+    });
+
     it('is not reached by iOS headers, and App Attest is refused for it before the challenge is spent', async () => {
       const { fabricated } = await androidOnlyApp();
       // No Bundle ID names it; not its package name either.
