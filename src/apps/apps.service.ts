@@ -82,6 +82,16 @@ export class AppsService implements OnModuleInit {
   }
 
   /**
+   * The organization's app, locked until the open unit of work ends, in the order every app
+   * change locks (`lock`: the organization, then the app): what another feature writes for the app
+   * in that unit of work cannot race the app's deletion (404, never a foreign key error), nor
+   * deadlock with it (its audit entry's key check waits on the organization row a deletion holds).
+   */
+  getLocked(auth: OrgAuthContext, id: string): Promise<App> {
+    return this.lock(auth, id);
+  }
+
+  /**
    * An app with its iOS identity, its Android one (`input.android`), or both, written in one unit
    * of work: a refused Android identity leaves no app behind.
    */

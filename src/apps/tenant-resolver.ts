@@ -38,6 +38,15 @@ const TTL_MS = 30_000;
 const MAX_ENTRIES = 50_000;
 
 /**
+ * The cache keys of the two ways to name an app, each in a namespace of its own: no pair of iOS
+ * headers writes the entry of a package name (`X-Bundle-ID: android` with a package as team id
+ * once cached a miss under an Android app's key, shutting its SDK calls out for 30 s). Header
+ * values hold no newline, so the first line is always the namespace.
+ */
+const iosKey = (bundleId: string, teamId: string) => `ios\n${bundleId}\n${teamId}`;
+const androidKey = (packageName: string) => `android\n${packageName}`;
+
+/**
  * Resolves `X-Bundle-ID` + `X-Team-ID` to the app and its organization. Changes made through
  * this instance are seen at once (`forget`); deactivations and deletions reach the other
  * instances through the token revocation notifications (`forgetApp`), other changes within 30
@@ -56,7 +65,7 @@ export class TenantResolver {
 
   /** The app whose Android build has `packageName` (`X-Package-Name`), cached like `resolve`. */
   async resolveAndroid(packageName: string): Promise<Tenant | null> {
-    const key = `android\n${packageName}`;
+    const key = androidKey(packageName);
     const cached = this.cache.get(key);
     if (cached && cached.expiresAt > Date.now()) return cached.tenant;
     const generation = this.generation;
@@ -69,7 +78,7 @@ export class TenantResolver {
   }
 
   async resolve(bundleId: string, teamId: string): Promise<Tenant | null> {
-    const key = `${bundleId}\n${teamId}`;
+    const key = iosKey(bundleId, teamId);
     const cached = this.cache.get(key);
     if (cached && cached.expiresAt > Date.now()) return cached.tenant;
     const generation = this.generation;
@@ -82,13 +91,13 @@ export class TenantResolver {
 
   forget(bundleId: string, teamId: string): void {
     this.generation++;
-    this.cache.delete(`${bundleId}\n${teamId}`);
+    this.cache.delete(iosKey(bundleId, teamId));
   }
 
   /** Drops what `X-Package-Name: packageName` was last resolved to, a miss included (a package just registered). */
   forgetPackage(packageName: string): void {
     this.generation++;
-    this.cache.delete(`android\n${packageName}`);
+    this.cache.delete(androidKey(packageName));
   }
 
   /** Drops the cached app with this id, whatever identity headers it was looked up by. */

@@ -72,10 +72,13 @@ export class AndroidIdentityService implements AndroidIdentityStore {
 
   async put(auth: OrgAuthContext, appId: string, input: PutAndroidIdentityDto): Promise<AndroidIdentityResponse> {
     const digests = checkedIdentity(input, '');
-    await this.apps.get(auth, appId);
     const box = await this.secretBox();
     try {
-      const row = await this.uow.run(() => this.store(auth, appId, input, digests, box, ''));
+      const row = await this.uow.run(async () => {
+        // Locked, so a deletion of the app racing this change waits or wins: 404, never a 500.
+        await this.apps.getLocked(auth, appId);
+        return this.store(auth, appId, input, digests, box, '');
+      });
       this.tenants.forgetApp(appId);
       this.tenants.forgetPackage(input.packageName);
       return responseOf(row);

@@ -29,7 +29,7 @@ import {
   TEAM_ID,
   type RegisteredApp,
 } from '../support/sdk-client.js';
-import { WebhookReceivers } from '../support/webhook-receiver.js';
+import { sleep, WebhookReceivers } from '../support/webhook-receiver.js';
 
 const t: TestApp = await startTestApp(await fabricatedRootEnv());
 const receivers = new WebhookReceivers();
@@ -288,6 +288,43 @@ describe('Android attestation', () => {
         expect.objectContaining({ appId: app.id, keyId: claims.sub, platform: 'android', deviceModel: 'Pixel 9' }),
       ]);
       expect((await owner.get('/api/v1/devices?platform=ios').expect(200)).body.metadata.total).toBe(0);
+    });
+
+    it('is not shut out by iOS headers that spell its package name, and they never reach it', async () => {
+      const { fabricated } = await androidOnlyApp();
+      // An attacker's iOS lookup whose bundle id is "android" and team id the package: a miss,
+      // once cached under the package's own key (30 s of 404s for the app's every SDK call).
+      const ios = () =>
+        t
+          .http()
+          .get('/api/v1/attestation/challenge')
+          .set('X-Bundle-ID', 'android')
+          .set('X-Team-ID', fabricated.packageName)
+          .set('X-Forwarded-For', randomClientIp());
+      expect((await ios()).status).toBe(404);
+      await android(fabricated).get('/api/v1/attestation/challenge').expect(200);
+      // And once the package is cached, the same iOS headers still name no app.
+      expect((await ios()).status).toBe(404);
+    });
+
+    it('answers an Android identity set while its app is deleted with 404, never a 500', async () => {
+      const { owner } = await androidOnlyApp();
+      const answers: string[] = [];
+      for (let i = 0; i < 8; i++) {
+        const other = await owner
+          .post('/api/v1/apps')
+          .send({ appName: `Racing ${i}`, bundleId: `com.example.racing${process.pid}x${i}`, teamId: TEAM_ID })
+          .expect(201);
+        const [put, removed] = await Promise.all([
+          owner
+            .put(`/api/v1/apps/${other.body.id as string}/android`)
+            .send(settingsOf(fabricateAndroidApp(packageName()))),
+          sleep(i * 3).then(() => owner.delete(`/api/v1/apps/${other.body.id as string}`)),
+        ]);
+        answers.push(`${put.status}/${removed.status}`);
+      }
+      // The change lands before the deletion (200, then 204 takes the identity along) or after it (404).
+      for (const answer of answers) expect(['200/204', '404/204']).toContain(answer);
     });
 
     it('gives an emulator build a debug token through its package name, never counted as a device', async () => {

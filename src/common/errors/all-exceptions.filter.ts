@@ -2,6 +2,7 @@ import { ArgumentsHost, Catch, HttpException, type ExceptionFilter } from '@nest
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { AppException, ValidationFailedException, codeForStatus } from './app-exception.js';
+import { isConcurrentChange } from './concurrent-change.js';
 import { asDocumentedStatus } from '../validation/validation.js';
 import { MAX_JSON_DEPTH } from '../http/json-depth.js';
 
@@ -72,6 +73,15 @@ export class AllExceptionsFilter implements ExceptionFilter {
     }
     const parserError = asBodyParserError(exception);
     if (parserError) return describeParserError(parserError);
+    if (isConcurrentChange(exception)) {
+      // A race with another request (a parent deleted meanwhile, a deadlock): what a retry resolves.
+      this.logger.warn({ err: exception, requestId: request.requestId, path: request.path }, 'concurrent change');
+      return {
+        status: 409,
+        body: { error: 'The resource changed while this request ran; try again', code: 'conflict' },
+        headers: {},
+      };
+    }
     return { status: 500, body: { error: 'Internal server error', code: 'internal_error' }, headers: {} };
   }
 }

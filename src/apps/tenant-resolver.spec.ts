@@ -1,0 +1,74 @@
+import { describe, expect, it } from '@jest/globals';
+import { trustAppId, trustOrganizationId } from '../common/access/tenant-id.js';
+import type { AndroidIdentityRepository, AndroidTenantRow } from './android-identity.repository.js';
+import type { AppsRepository, TenantRow } from './apps.repository.js';
+import { TenantResolver } from './tenant-resolver.js';
+
+const APP: TenantRow = {
+  id: trustAppId('00000000-0000-4000-8000-000000000001'),
+  app_name: 'Notes',
+  organization_id: trustOrganizationId('00000000-0000-4000-8000-0000000000aa'),
+  service_tier: 'professional',
+  current_period_end: null,
+  billing_anchor_day: null,
+  is_active: true,
+  org_active: true,
+  jwt_configuration: {},
+  risk_thresholds: {},
+  require_signed_subject: false,
+  subject_signing_secret: null,
+};
+
+/** The two lookups over fixed rows: an iOS app `com.example.ios`/`ABCDE12345`, an Android-only app `com.example.android`. */
+function resolver() {
+  const lookups: string[] = [];
+  const apps = {
+    tenantOf: (bundleId: string, teamId: string) => {
+      lookups.push(`ios ${bundleId} ${teamId}`);
+      return Promise.resolve(bundleId === 'com.example.ios' && teamId === 'ABCDE12345' ? APP : null);
+    },
+  } as unknown as AppsRepository;
+  const android = {
+    tenantByPackage: (packageName: string) => {
+      lookups.push(`android ${packageName}`);
+      const row: AndroidTenantRow = { ...APP, bundle_id: null, team_id: null };
+      return Promise.resolve(packageName === 'com.example.android' ? row : null);
+    },
+  } as unknown as AndroidIdentityRepository;
+  return { tenants: new TenantResolver(apps, android), lookups };
+}
+
+describe('TenantResolver', () => {
+  it('caches a lookup, a miss included, for the next call with the same headers', async () => {
+    const { tenants, lookups } = resolver();
+    expect((await tenants.resolve('com.example.ios', 'ABCDE12345'))?.appId).toBe(APP.id);
+    expect(await tenants.resolve('com.example.other', 'ABCDE12345')).toBeNull();
+    await tenants.resolve('com.example.ios', 'ABCDE12345');
+    await tenants.resolve('com.example.other', 'ABCDE12345');
+    expect(lookups).toEqual(['ios com.example.ios ABCDE12345', 'ios com.example.other ABCDE12345']);
+  });
+
+  it("never lets iOS headers write or read a package name's entry", async () => {
+    const { tenants, lookups } = resolver();
+    // `X-Bundle-ID: android` with the package as the team id: a miss, which must not name the package.
+    expect(await tenants.resolve('android', 'com.example.android')).toBeNull();
+    expect((await tenants.resolveAndroid('com.example.android'))?.packageName).toBe('com.example.android');
+    // And the package's cached entry is not reached by those iOS headers either.
+    expect(await tenants.resolve('android', 'com.example.android')).toBeNull();
+    expect(lookups).toEqual(['ios android com.example.android', 'android com.example.android']);
+  });
+
+  it('forgets a package, a bundle or an app on demand', async () => {
+    const { tenants, lookups } = resolver();
+    await tenants.resolveAndroid('com.example.android');
+    await tenants.resolve('com.example.ios', 'ABCDE12345');
+    tenants.forgetPackage('com.example.android');
+    tenants.forget('com.example.ios', 'ABCDE12345');
+    await tenants.resolveAndroid('com.example.android');
+    await tenants.resolve('com.example.ios', 'ABCDE12345');
+    tenants.forgetApp(APP.id);
+    await tenants.resolveAndroid('com.example.android');
+    expect(lookups.filter((lookup) => lookup.startsWith('android'))).toHaveLength(3);
+    expect(lookups.filter((lookup) => lookup.startsWith('ios'))).toHaveLength(2);
+  });
+});
