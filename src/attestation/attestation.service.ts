@@ -129,7 +129,6 @@ export class AttestationService {
     return this.verdict(tenant, input.keyId, 'assertion', input.challenge, async (attempt) => {
       const known = await this.devices.findByKey(tenant.organizationId, tenant.appId, input.keyId);
       if (!known) throw unknownKey();
-      attempt.deviceId = known.id;
       const result = await verifyAssertion({
         assertion: Buffer.from(input.assertion, 'base64'),
         publicKeyPem: known.public_key_pem,
@@ -138,6 +137,10 @@ export class AttestationService {
         bundleId,
         previousCounter: Number(known.sign_counter),
       });
+      // A refusal counts against the stored device only once the key signed the assertion (a
+      // replayed counter, then admission): anyone can send a refresh naming a key, and an assertion
+      // the key did not sign says nothing about its device (docs/risk.md, failed_attestations).
+      if (result.ok || result.code === 'counter_not_increasing') attempt.deviceId = known.id;
       if (!result.ok) throw attestationFailure(result.code, result.message);
       const now = new Date();
       const madPeriods = this.mad.periodStarts(tenant, now);

@@ -367,6 +367,43 @@ describe('device attestation', () => {
       expect(row).toEqual({ sign_counter: '5', counter_anomalies: 1 });
     });
 
+    it('lets no one but the key count failures against its device, whatever counter their assertion claims', async () => {
+      const app = await registerApp(t);
+      const device = authority.createDevice();
+      expect((await attest(app, device)).status).toBe(200);
+      expect((await refresh(app, device, 2)).status).toBe(200);
+      // Another key's assertions for this key id: an old counter, the same and a new one.
+      const stranger = authority.createDevice();
+      for (const counter of [1, 2, 3]) {
+        const value = await challenge(app);
+        const assertion = stranger.assert({ challenge: value, counter, teamId: TEAM_ID, bundleId: app.bundleId });
+        const refused = await sdk(t, app)
+          .post('/api/v1/attestation/refresh')
+          .send({ keyId: device.keyId, assertion, challenge: value });
+        expect([counter, refused.status, refused.body.code]).toEqual([counter, 401, 'signature_invalid']);
+      }
+      const stored = () =>
+        t.sql<{ failure_count: number; counter_anomalies: number; risk_score: number }>(
+          `SELECT failure_count, counter_anomalies, risk_score FROM devices WHERE key_id = $1`,
+          [device.keyId],
+        );
+      expect(await stored()).toEqual([{ failure_count: 0, counter_anomalies: 0, risk_score: 0 }]);
+      // On record as the key's failures all the same (analytics, alert rules).
+      const events = await t.sql<{ error_code: string }>(
+        `SELECT error_code FROM device_events WHERE key_id = $1 AND result = 'failure'`,
+        [device.keyId],
+      );
+      expect(events.map((event) => event.error_code)).toEqual([
+        'signature_invalid',
+        'signature_invalid',
+        'signature_invalid',
+      ]);
+      // The key's own replayed counter is an anomaly of the device.
+      expect((await refresh(app, device, 2)).body.code).toBe('counter_not_increasing');
+      expect(await stored()).toEqual([{ failure_count: 1, counter_anomalies: 1, risk_score: 20 }]);
+      expect((await refresh(app, device, 4)).status).toBe(200);
+    });
+
     it('admits one of two concurrent refreshes with the same counter and refuses the other as a replay', async () => {
       const app = await registerApp(t);
       const device = authority.createDevice();

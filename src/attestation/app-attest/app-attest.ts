@@ -258,14 +258,16 @@ export function verifyAssertion(input: AssertionInput): Promise<AssertionVerific
         parseAuthenticatorData(assertion.authenticatorData),
       ) ?? fail('invalid_assertion', 'authenticatorData is shorter than 37 bytes');
     checkRpId(header.rpIdHash, input.teamId, input.bundleId);
-    if (header.counter <= input.previousCounter) {
-      fail('counter_not_increasing', `counter ${header.counter} <= ${input.previousCounter}`);
-    }
+    // The signature before the counter: `counter_not_increasing` then means the key itself signed
+    // an old counter (a replayed or cloned key), never an assertion anyone could make up.
     const signed = await duringAsync('signature_invalid', 'the signature does not verify', () =>
       signsAnyNonce(assertion, input.publicKeyPem, input.clientDataHashes),
     );
     if (!signed) {
       fail('signature_invalid', 'the signature does not cover SHA256(authenticatorData || clientDataHash)');
+    }
+    if (header.counter <= input.previousCounter) {
+      fail('counter_not_increasing', `counter ${header.counter} <= ${input.previousCounter}`);
     }
     return { ok: true, counter: header.counter };
   });
