@@ -92,6 +92,11 @@ export const LIMITS = {
    * to answer its poll as expired), so an anonymous script cannot fill the table.
    */
   'cli-session-ip': { limit: 30, windowMs: MINUTE, by: 'ip', refusal: 'rate_limited', headers: false },
+  /**
+   * Command-line sign-in polls from one client address: a client polls every second at most, so
+   * two sign-ins at once from one address stay well inside; a script probing session ids does not.
+   */
+  'cli-session-poll-ip': { limit: 120, windowMs: MINUTE, by: 'ip', refusal: 'rate_limited', headers: false },
   /** SSO domain verifications of one organization: each is a DNS lookup (up to two 3 s tries). */
   'sso-domain-verify': { limit: 100, windowMs: HOUR, by: 'callerOrganization', refusal: 'rate_limited', headers: true },
   /**

@@ -81,6 +81,22 @@ describe('route limits', () => {
     await start(randomClientIp()).expect(201);
   });
 
+  it('refuses the 121st CLI sign-in poll from one client address within a minute with 429, and not another client', async () => {
+    const ip = randomClientIp();
+    const session = (await t.http().post('/api/v1/auth/cli/sessions').set('X-Forwarded-For', ip).expect(201)).body as {
+      session_id: string;
+    };
+    const poll = (from: string) =>
+      t.http().get(`/api/v1/auth/cli/sessions/${session.session_id}`).set('X-Forwarded-For', from);
+    const statuses = new Set<number>();
+    for (let i = 0; i < 120; i++) statuses.add((await poll(ip)).status);
+    expect([...statuses]).toEqual([200]);
+    const refused = await poll(ip);
+    expect([refused.status, refused.body.code]).toEqual([429, 'rate_limited']);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    await poll(randomClientIp()).expect(200);
+  });
+
   describe('SDK feedback floods', () => {
     let app: RegisteredApp;
     beforeAll(async () => {

@@ -20,6 +20,7 @@ export class CliSessionsController {
 
   @Get(':sessionId')
   @Public()
+  @RateLimit('cli-session-poll-ip')
   poll(@UuidParam('sessionId') sessionId: string) {
     return this.sessions.poll(sessionId);
   }
