@@ -12,6 +12,7 @@ import type { DeviceRow, DevicesRepository } from '../devices/devices.repository
 import type { Metrics } from '../metrics/metrics.js';
 import type { RiskAlertsService } from '../risk-alerts/risk-alerts.service.js';
 import type { MadService } from '../usage/mad.service.js';
+import { refusalCode } from '../../test/fakes/refusal.js';
 import { FakeUnitOfWork } from '../../test/fakes/unit-of-work.js';
 import { challengeExpired, deviceBlocked } from './attestation.exceptions.js';
 import { AttestationService, type VerifiedDevice } from './attestation.service.js';
@@ -128,15 +129,6 @@ function gate(device: Partial<DeviceRow> = {}) {
 const android: VerifiedDevice = { platform: 'android', environment: 'production', rooted: false };
 const input = (report: Record<string, unknown> = {}) => ({ keyId: 'key-1', challenge: 'challenge-1', report });
 
-async function refusal(promise: Promise<unknown>): Promise<string> {
-  try {
-    await promise;
-  } catch (error) {
-    return (error as AppException).code;
-  }
-  throw new Error('expected a refusal');
-}
-
 describe('AttestationService: the gate every platform passes', () => {
   it('spends the challenge before anything is verified, then stores, counts, announces and mints', async () => {
     const { service, steps, emitted, minted } = gate();
@@ -159,7 +151,7 @@ describe('AttestationService: the gate every platform passes', () => {
   it('records a refused verification as a failure against no stored device, the challenge already spent', async () => {
     const { service, steps, emitted, minted, failures } = gate();
     const refused = service.validateVerified(tenantOf(), input(), () => Promise.reject(deviceBlocked()));
-    expect(await refusal(refused)).toBe('device_blocked');
+    expect(await refusalCode(refused)).toBe('device_blocked');
     expect(steps).toEqual(['challenge spent']);
     expect(failures).toEqual([{ deviceId: null, errorCode: 'device_blocked' }]);
     expect(emitted).toEqual(['AttestationFailed']);
@@ -170,14 +162,14 @@ describe('AttestationService: the gate every platform passes', () => {
     const { service, steps, failures, refuseChallenge } = gate();
     refuseChallenge(challengeExpired());
     const verify = () => Promise.reject(new Error('must not run'));
-    expect(await refusal(service.validateVerified(tenantOf(), input(), verify))).toBe('challenge_expired');
+    expect(await refusalCode(service.validateVerified(tenantOf(), input(), verify))).toBe('challenge_expired');
     expect(steps).toEqual(['challenge spent']);
     expect(failures).toEqual([]);
   });
 
   it('refuses a blocked device once verified, counting the failure against it when it was known', async () => {
     const known = gate({ is_blocked: true, inserted: false });
-    expect(await refusal(known.service.validateVerified(tenantOf(), input(), () => Promise.resolve(android)))).toBe(
+    expect(await refusalCode(known.service.validateVerified(tenantOf(), input(), () => Promise.resolve(android)))).toBe(
       'device_blocked',
     );
     expect(known.steps).toEqual(['challenge spent', 'device stored (android)', 'failure counted on device-1']);
@@ -196,7 +188,7 @@ describe('AttestationService: the gate every platform passes', () => {
     const refused = strict.service.validateVerified(tenantOf({}, { blockOnJailbreak: true }), input(), () =>
       Promise.resolve(rooted),
     );
-    expect(await refusal(refused)).toBe('jailbreak_detected');
+    expect(await refusalCode(refused)).toBe('jailbreak_detected');
     expect(strict.minted).toEqual([]);
   });
 
@@ -205,13 +197,13 @@ describe('AttestationService: the gate every platform passes', () => {
     const unsigned = service.validateVerified(tenantOf(), input({ subjectSignature: 'c2ln' }), () =>
       Promise.resolve(android),
     );
-    expect(await refusal(unsigned)).toBe('bad_request');
+    expect(await refusalCode(unsigned)).toBe('bad_request');
     const required = service.validateVerified(
       tenantOf({ requireSignedSubject: true, subjectSigningSecret: 's'.repeat(32) }),
       input({ subjectId: 'user-1' }),
       () => Promise.resolve(android),
     );
-    expect(await refusal(required)).toBe('subject_signature_invalid');
+    expect(await refusalCode(required)).toBe('subject_signature_invalid');
     expect(steps).toEqual([]);
   });
 
@@ -222,7 +214,7 @@ describe('AttestationService: the gate every platform passes', () => {
       attestationObject: 'AA==',
       challenge: 'challenge-1',
     });
-    expect(await refusal(validate)).toBe('ios_not_configured');
+    expect(await refusalCode(validate)).toBe('ios_not_configured');
     expect(steps).toEqual([]);
   });
 });

@@ -1,7 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Tenant } from '../apps/tenant-resolver.js';
 import { sha256Hex } from '../common/crypto.js';
-import type { AppException } from '../common/errors/app-exception.js';
 import type { UnitOfWork } from '../database/unit-of-work.js';
 import type { DenySet, Revocation } from '../devices/deny-set.js';
 import type { DevicesRepository } from '../devices/devices.repository.js';
@@ -11,6 +10,7 @@ import { fakeAudit } from '../../test/fakes/audit.js';
 import { FakeDebugTokens } from '../../test/fakes/debug-tokens.js';
 import { KnownApps } from '../../test/fakes/known-apps.js';
 import { memberAuth } from '../../test/fakes/org-auth.js';
+import { refusalCode } from '../../test/fakes/refusal.js';
 import { FakeUnitOfWork } from '../../test/fakes/unit-of-work.js';
 import { DebugTokensService, MAX_LIVE_DEBUG_TOKENS } from './debug-tokens.service.js';
 
@@ -54,15 +54,6 @@ function world() {
   return { service, tokens, log, announced, noted, minted, exchanges, admin, tenant };
 }
 
-async function refusal(promise: Promise<unknown>): Promise<string> {
-  try {
-    await promise;
-  } catch (error) {
-    return (error as AppException).code;
-  }
-  throw new Error('expected a refusal');
-}
-
 describe('DebugTokensService', () => {
   it('shows the secret once, stores only its hash and prefix, and audits the creation', async () => {
     const { service, tokens, log, admin } = world();
@@ -77,23 +68,23 @@ describe('DebugTokensService', () => {
   it(`refuses a token past ${MAX_LIVE_DEBUG_TOKENS} live ones; expired and revoked ones do not count`, async () => {
     const { service, tokens, admin } = world();
     for (let i = 0; i < MAX_LIVE_DEBUG_TOKENS; i++) await service.create(admin, APP, { name: `ci-${i}` });
-    expect(await refusal(service.create(admin, APP, { name: 'one too many' }))).toBe('debug_token_limit_reached');
+    expect(await refusalCode(service.create(admin, APP, { name: 'one too many' }))).toBe('debug_token_limit_reached');
     // Another app of the organization has its own allowance.
     await service.create(admin, OTHER_APP, { name: 'other app' });
     await service.revoke(admin, APP, tokens.rows[0].id);
     tokens.rows[1].expires_at = new Date(Date.now() - 1_000);
     await service.create(admin, APP, { name: 'after a revocation' });
     await service.create(admin, APP, { name: 'after an expiry' });
-    expect(await refusal(service.create(admin, APP, { name: 'full again' }))).toBe('debug_token_limit_reached');
+    expect(await refusalCode(service.create(admin, APP, { name: 'full again' }))).toBe('debug_token_limit_reached');
   });
 
   it("answers another organization's app with 404, to create, list or revoke", async () => {
     const { service, admin } = world();
     const { id } = await service.create(admin, APP, { name: 'ours' });
     const stranger = memberAuth(OTHER_ORG, 'user-2');
-    expect(await refusal(service.create(stranger, APP, { name: 'theirs' }))).toBe('not_found');
-    expect(await refusal(service.list(stranger, APP))).toBe('not_found');
-    expect(await refusal(service.revoke(stranger, APP, id))).toBe('not_found');
+    expect(await refusalCode(service.create(stranger, APP, { name: 'theirs' }))).toBe('not_found');
+    expect(await refusalCode(service.list(stranger, APP))).toBe('not_found');
+    expect(await refusalCode(service.revoke(stranger, APP, id))).toBe('not_found');
     expect(await service.list(admin, APP)).toHaveLength(1);
   });
 
@@ -118,24 +109,26 @@ describe('DebugTokensService', () => {
       'debug_token.created',
       'debug_token.revoked',
     ]);
-    expect(await refusal(service.revoke(admin, APP, '00000000-0000-4000-8000-00000000dead'))).toBe('not_found');
+    expect(await refusalCode(service.revoke(admin, APP, '00000000-0000-4000-8000-00000000dead'))).toBe('not_found');
   });
 
   it('names why an exchange is refused: unknown, another app, disabled, revoked, expired', async () => {
     const { service, tokens, admin, tenant, minted } = world();
     const token = async (name: string) => (await service.create(admin, APP, { name })).token;
-    expect(await refusal(service.exchange(tenant(), { debugToken: 'dbg_unknown' }))).toBe('debug_token_invalid');
-    expect(await refusal(service.exchange(tenant(OTHER_APP), { debugToken: await token('a') }))).toBe(
+    expect(await refusalCode(service.exchange(tenant(), { debugToken: 'dbg_unknown' }))).toBe('debug_token_invalid');
+    expect(await refusalCode(service.exchange(tenant(OTHER_APP), { debugToken: await token('a') }))).toBe(
       'debug_token_invalid',
     );
     const revoked = await service.create(admin, APP, { name: 'revoked' });
     await service.revoke(admin, APP, revoked.id);
-    expect(await refusal(service.exchange(tenant(), { debugToken: revoked.token }))).toBe('debug_token_revoked');
+    expect(await refusalCode(service.exchange(tenant(), { debugToken: revoked.token }))).toBe('debug_token_revoked');
     const expired = await token('expired');
     tokens.rows.at(-1)!.expires_at = new Date(Date.now() - 1);
-    expect(await refusal(service.exchange(tenant(), { debugToken: expired }))).toBe('debug_token_expired');
+    expect(await refusalCode(service.exchange(tenant(), { debugToken: expired }))).toBe('debug_token_expired');
     tokens.disabledApps.add(APP);
-    expect(await refusal(service.exchange(tenant(), { debugToken: await token('b') }))).toBe('debug_tokens_disabled');
+    expect(await refusalCode(service.exchange(tenant(), { debugToken: await token('b') }))).toBe(
+      'debug_tokens_disabled',
+    );
     expect(minted).toEqual([]);
   });
 
@@ -147,7 +140,7 @@ describe('DebugTokensService', () => {
       await service.revoke(admin, APP, id);
       return markUsed(appId, tokenId);
     };
-    expect(await refusal(service.exchange(tenant(), { debugToken: token }))).toBe('debug_token_revoked');
+    expect(await refusalCode(service.exchange(tenant(), { debugToken: token }))).toBe('debug_token_revoked');
     expect(minted).toEqual([]);
   });
 
