@@ -23,6 +23,12 @@ interface Work {
 @Injectable()
 export class UnitOfWork {
   private readonly current = new AsyncLocalStorage<Work>();
+  /**
+   * The connection `onConnection` binds: units of work and statements of that call chain run on it
+   * while `held`; a task the chain started that outlives it (a dispatcher woken after a commit)
+   * falls back to the pool, never to a connection given back.
+   */
+  private readonly connection = new AsyncLocalStorage<{ manager: EntityManager; held: boolean }>();
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
@@ -30,7 +36,8 @@ export class UnitOfWork {
   async run<T>(work: () => Promise<T>): Promise<T> {
     if (this.current.getStore()) return work();
     const afterCommit: Work['afterCommit'] = [];
-    const result = await this.dataSource.transaction((manager) => this.current.run({ manager, afterCommit }, work));
+    const base = this.heldConnection() ?? this.dataSource.manager;
+    const result = await base.transaction((manager) => this.current.run({ manager, afterCommit }, work));
     await this.current.exit(async () => {
       for (const task of afterCommit) await task();
     });
@@ -57,12 +64,31 @@ export class UnitOfWork {
    * source's (each statement commits on its own). For repositories only (`npm run lint` checks).
    */
   manager(): EntityManager {
-    return this.current.getStore()?.manager ?? this.dataSource.manager;
+    return this.current.getStore()?.manager ?? this.heldConnection() ?? this.dataSource.manager;
   }
 
   /** `work` outside any open unit of work (a read that must see committed data only, a background task). */
   outside<T>(work: () => T): T {
-    return this.current.exit(work);
+    return this.current.exit(() => this.connection.exit(work));
+  }
+
+  /**
+   * `work` with `manager`'s connection (a job's advisory-lock connection) under its units of work
+   * and statements, so a job holds one connection of the pool, not two. Its units of work must run
+   * one after another: one connection holds one transaction at a time.
+   */
+  async onConnection<T>(manager: EntityManager, work: () => Promise<T>): Promise<T> {
+    const binding = { manager, held: true };
+    try {
+      return await this.connection.run(binding, work);
+    } finally {
+      binding.held = false;
+    }
+  }
+
+  private heldConnection(): EntityManager | undefined {
+    const binding = this.connection.getStore();
+    return binding?.held ? binding.manager : undefined;
   }
 }
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../../src/database/data-source-options.js';
+import { AdvisoryLocks } from '../../src/common/scheduling/advisory-lock.js';
 import { UnitOfWork } from '../../src/database/unit-of-work.js';
 import { createTestDatabase, dropTestDatabase } from '../harness/database.js';
 
@@ -93,5 +94,28 @@ describe('unit of work', () => {
       }),
     ).rejects.toThrow('rolled back');
     expect(never).toEqual([]);
+  });
+
+  it("runs a locked job's units of work on the lock's own connection, and what outlives the job on the pool", async () => {
+    const LOCK = 727_998;
+    const locks = new AdvisoryLocks(dataSource, uow);
+    let later: Promise<number> | null = null;
+    const outcome = await locks.run(LOCK, async () => {
+      const [lockHolder] = await dataSource.query<{ pid: number }[]>(
+        `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND objid = $1 AND granted`,
+        [LOCK],
+      );
+      const inUnits = [await uow.run(backendPid), await uow.run(backendPid)];
+      // A task the job starts and does not wait for (a dispatcher woken after a commit).
+      later = new Promise<void>((resolve) => setTimeout(resolve, 200)).then(() => uow.run(backendPid));
+      return { holder: lockHolder.pid, inUnits, outside: await uow.outside(backendPid) };
+    });
+    expect(outcome.ran).toBe(true);
+    if (!outcome.ran) return;
+    const { holder, inUnits, outside } = outcome.result;
+    expect(inUnits).toEqual([holder, holder]);
+    expect(outside).not.toBe(holder);
+    // The lock's connection went back to the pool with the job: the late task runs on a pool connection.
+    expect(typeof (await later!)).toBe('number');
   });
 });

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
+import { UnitOfWork } from '../../database/unit-of-work.js';
 
 export type LockedRun<T> = { ran: true; result: T } | { ran: false };
 
@@ -35,13 +36,17 @@ export async function withAdvisoryLock<T>(
 /**
  * `withAdvisoryLock` for jobs, which hold no data source (decision 0070): `work` runs while this
  * instance holds the lock `key` on its dedicated connection, and writes through repositories in
- * units of work of its own, as any caller does.
+ * units of work of its own, as any caller does; they run on that same connection
+ * (`UnitOfWork.onConnection`), so a job takes one connection of the pool, never two.
  */
 @Injectable()
 export class AdvisoryLocks {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly uow: UnitOfWork,
+  ) {}
 
   run<T>(key: number, work: () => Promise<T>): Promise<LockedRun<T>> {
-    return withAdvisoryLock(this.dataSource, key, () => work());
+    return withAdvisoryLock(this.dataSource, key, (manager) => this.uow.onConnection(manager, work));
   }
 }
