@@ -19,7 +19,7 @@ export const EXCEPTIONS = {
   // The typed SQL helpers repositories use (queryRows); sqlReference/sqlIdentifier are defined here.
   'src/database/sql.ts': ['sql-fragment'],
   // A session-level advisory lock needs its own connection for the lock's lifetime.
-  'src/common/scheduling/advisory-lock.ts': ['sql', 'data-source', 'entity-manager'],
+  'src/database/advisory-lock.ts': ['sql', 'data-source', 'entity-manager'],
   // The root module wires TypeORM's DataSource.
   // The root module wires TypeORM's DataSource; the bootstrap hands it to the session store.
   'src/app.module.ts': ['data-source'],

@@ -20,7 +20,7 @@ import { DebugTokensController } from './debug-tokens.controller.js';
 import { DebugTokensRepository } from './debug-tokens.repository.js';
 import { DebugTokensService } from './debug-tokens.service.js';
 import { DeviceTokensModule } from '../device-tokens/device-tokens.module.js';
-import { AdvisoryLocks } from '../common/scheduling/advisory-lock.js';
+import { AdvisoryLocks } from '../database/advisory-lock.js';
 import { DebugTokenRetentionJob } from './debug-token-retention.job.js';
 
 @Module({

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
 import type { AppId } from '../common/access/tenant-id.js';
-import { AdvisoryLocks } from '../common/scheduling/advisory-lock.js';
+import { AdvisoryLocks } from '../database/advisory-lock.js';
 import { randomSecret, sha256Hex } from '../common/crypto.js';
 import { challengeExpired, challengeInvalid } from './attestation.exceptions.js';
 import { stampChallenge, stampedExpiry } from './challenge-stamp.js';

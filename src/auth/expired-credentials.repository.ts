@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
-import { withAdvisoryLock } from '../common/scheduling/advisory-lock.js';
+import { withAdvisoryLock } from '../database/advisory-lock.js';
 import { queryRows } from '../database/sql.js';
 
 /** The credential tables whose expired rows are deleted: the owners are auth's sessions, CLI login and e-mail tokens. */

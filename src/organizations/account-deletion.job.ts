@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Cron, CronExpression } from '@nestjs/schedule';
 import type { Logger } from 'pino';
-import { AdvisoryLocks } from '../common/scheduling/advisory-lock.js';
+import { AdvisoryLocks } from '../database/advisory-lock.js';
 import { createLogger } from '../common/logging/logger.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';

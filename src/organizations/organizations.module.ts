@@ -2,7 +2,7 @@ import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuditModule } from '../audit/audit.module.js';
-import { AdvisoryLocks } from '../common/scheduling/advisory-lock.js';
+import { AdvisoryLocks } from '../database/advisory-lock.js';
 import { AccountController } from './account.controller.js';
 import { AccountDeletionJob } from './account-deletion.job.js';
 import { AccountDeletionService } from './account-deletion.service.js';

@@ -2,7 +2,7 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { ApiKeysModule } from '../api-keys/api-keys.module.js';
 import { AuditModule } from '../audit/audit.module.js';
-import { AdvisoryLocks } from '../common/scheduling/advisory-lock.js';
+import { AdvisoryLocks } from '../database/advisory-lock.js';
 import { MailModule } from '../mail/mail.module.js';
 import { OrganizationsModule } from '../organizations/organizations.module.js';
 import { Invite } from './invite.entity.js';

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { withAdvisoryLock } from '../common/scheduling/advisory-lock.js';
+import { withAdvisoryLock } from '../database/advisory-lock.js';
 import { queryRows } from '../database/sql.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 

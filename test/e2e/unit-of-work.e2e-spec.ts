@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../../src/database/data-source-options.js';
-import { AdvisoryLocks } from '../../src/common/scheduling/advisory-lock.js';
+import { AdvisoryLocks } from '../../src/database/advisory-lock.js';
 import { UnitOfWork } from '../../src/database/unit-of-work.js';
 import { createTestDatabase, dropTestDatabase } from '../harness/database.js';
 

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
-import { UnitOfWork } from '../../database/unit-of-work.js';
+import { UnitOfWork } from './unit-of-work.js';
 
 export type LockedRun<T> = { ran: true; result: T } | { ran: false };
 
