@@ -253,9 +253,15 @@ describe('device attestation', () => {
         authData: Uint8Array;
       };
       const intermediate = Buffer.from(object.attStmt.x5c[1]);
-      const point = new X509Certificate(intermediate).publicKey.export({ type: 'spki', format: 'der' });
-      // The uncompressed point's 0x04 prefix becomes 0x05: OpenSSL can no longer read the key.
-      intermediate[intermediate.indexOf(point) + point.length - 65] = 0x05;
+      const key = new X509Certificate(intermediate).publicKey;
+      const point = key.export({ type: 'spki', format: 'der' });
+      // The uncompressed point (0x04, x, y) ends the key: its length follows the curve (97 bytes on
+      // P-384, as Apple's intermediate; 65 on P-256). Its 0x04 prefix becomes 0x05: OpenSSL can no
+      // longer read the key. (A fixed 65 once hit a coordinate byte, a no-op when it was already 5.)
+      const coordinate = Buffer.from(key.export({ format: 'jwk' }).x!, 'base64url').length;
+      const prefix = intermediate.indexOf(point) + point.length - (1 + 2 * coordinate);
+      expect(intermediate[prefix]).toBe(0x04);
+      intermediate[prefix] = 0x05;
       const tampered = new Encoder({ useRecords: false, mapsAsObjects: false }).encode(
         new Map<string, unknown>([
           ['fmt', object.fmt],
