@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
 import type { AppId } from '../common/access/tenant-id.js';
 import { AdvisoryLocks } from '../database/advisory-lock.js';
+import { deleteInBatches } from '../database/batches.js';
 import { randomSecret, sha256Hex } from '../common/crypto.js';
 import { challengeExpired, challengeInvalid } from './attestation.exceptions.js';
 import { stampChallenge, stampedExpiry } from './challenge-stamp.js';
@@ -73,14 +74,9 @@ export class ChallengeService {
   @Interval(60_000)
   async purgeExpired(now: number = this.now()): Promise<number | null> {
     const before = new Date(now - CHALLENGE_TOMBSTONE_MS);
-    const outcome = await this.locks.run(CHALLENGE_PURGE_LOCK, async () => {
-      let deleted = 0;
-      for (;;) {
-        const batch = await this.challenges.deleteExpiredBefore(before, PURGE_BATCH);
-        deleted += batch;
-        if (batch < PURGE_BATCH) return deleted;
-      }
-    });
+    const outcome = await this.locks.run(CHALLENGE_PURGE_LOCK, () =>
+      deleteInBatches(PURGE_BATCH, (size) => this.challenges.deleteExpiredBefore(before, size)),
+    );
     return outcome.ran ? outcome.result : null;
   }
 

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Cron, CronExpression } from '@nestjs/schedule';
 import type { Logger } from 'pino';
 import { AdvisoryLocks } from '../database/advisory-lock.js';
+import { deleteInBatches } from '../database/batches.js';
 import { createLogger } from '../common/logging/logger.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
@@ -48,14 +49,9 @@ export class DebugTokenRetentionJob {
   /** Tokens deleted, or null when another instance is running the job. `now` is the job's clock. */
   async run(now: Date = new Date()): Promise<number | null> {
     const before = new Date(now.getTime() - DEBUG_TOKEN_RETENTION_DAYS * DAY_MS);
-    const outcome = await this.locks.run(DEBUG_TOKEN_RETENTION_LOCK, async () => {
-      let deleted = 0;
-      for (;;) {
-        const batch = await this.tokens.deleteEndedBefore(before, BATCH);
-        deleted += batch;
-        if (batch < BATCH) return deleted;
-      }
-    });
+    const outcome = await this.locks.run(DEBUG_TOKEN_RETENTION_LOCK, () =>
+      deleteInBatches(BATCH, (size) => this.tokens.deleteEndedBefore(before, size)),
+    );
     if (!outcome.ran) return null;
     if (outcome.result) this.logger.info({ deleted: outcome.result }, 'ended debug tokens deleted');
     return outcome.result;

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import { withAdvisoryLock } from '../database/advisory-lock.js';
+import { deleteInBatches } from '../database/batches.js';
 import { queryRows } from '../database/sql.js';
 
 /** The credential tables whose expired rows are deleted: the owners are auth's sessions, CLI login and e-mail tokens. */
@@ -34,18 +35,16 @@ export class ExpiredCredentialsRepository {
   }
 }
 
-async function deleteBatches(manager: EntityManager, table: CredentialTable, before: Date, batch: number) {
-  let deleted = 0;
-  for (;;) {
+function deleteBatches(manager: EntityManager, table: CredentialTable, before: Date, batch: number) {
+  return deleteInBatches(batch, async (size) => {
     // Each batch is its own statement and commit; the expiry index finds the rows.
     const rows = await queryRows<{ one: number }>(
       manager,
       `DELETE FROM ${table} WHERE ctid = ANY(ARRAY(
          SELECT ctid FROM ${table} WHERE expires_at <= $1 LIMIT $2))
        RETURNING 1 AS one`,
-      [before, batch],
+      [before, size],
     );
-    deleted += rows.length;
-    if (rows.length < batch) return deleted;
-  }
+    return rows.length;
+  });
 }

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { OrganizationId } from '../common/access/tenant-id.js';
 import { withAdvisoryLock } from '../database/advisory-lock.js';
+import { deleteInBatches } from '../database/batches.js';
 import { queryRows } from '../database/sql.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 
@@ -40,20 +41,18 @@ export class ConsumedTokensRepository {
    * the advisory lock `lockKey`: the number deleted, or null when another instance holds it.
    */
   async deleteExpired(now: Date, batch: number, lockKey: number): Promise<number | null> {
-    const outcome = await withAdvisoryLock(this.dataSource, lockKey, async (manager) => {
-      let deleted = 0;
-      for (;;) {
+    const outcome = await withAdvisoryLock(this.dataSource, lockKey, (manager) =>
+      deleteInBatches(batch, async (size) => {
         const rows = await queryRows<{ one: number }>(
           manager,
           `DELETE FROM consumed_tokens WHERE jti IN (
              SELECT jti FROM consumed_tokens WHERE expires_at <= $1 LIMIT $2)
            RETURNING 1 AS one`,
-          [now, batch],
+          [now, size],
         );
-        deleted += rows.length;
-        if (rows.length < batch) return deleted;
-      }
-    });
+        return rows.length;
+      }),
+    );
     return outcome.ran ? outcome.result : null;
   }
 }

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { trustAppId, type AppId, type OrganizationId } from '../common/access/tenant-id.js';
 import { withAdvisoryLock } from '../database/advisory-lock.js';
+import { deleteInBatches } from '../database/batches.js';
 import { queryRows } from '../database/sql.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 
@@ -93,19 +94,19 @@ export class PushDeliveriesRepository {
    * (one instance prunes at a time; the others skip the round).
    */
   async pruneFinished(keepDays: number, lockKey: number): Promise<void> {
-    await withAdvisoryLock(this.dataSource, lockKey, async (manager) => {
-      for (;;) {
+    await withAdvisoryLock(this.dataSource, lockKey, (manager) =>
+      deleteInBatches(1000, async (size) => {
         const rows = await queryRows<{ one: number }>(
           manager,
           `DELETE FROM push_deliveries WHERE id IN (
              SELECT id FROM push_deliveries
               WHERE status <> 'pending' AND created_at < now() - make_interval(days => $1)
-              LIMIT 1000)
+              LIMIT $2)
            RETURNING 1 AS one`,
-          [keepDays],
+          [keepDays, size],
         );
-        if (rows.length < 1000) return;
-      }
-    });
+        return rows.length;
+      }),
+    );
   }
 }

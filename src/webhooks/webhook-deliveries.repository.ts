@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { withAdvisoryLock } from '../database/advisory-lock.js';
+import { deleteInBatches } from '../database/batches.js';
 import { queryRows } from '../database/sql.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 
@@ -123,9 +124,8 @@ export class WebhookDeliveriesRepository {
    * number deleted, or null when another instance holds the lock.
    */
   async pruneExpired(tiers: string[], days: number[], batch: number, lockKey: number): Promise<number | null> {
-    const outcome = await withAdvisoryLock(this.dataSource, lockKey, async (manager) => {
-      let deleted = 0;
-      for (;;) {
+    const outcome = await withAdvisoryLock(this.dataSource, lockKey, (manager) =>
+      deleteInBatches(batch, async (size) => {
         const rows = await queryRows<{ id: string }>(
           manager,
           `DELETE FROM webhook_events WHERE id IN (
@@ -136,12 +136,11 @@ export class WebhookDeliveriesRepository {
                 AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = ev.id AND d.status = 'pending')
               LIMIT $3)
            RETURNING id`,
-          [tiers, days, batch],
+          [tiers, days, size],
         );
-        deleted += rows.length;
-        if (rows.length < batch) return deleted;
-      }
-    });
+        return rows.length;
+      }),
+    );
     return outcome.ran ? outcome.result : null;
   }
 }
