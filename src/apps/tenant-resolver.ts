@@ -64,25 +64,23 @@ export class TenantResolver {
   ) {}
 
   /** The app whose Android build has `packageName` (`X-Package-Name`), cached like `resolve`. */
-  async resolveAndroid(packageName: string): Promise<Tenant | null> {
-    const key = androidKey(packageName);
-    const cached = this.cache.get(key);
-    if (cached && cached.expiresAt > Date.now()) return cached.tenant;
-    const generation = this.generation;
-    const row = await this.android.tenantByPackage(packageName);
-    const tenant = row ? androidTenantOf(row, packageName) : null;
-    if (generation !== this.generation) return tenant;
-    if (this.cache.size >= MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
-    this.cache.set(key, { tenant, expiresAt: Date.now() + TTL_MS });
-    return tenant;
+  resolveAndroid(packageName: string): Promise<Tenant | null> {
+    return this.cached(androidKey(packageName), async () => {
+      const row = await this.android.tenantByPackage(packageName);
+      return row ? androidTenantOf(row, packageName) : null;
+    });
   }
 
-  async resolve(bundleId: string, teamId: string): Promise<Tenant | null> {
-    const key = iosKey(bundleId, teamId);
+  resolve(bundleId: string, teamId: string): Promise<Tenant | null> {
+    return this.cached(iosKey(bundleId, teamId), () => this.lookup(bundleId, teamId));
+  }
+
+  /** The entry under `key` while fresh, else what `load` reads, cached unless a forget came meanwhile. */
+  private async cached(key: string, load: () => Promise<Tenant | null>): Promise<Tenant | null> {
     const cached = this.cache.get(key);
     if (cached && cached.expiresAt > Date.now()) return cached.tenant;
     const generation = this.generation;
-    const tenant = await this.lookup(bundleId, teamId);
+    const tenant = await load();
     if (generation !== this.generation) return tenant;
     if (this.cache.size >= MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
     this.cache.set(key, { tenant, expiresAt: Date.now() + TTL_MS });
