@@ -28,9 +28,12 @@ export const EXCEPTIONS = {
   'src/cli/cli-context.ts': ['data-source'],
   // The brands' definition.
   'src/common/access/tenant-id.ts': ['tenant-brand'],
-  // The access layer establishes the caller's organization: the access guard for sessions and keys.
+  // The access layer establishes the caller's organization: the session resolver for a signed-in
+  // session (its row and membership confirm it), the access guard for keys.
+  'src/auth/session-resolver.ts': ['tenant-brand'],
   'src/auth/access.guard.ts': ['tenant-brand'],
-  'src/auth/device-login/device-login.controller.ts': ['tenant-brand'],
+  // A Stripe event whose signature verified names the organization our checkout wrote into it.
+  'src/billing/stripe-webhook.service.ts': ['tenant-brand'],
   // The management CLI acts for the operator on the organization named on its command line.
   'src/cli/': ['tenant-brand'],
 };

@@ -157,7 +157,7 @@ export class AccessGuard implements CanActivate {
       }
       return {
         caller: resolved.caller,
-        organizationId: resolved.organizationId === null ? null : trustOrganizationId(resolved.organizationId),
+        organizationId: resolved.organizationId,
         ipAddress: request.ip ?? null,
       };
     }

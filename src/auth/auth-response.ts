@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { entitlementsOf } from '../common/tiers.js';
 import { OrganizationsService } from '../organizations/organizations.service.js';
 import { UsersService } from '../users/users.service.js';
+import type { OrganizationId } from '../common/access/tenant-id.js';
 
 /** The auth response object of login, me, verify-email, switch-org and clear-org. */
 export interface AuthResponse {
@@ -31,7 +32,7 @@ export class AuthResponses {
    * `user.role` is the role in the active organization, `super_admin` for a super admin outside
    * any organization they belong to, and `none` without an organization context.
    */
-  async build(userId: string, organizationId: string | null): Promise<AuthResponse> {
+  async build(userId: string, organizationId: OrganizationId | null): Promise<AuthResponse> {
     const user = await this.users.findById(userId);
     if (!user) throw new Error('the auth response of an account that does not exist');
     const found = organizationId ? await this.organizations.find(organizationId) : null;

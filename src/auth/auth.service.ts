@@ -16,7 +16,7 @@ import { AuditService } from '../audit/audit.service.js';
 import { MailService } from '../mail/mail.service.js';
 import { mailTemplates } from '../mail/mail-templates.js';
 import { OrganizationsService } from '../organizations/organizations.service.js';
-import type { Organization } from '../organizations/organization.entity.js';
+import type { OrganizationRecord } from '../organizations/organizations.repository.js';
 import { AuthTokensService, MAX_ACTIVE_TOKENS } from './auth-tokens.service.js';
 import { MIN_PASSWORD_LENGTH, hashPassword } from './passwords.js';
 import { PasswordGate, type PasswordAttempt } from './password-gate.js';
@@ -229,7 +229,11 @@ export class AuthService {
    * organization's provider needs the other organization's own sign-in, and a password session
    * does not enter an organization that enforces SSO on the user.
    */
-  async organizationToSwitchTo(caller: SessionCaller, slug: string, signIn: SessionSignIn): Promise<Organization> {
+  async organizationToSwitchTo(
+    caller: SessionCaller,
+    slug: string,
+    signIn: SessionSignIn,
+  ): Promise<OrganizationRecord> {
     const organization = await this.organizations.findBySlug(slug);
     if (!organization) throw notFound('Organization');
     const role = await this.organizations.roleOf(organization.id, caller.userId);

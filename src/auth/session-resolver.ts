@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import type { SessionCaller } from '../common/access/auth-context.js';
+import { trustOrganizationId, type OrganizationId } from '../common/access/tenant-id.js';
 import { tierDefinition } from '../common/tiers.js';
 import { OrganizationsService } from '../organizations/organizations.service.js';
 import { UsersService } from '../users/users.service.js';
@@ -10,7 +11,7 @@ import { ssoEnforcedOn } from './sso/sso-enforcement.js';
 
 export interface ResolvedSession {
   caller: SessionCaller;
-  organizationId: string | null;
+  organizationId: OrganizationId | null;
 }
 
 /**
@@ -29,7 +30,8 @@ export class SessionResolver {
     const session = (request as Partial<Pick<Request, 'session'>>).session;
     const userId = session?.userId;
     if (!session || !userId) return null;
-    const organizationId = session.organizationId ?? null;
+    // The access layer establishes the tenant: the session names it, its row and membership confirm it.
+    const organizationId = session.organizationId ? trustOrganizationId(session.organizationId) : null;
     const user = await this.users.findById(userId);
     if (!user || user.status !== 'active' || user.emailVerifiedAt === null) return null;
     const organization = organizationId ? await this.organizations.find(organizationId) : null;

@@ -4,6 +4,7 @@ import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { AuditService } from '../audit/audit.service.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
+import { trustOrganizationId } from '../common/access/tenant-id.js';
 import type { OrganizationRecord } from '../organizations/organizations.repository.js';
 import { OrganizationsService } from '../organizations/organizations.service.js';
 import { BillingEventsRepository } from './billing-events.repository.js';
@@ -105,7 +106,9 @@ export class StripeWebhookService {
   /** By the organization id the checkout put in the metadata, else by the Stripe customer; locked. */
   private async findOrganization(change: SubscriptionChange): Promise<OrganizationRecord | null> {
     if (change.organizationId) {
-      const byId = await this.organizations.find(change.organizationId, { lock: true });
+      // Stripe's signature (verifiedStripeEvent) vouches for the metadata our checkout wrote: it
+      // names the tenant, as a session or a key does on the API.
+      const byId = await this.organizations.find(trustOrganizationId(change.organizationId), { lock: true });
       if (byId) return byId;
     }
     if (!change.customerId) return null;

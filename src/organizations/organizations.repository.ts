@@ -61,7 +61,7 @@ export class OrganizationsRepository {
   constructor(private readonly uow: UnitOfWork) {}
 
   /** The organization with this id, its id branded: the lookup that establishes the tenant. */
-  async find(organizationId: string, options: RowLock = {}): Promise<OrganizationRecord | null> {
+  async find(organizationId: OrganizationId, options: RowLock = {}): Promise<OrganizationRecord | null> {
     const organization = await this.uow.manager().findOne(Organization, {
       where: { id: organizationId },
       ...(options.lock ? { lock: { mode: 'pessimistic_write' as const } } : {}),

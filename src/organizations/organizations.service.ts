@@ -33,16 +33,16 @@ export class OrganizationsService {
   ) {}
 
   /**
-   * The organization; 404 when it does not exist (any more). `get` and `find` take any id: they
-   * establish the tenant, answering its row with the branded id (decision 0070).
+   * The organization; 404 when it does not exist (any more). The id arrives branded, as on every
+   * tenant table (decision 0070): from a session, a key, a signed Stripe event or a tenant row.
    */
-  async get(organizationId: string, options: OrganizationQuery = {}): Promise<OrganizationRecord> {
+  async get(organizationId: OrganizationId, options: OrganizationQuery = {}): Promise<OrganizationRecord> {
     const organization = await this.find(organizationId, options);
     if (!organization) throw notFound('Organization');
     return organization;
   }
 
-  find(organizationId: string, options: OrganizationQuery = {}): Promise<OrganizationRecord | null> {
+  find(organizationId: OrganizationId, options: OrganizationQuery = {}): Promise<OrganizationRecord | null> {
     return this.organizations.find(organizationId, options);
   }
 

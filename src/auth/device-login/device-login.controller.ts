@@ -15,7 +15,6 @@ import { PASSWORD_SIGN_IN, signInOf } from '../session/session-admission.js';
 import { startSignedInSession } from '../session/signed-in-session.js';
 import { DeviceLoginService, cliSessionIdOf } from './device-login.service.js';
 import { sendPage, type DevicePage } from './device-pages.js';
-import { trustOrganizationId } from '../../common/access/tenant-id.js';
 
 const RUN_LOGIN_AGAIN = 'Run the login command again to get a new link.';
 
@@ -133,7 +132,7 @@ export class DeviceLoginController {
     }
     const auth: OrgAuthContext = {
       caller: resolved.caller,
-      organizationId: trustOrganizationId(resolved.organizationId),
+      organizationId: resolved.organizationId,
       ipAddress: request.ip ?? null,
     };
     try {

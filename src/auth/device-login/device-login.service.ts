@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import { randomSecret, safeEqual, sha256Hex } from '../../common/crypto.js';
 import { saveSession } from '../../common/http/session-cookie.js';
+import type { OrganizationId } from '../../common/access/tenant-id.js';
 import { OrganizationsService } from '../../organizations/organizations.service.js';
 import type { OrganizationChoice } from './device-pages.js';
 import { CliSessionsRepository } from '../cli-login/cli-sessions.repository.js';
@@ -43,7 +44,7 @@ export class DeviceLoginService {
       : null;
   }
 
-  async organization(organizationId: string): Promise<OrganizationChoice | null> {
+  async organization(organizationId: OrganizationId): Promise<OrganizationChoice | null> {
     const organization = await this.organizations.find(organizationId);
     return organization ? { name: organization.name, slug: organization.slug } : null;
   }

@@ -140,7 +140,7 @@ export class SsoConnectionsService {
   }
 
   /** The connection of an organization by slug or id, when it can sign users in right now. */
-  async usable(by: { slug: string } | { organizationId: string }): Promise<UsableSsoConnection | null> {
+  async usable(by: { slug: string } | { organizationId: OrganizationId }): Promise<UsableSsoConnection | null> {
     const organization =
       'slug' in by ? await this.organizations.findBySlug(by.slug) : await this.organizations.find(by.organizationId);
     if (!organization || !tierDefinition(organization.serviceTier).features.sso) return null;

@@ -1,10 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { queryRows } from '../../database/sql.js';
 import { UnitOfWork } from '../../database/unit-of-work.js';
+import { trustOrganizationId, type OrganizationId } from '../../common/access/tenant-id.js';
 
 /** A sign-in attempt between start and callback. */
 export interface SsoAttempt {
-  organizationId: string;
+  organizationId: OrganizationId;
   nonce: string;
   codeVerifier: string;
   cliSessionId: string | null;
@@ -14,7 +15,7 @@ export interface SsoAttempt {
 /** A provider's sign-in waiting for the account's owner to confirm the link with the password. */
 export interface SsoPendingLink {
   userId: string;
-  organizationId: string;
+  organizationId: OrganizationId;
   email: string;
   issuer: string;
   subject: string;
@@ -57,7 +58,7 @@ export class SsoSignInRepository {
     );
     return row
       ? {
-          organizationId: row.organization_id,
+          organizationId: trustOrganizationId(row.organization_id),
           nonce: row.nonce,
           codeVerifier: row.code_verifier,
           cliSessionId: row.cli_session_id,
@@ -104,7 +105,7 @@ export class SsoSignInRepository {
     return row
       ? {
           userId: row.user_id,
-          organizationId: row.organization_id,
+          organizationId: trustOrganizationId(row.organization_id),
           email: row.email,
           issuer: row.issuer,
           subject: row.subject,

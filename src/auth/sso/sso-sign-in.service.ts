@@ -262,7 +262,7 @@ export class SsoSignInService {
   }
 
   /** The organization's connection when a sign-in comes back to it, or the page that says it is gone. */
-  private async connectionStillUsable(organizationId: string): Promise<UsableSsoConnection> {
+  private async connectionStillUsable(organizationId: OrganizationId): Promise<UsableSsoConnection> {
     const connection = await this.connections.usable({ organizationId });
     if (!connection) {
       throw new SsoSignInFailure(

@@ -4,7 +4,8 @@
  * guard, the session resolver, the SDK's tenant resolver) and the owners' repositories (ids read
  * back from tenant rows, for jobs that walk every organization) produce them: a query whose
  * organization id came from anywhere else (a request body, a path parameter) does not compile.
- * `npm run lint` lists the files allowed to call `trustOrganizationId` and `trustAppId`.
+ * `npm run lint` (the data-access check, `EXCEPTIONS` in scripts/sql-owners.mjs) lets only
+ * repositories and the files listed there call `trustOrganizationId` and `trustAppId`.
  */
 declare const organizationIdBrand: unique symbol;
 declare const appIdBrand: unique symbol;
