@@ -13,7 +13,6 @@ import { FlagScheduleJob } from './flag-schedule.job.js';
 import { FlagSchedulesService } from './flag-schedules.service.js';
 import { ChangeRequestsController } from './change-requests.controller.js';
 import { ChangeRequestsService } from './change-requests.service.js';
-import { FlagsByKeyController } from './flags-by-key.controller.js';
 import { FlagsController } from './flags.controller.js';
 import { FlagsService } from './flags.service.js';
 import { SdkFlagsController } from './sdk-flags.controller.js';
@@ -36,7 +35,7 @@ import { SavepointsRepository } from './savepoints.repository.js';
     DevicesModule,
     WebhooksModule,
   ],
-  controllers: [FlagsController, FlagsByKeyController, ChangeRequestsController, SdkFlagsController],
+  controllers: [FlagsController, ChangeRequestsController, SdkFlagsController],
   providers: [
     FlagsService,
     FlagStore,

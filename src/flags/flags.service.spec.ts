@@ -70,6 +70,15 @@ describe('FlagsService', () => {
     });
   });
 
+  it('finds the id of a flag named by id, by key, or by id in the key position', async () => {
+    const { auth, create, flagsService } = world('enterprise');
+    const flag = await create(boolean('checkout'));
+    await expect(flagsService.idOf(auth, { flagId: flag.id })).resolves.toBe(flag.id);
+    await expect(flagsService.idOf(auth, { appId: APP, flagKey: 'checkout' })).resolves.toBe(flag.id);
+    await expect(flagsService.idOf(auth, { appId: APP, flagKey: flag.id })).resolves.toBe(flag.id);
+    await expect(flagsService.idOf(auth, { appId: APP, flagKey: 'missing' })).rejects.toMatchObject({ status: 404 });
+  });
+
   it("answers another organization's flag as not found for reads and writes", async () => {
     const { create, flagsService } = world('enterprise');
     const flag = await create(boolean('checkout'));
@@ -82,7 +91,9 @@ describe('FlagsService', () => {
     await expect(flagsService.updateAs(actorFromAuth(stranger), flag.id, { name: 'x' })).rejects.toMatchObject({
       status: 404,
     });
-    await expect(flagsService.resolveKey(stranger, APP, 'checkout')).rejects.toMatchObject({ status: 404 });
+    await expect(flagsService.idOf(stranger, { appId: APP, flagKey: 'checkout' })).rejects.toMatchObject({
+      status: 404,
+    });
   });
 
   it('marks approval only on Enterprise, as the key’s protection', async () => {

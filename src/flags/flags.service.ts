@@ -33,7 +33,7 @@ import { validateEnvironmentConfig } from './evaluation/validate-rule.js';
 import { dependentsOf, prerequisiteGraphProblem } from './evaluation/validate-prerequisites.js';
 import { protectedEnvironments, type Protection } from './evaluation/protection.js';
 import { FeatureFlag, FlagOverride } from './flag.entity.js';
-import { isUuid } from './flag-key-param.js';
+import { isUuid, type FlagAddress } from './flag-key-param.js';
 import { FlagStore } from './flag-store.js';
 import { FlagStoreRepository } from './flag-store.repository.js';
 import { FlagSchedulesRepository } from './flag-schedules.repository.js';
@@ -127,10 +127,19 @@ export class FlagsService {
   }
 
   /**
+   * The id of the flag a dashboard route names (`FlagAddress`): the id of the path as it is (the
+   * route's own lookup answers 404 for a flag that is not the caller's), or the key resolved by
+   * `resolveKey`.
+   */
+  async idOf(auth: OrgAuthContext, address: FlagAddress): Promise<string> {
+    return 'flagId' in address ? address.flagId : this.resolveKey(auth, address.appId, address.flagKey);
+  }
+
+  /**
    * The id of the flag of `appId` whose key is `flagKey`; a UUID that is no key of the app is
    * taken as the flag's id. 404 when the app or the flag is not the caller's.
    */
-  async resolveKey(auth: OrgAuthContext, appId: string, flagKey: string): Promise<string> {
+  private async resolveKey(auth: OrgAuthContext, appId: string, flagKey: string): Promise<string> {
     const id = await this.flags.idByKey(auth.organizationId, appId, flagKey, isUuid(flagKey) ? flagKey : null);
     if (!id) throw notFound('Flag');
     return id;

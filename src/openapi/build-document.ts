@@ -52,7 +52,7 @@ export function buildOpenApiDocument(app: INestApplication, options: { serverUrl
   const dtos = new DtoSchemas();
   const generated = takeOperations(document);
   for (const route of routeTable(app)) {
-    const operation = generated.get(route.operationId) ?? { operationId: route.operationId, responses: {} };
+    const operation = generated.get(route.generatedOperationId) ?? { operationId: route.operationId, responses: {} };
     (document.paths[route.openApiPath] ??= {})[route.method] = complete(operation, route, dtos);
   }
 
@@ -238,16 +238,18 @@ function parameters(generated: readonly ParameterObject[], route: RouteInfo, dto
       kept.push({ name, in: 'query', required: false, schema: { type: 'string' } });
     }
   }
-  for (const param of route.pathParams) {
-    if (!kept.some((parameter) => parameter.in === 'path' && parameter.name === param.name)) {
-      kept.push({
+  // Path parameters come first, in the order of the path: a handler serving several paths (and a
+  // pipe over the whole params object) names some of them in no decorator.
+  const inPath = route.pathParams.map(
+    (param): ParameterObject =>
+      kept.find((parameter) => parameter.in === 'path' && parameter.name === param.name) ?? {
         name: param.name,
-        in: 'path',
         required: true,
+        in: 'path',
         schema: { type: 'string', ...(param.uuid ? { format: 'uuid' } : {}) },
-      });
-    }
-  }
+      },
+  );
+  kept.splice(0, kept.length, ...inPath, ...kept.filter((parameter) => parameter.in !== 'path'));
   if (queryDto) {
     const required = new Set(queryDto.required ?? []);
     for (const [name, schema] of Object.entries(queryDto.properties ?? {})) {
@@ -290,7 +292,7 @@ function responses(
     !result[status] &&
     !doc.responses?.[status] &&
     !route.rawResponse &&
-    GENERATED_RESPONSES.operations[route.operationId]
+    GENERATED_RESPONSES.operations[route.handlerId]
   ) {
     // Another success is declared (a 202 by `@ApiResponse`), and the handler's own answer stays.
     result[status] = successResponse(route.successStatus, route);
@@ -336,7 +338,7 @@ function successResponse(status: number, route: RouteInfo): ResponseObject {
   if (route.rawResponse) return { description: `${description}; the handler writes the response itself` };
   // The handler's return type; `null` when it returns nothing. A route missing here (the generated
   // file is stale) keeps an empty schema, which the document's test refuses.
-  const schema = GENERATED_RESPONSES.operations[route.operationId];
+  const schema = GENERATED_RESPONSES.operations[route.handlerId];
   if (schema === null) return { description };
   return { description, content: { 'application/json': { schema: schema ? structuredClone(schema) : {} } } };
 }

@@ -422,13 +422,61 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
   'POST /api/v1/auth/leave-org': {
     summary: 'Leave an organization (not as its Owner); needs no session in it',
   },
+  // FlagsController serves each flag route at two addresses, by id and by key; each address has
+  // its own summary here (an `@ApiOperation` summary would name both alike).
   'DELETE /api/v1/dashboard/flags/{flagId}': {
     summary: 'Delete a flag',
     responses: { '409': responseRef('FlagHasDependents') },
   },
   'DELETE /api/v1/dashboard/apps/{appId}/flags/{flagKey}': {
-    summary: 'Delete a flag, by key',
+    summary: 'Delete a flag by its key',
     responses: { '409': responseRef('FlagHasDependents') },
+  },
+  'GET /api/v1/dashboard/apps/{appId}/flags/{flagKey}': { summary: 'Get a flag by its key' },
+  'PATCH /api/v1/dashboard/apps/{appId}/flags/{flagKey}': {
+    summary: "Update a flag's name, description or default value, by key",
+  },
+  'PUT /api/v1/dashboard/apps/{appId}/flags/{flagKey}/environments/{environment}': {
+    summary: "Replace one environment's state, value and rules, by flag key",
+  },
+  'PUT /api/v1/dashboard/flags/{flagId}/environments/{environment}/approval': {
+    summary: 'Require approved change requests for changes of an environment (Enterprise)',
+  },
+  'PUT /api/v1/dashboard/apps/{appId}/flags/{flagKey}/environments/{environment}/approval': {
+    summary: 'Require approved change requests for an environment, by flag key (Enterprise)',
+  },
+  'GET /api/v1/dashboard/apps/{appId}/flags/{flagKey}/history': { summary: "A flag's versions, newest first, by key" },
+  'POST /api/v1/dashboard/apps/{appId}/flags/{flagKey}/rollback': {
+    summary: 'Restore an earlier version as a new one, by flag key',
+  },
+  'GET /api/v1/dashboard/apps/{appId}/flags/{flagKey}/overrides': {
+    summary: "A flag's device overrides, newest first, by key",
+  },
+  'POST /api/v1/dashboard/apps/{appId}/flags/{flagKey}/overrides': {
+    summary: 'Force a value for one device, by flag key',
+  },
+  'DELETE /api/v1/dashboard/apps/{appId}/flags/{flagKey}/overrides/{overrideId}': {
+    summary: 'Remove a device override, by flag key',
+  },
+  'GET /api/v1/dashboard/flags/{flagId}/schedules': {
+    summary: "A flag's scheduled changes, newest first (Business plan and above)",
+  },
+  'GET /api/v1/dashboard/apps/{appId}/flags/{flagKey}/schedules': {
+    summary: "A flag's scheduled changes, newest first, by key (Business plan and above)",
+  },
+  'POST /api/v1/dashboard/flags/{flagId}/schedules': {
+    summary: 'Schedule a change of one environment (Business plan and above)',
+    description:
+      'At `runAt` the change is applied once, as a new flag version with its audit entry, `flag.updated` webhook, stream update and flag toggle notice. A change that can no longer apply then marks the schedule `failed` with the reason.',
+  },
+  'POST /api/v1/dashboard/apps/{appId}/flags/{flagKey}/schedules': {
+    summary: 'Schedule a change of one environment, by flag key (Business plan and above)',
+  },
+  'DELETE /api/v1/dashboard/flags/{flagId}/schedules/{scheduleId}': {
+    summary: 'Cancel a pending schedule (409 once applied, failed or cancelled)',
+  },
+  'DELETE /api/v1/dashboard/apps/{appId}/flags/{flagKey}/schedules/{scheduleId}': {
+    summary: 'Cancel a pending schedule, by flag key',
   },
   'POST /api/v1/org/invites': {
     summary: 'Invite someone to the organization',

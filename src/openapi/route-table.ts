@@ -9,6 +9,7 @@ import {
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum.js';
 import { ModulesContainer } from '@nestjs/core';
 import { ACCESS_KEY, type AccessRule } from '../common/access/access.decorator.js';
+import { declaredUuidParams } from '../common/validation/uuid-param.js';
 import { RATE_LIMITS_KEY } from '../rate-limit/rate-limit.guard.js';
 
 /** The metadata key of `@InvalidInputStatus` (src/common/validation/validation.ts). */
@@ -20,8 +21,15 @@ export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete' | 'options'
 export interface RouteInfo {
   readonly controller: Type;
   readonly handlerName: string;
-  /** The operation id the document uses: `<Controller>_<handler>`. */
+  /**
+   * The operation id the document uses: `<Controller>_<handler>`, and for a handler serving more
+   * than one path the alias's own (`aliasOperationIds`).
+   */
   readonly operationId: string;
+  /** The id @nestjs/swagger gives the operation it generates for this path (`generatedOperationIdOf`). */
+  readonly generatedOperationId: string;
+  /** `<Controller>_<handler>`: one per handler, whatever its paths; response schemas are keyed by it. */
+  readonly handlerId: string;
   readonly method: HttpMethod;
   /** Express form, `/api/v1/apps/:appID`. */
   readonly expressPath: string;
@@ -38,7 +46,10 @@ export interface RouteInfo {
   readonly query: Type | null;
   /** Named `@Query('name')` parameters. */
   readonly queryNames: readonly string[];
-  /** Path parameters; `uuid` when the parameter goes through `ParseUUIDPipe`. */
+  /**
+   * Path parameters; `uuid` when the parameter goes through `ParseUUIDPipe`, or a pipe over the
+   * whole params object declares it a UUID (`DeclaresUuidParams`).
+   */
   readonly pathParams: readonly { readonly name: string; readonly uuid: boolean }[];
   /** The handler writes the response itself (`@Res()` without passthrough). */
   readonly rawResponse: boolean;
@@ -70,6 +81,11 @@ export function routeTable(app: INestApplication): RouteInfo[] {
   }
   const routes: RouteInfo[] = [];
   for (const controller of controllers) routes.push(...controllerRoutes(controller));
+  const seen = new Set<string>();
+  for (const route of routes) {
+    if (seen.has(route.operationId)) throw new Error(`OpenAPI: two routes have the operation id ${route.operationId}`);
+    seen.add(route.operationId);
+  }
   return routes.sort((a, b) => a.openApiPath.localeCompare(b.openApiPath) || a.method.localeCompare(b.method));
 }
 
@@ -91,6 +107,9 @@ function controllerRoutes(controller: Type): RouteInfo[] {
     const wholeQuery = ofType(RouteParamtypes.QUERY).find((arg) => arg.data === undefined);
     const response = ofType(RouteParamtypes.RESPONSE)[0];
     const pipedParams = new Map(ofType(RouteParamtypes.PARAM).map((arg) => [String(arg.data), arg.pipes ?? []]));
+    const declaredUuids = ofType(RouteParamtypes.PARAM)
+      .filter((arg) => arg.data === undefined)
+      .flatMap((arg) => (arg.pipes ?? []).flatMap(declaredUuidParams));
     const access = (Reflect.getMetadata(ACCESS_KEY, handler) ?? Reflect.getMetadata(ACCESS_KEY, controller)) as
       AccessRule | undefined;
     const invalidInputStatus = (Reflect.getMetadata(INVALID_INPUT_STATUS_KEY, handler) ??
@@ -100,45 +119,88 @@ function controllerRoutes(controller: Type): RouteInfo[] {
       (target) => (Reflect.getMetadata(RATE_LIMITS_KEY, target) ?? []) as string[],
     );
 
-    for (const controllerPath of asArray(
+    // In the order @nestjs/swagger (and Nest's router) build them: each controller path, then each handler path.
+    const expressPaths = asArray(
       Reflect.getMetadata(PATH_METADATA, controller) as string | string[] | undefined,
-    )) {
-      for (const handlerPath of asArray(handlerPaths)) {
-        const expressPath = joinPath(controllerPath, handlerPath);
-        const pathParams = [...expressPath.matchAll(/:([A-Za-z0-9_]+)/g)].map(([, name]) => ({
-          name,
-          uuid: (pipedParams.get(name) ?? []).some((pipe) => pipe?.constructor?.name === 'ParseUUIDPipe'),
-        }));
-        routes.push({
-          controller,
-          handlerName,
-          operationId: operationIdOf(controller.name, handlerName),
-          method,
-          expressPath,
-          openApiPath: expressPath.replace(/:([A-Za-z0-9_]+)/g, '{$1}'),
-          access,
-          successStatus: httpCode ?? (method === 'post' ? 201 : 200),
-          invalidInputStatus: invalidInputStatus ?? 422,
-          body: body ? (body.data === undefined ? (paramTypes[body.index] ?? Object) : Object) : null,
-          query: wholeQuery ? (paramTypes[wholeQuery.index] ?? null) : null,
-          queryNames: ofType(RouteParamtypes.QUERY)
-            .map((arg) => arg.data)
-            .filter((data): data is string => typeof data === 'string'),
-          pathParams,
-          rawResponse:
-            response !== undefined &&
-            Reflect.getMetadata(RESPONSE_PASSTHROUGH_METADATA, controller, handlerName) !== true,
-          rateLimits,
-        });
-      }
-    }
+    ).flatMap((controllerPath) => asArray(handlerPaths).map((handlerPath) => joinPath(controllerPath, handlerPath)));
+    const operationIds = aliasOperationIds(controller.name, handlerName, expressPaths);
+    expressPaths.forEach((expressPath, index) => {
+      const pathParams = pathParamNames(expressPath).map((name) => ({
+        name,
+        uuid:
+          declaredUuids.includes(name) ||
+          (pipedParams.get(name) ?? []).some((pipe) => pipe?.constructor?.name === 'ParseUUIDPipe'),
+      }));
+      routes.push({
+        controller,
+        handlerName,
+        operationId: operationIds[index],
+        generatedOperationId: generatedOperationIdOf(controller.name, handlerName, index, expressPaths.length),
+        handlerId: operationIdOf(controller.name, handlerName),
+        method,
+        expressPath,
+        openApiPath: expressPath.replace(/:([A-Za-z0-9_]+)/g, '{$1}'),
+        access,
+        successStatus: httpCode ?? (method === 'post' ? 201 : 200),
+        invalidInputStatus: invalidInputStatus ?? 422,
+        body: body ? (body.data === undefined ? (paramTypes[body.index] ?? Object) : Object) : null,
+        query: wholeQuery ? (paramTypes[wholeQuery.index] ?? null) : null,
+        queryNames: ofType(RouteParamtypes.QUERY)
+          .map((arg) => arg.data)
+          .filter((data): data is string => typeof data === 'string'),
+        pathParams,
+        rawResponse:
+          response !== undefined &&
+          Reflect.getMetadata(RESPONSE_PASSTHROUGH_METADATA, controller, handlerName) !== true,
+        rateLimits,
+      });
+    });
   }
   return routes;
 }
 
-/** The operation ids @nestjs/swagger is told to use (see `createDocument`), so both sides agree. */
-export function operationIdOf(controllerName: string, handlerName: string): string {
-  return `${controllerName}_${handlerName}`;
+/**
+ * The operation ids @nestjs/swagger is told to use (see `createDocument`), so both sides agree.
+ * @nestjs/swagger passes the handler's name, or for a handler serving several paths (aliases,
+ * `@Get(['a', 'b'])`) its name with the path's index, `get[1]` (swagger-explorer.js, `isAlias`).
+ */
+export function operationIdOf(controllerName: string, methodKey: string): string {
+  return `${controllerName}_${methodKey}`;
+}
+
+/**
+ * The operation id @nestjs/swagger generates for path `index` of `count` of a handler: the key it
+ * passes `operationIdOf` is the handler's name, or `<handler>[<index>]` when the handler has
+ * several paths. (Its rule also counts URI versions, which this application does not use.)
+ */
+function generatedOperationIdOf(controllerName: string, handlerName: string, index: number, count: number): string {
+  return operationIdOf(controllerName, count > 1 ? `${handlerName}[${index}]` : handlerName);
+}
+
+/**
+ * The document's operation id of each path of a handler, stable and readable:
+ * - the first path keeps `<Controller>_<handler>`, as a handler of one path has it;
+ * - each further path (an alias) is named by what it addresses by: `<Controller>_<handler>By<Param>`,
+ *   `<Param>` the last path parameter of the alias that the first path does not have, capitalised
+ *   (`apps/:appId/flags/:flagKey` beside `flags/:flagId`: `FlagsController_getByFlagKey`);
+ * - an alias without such a parameter is `<Controller>_<handler>Alias<index>`.
+ * `routeTable` refuses two routes with one id.
+ */
+function aliasOperationIds(controllerName: string, handlerName: string, expressPaths: readonly string[]): string[] {
+  const first = new Set(pathParamNames(expressPaths[0] ?? ''));
+  return expressPaths.map((path, index) => {
+    if (index === 0) return operationIdOf(controllerName, handlerName);
+    const own = pathParamNames(path).filter((name) => !first.has(name));
+    const by = own.at(-1);
+    return operationIdOf(
+      controllerName,
+      by ? `${handlerName}By${by.charAt(0).toUpperCase()}${by.slice(1)}` : `${handlerName}Alias${index}`,
+    );
+  });
+}
+
+function pathParamNames(expressPath: string): string[] {
+  return [...expressPath.matchAll(/:([A-Za-z0-9_]+)/g)].map(([, name]) => name);
 }
 
 function routeArguments(controller: Type, handlerName: string): (RouteArgument & { type: RouteParamtypes })[] {

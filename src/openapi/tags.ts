@@ -76,7 +76,6 @@ export const CONTROLLER_TAGS: Readonly<Record<string, OpenApiTag>> = {
   DevicesController: DEVICES,
   EntitlementsController: ENTITLEMENTS,
   FeedbackController: FEEDBACK,
-  FlagsByKeyController: FLAGS,
   FlagsController: FLAGS,
   HealthController: OPERATIONS,
   InvitesController: TEAM,

@@ -55,19 +55,22 @@ function declaredRoutes(t: TestApp): Map<string, DeclaredRoute> {
     for (const wrapper of module.controllers.values()) {
       const controller = wrapper.metatype as (new () => object) | null;
       if (!controller) continue;
-      const base = String(Reflect.getMetadata(PATH_METADATA, controller) ?? '');
+      // A controller or a handler may declare several paths (`@Get(['a', 'b'])`): each is a route.
+      const paths = (target: object): string[] => [Reflect.getMetadata(PATH_METADATA, target) ?? ''].flat().map(String);
       for (const name of Object.getOwnPropertyNames(controller.prototype)) {
         const handler = (controller.prototype as Json)[name];
         if (typeof handler !== 'function' || Reflect.getMetadata(METHOD_METADATA, handler) === undefined) continue;
         const method = RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod].toLowerCase();
-        const path = `/${[base, String(Reflect.getMetadata(PATH_METADATA, handler))].join('/')}`
-          .replace(/\/+/g, '/')
-          .replace(/(.)\/$/, '$1');
         const args = Object.keys(Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, name) ?? {});
-        routes.set(key(method, toOpenApiPath(path)), {
-          access: reflector.getAllAndOverride<AccessRule | undefined>(ACCESS_KEY, [handler, controller]),
-          hasBody: args.some((arg) => arg.startsWith(`${RouteParamtypes.BODY}:`)),
-        });
+        for (const base of paths(controller)) {
+          for (const own of paths(handler)) {
+            const path = `/${[base, own].join('/')}`.replace(/\/+/g, '/').replace(/(.)\/$/, '$1');
+            routes.set(key(method, toOpenApiPath(path)), {
+              access: reflector.getAllAndOverride<AccessRule | undefined>(ACCESS_KEY, [handler, controller]),
+              hasBody: args.some((arg) => arg.startsWith(`${RouteParamtypes.BODY}:`)),
+            });
+          }
+        }
       }
     }
   }

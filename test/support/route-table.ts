@@ -5,6 +5,7 @@ import { GUARDS_METADATA, METHOD_METADATA, PATH_METADATA, ROUTE_ARGS_METADATA } 
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum.js';
 import { MetadataScanner, ModulesContainer } from '@nestjs/core';
 import { ACCESS_KEY, type AccessRule } from '../../src/common/access/access.decorator.js';
+import { declaredUuidParams } from '../../src/common/validation/uuid-param.js';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -24,7 +25,7 @@ export interface Route {
   readonly query: Type | null;
   /** Names of `@Query('name')` parameters. */
   readonly queryNames: readonly string[];
-  /** Path parameters; `uuid` when a ParseUUIDPipe checks it. */
+  /** Path parameters; `uuid` when a ParseUUIDPipe checks it, or a pipe over all params declares it a UUID. */
   readonly params: readonly { readonly name: string; readonly uuid: boolean }[];
 }
 
@@ -65,6 +66,9 @@ export function routeTable(app: INestApplication): Route[] {
       const body = ofType(RouteParamtypes.BODY)[0];
       const wholeQuery = ofType(RouteParamtypes.QUERY).find((arg) => arg.data === undefined);
       const pipes = new Map(ofType(RouteParamtypes.PARAM).map((arg) => [String(arg.data), arg.pipes ?? []]));
+      const declaredUuids = ofType(RouteParamtypes.PARAM)
+        .filter((arg) => arg.data === undefined)
+        .flatMap((arg) => (arg.pipes ?? []).flatMap(declaredUuidParams));
       const access = (Reflect.getMetadata(ACCESS_KEY, target) ?? Reflect.getMetadata(ACCESS_KEY, controller)) as
         AccessRule | undefined;
       const guards = [
@@ -91,7 +95,9 @@ export function routeTable(app: INestApplication): Route[] {
               .filter((data): data is string => typeof data === 'string'),
             params: [...path.matchAll(/:([A-Za-z0-9_]+)/g)].map(([, name]) => ({
               name,
-              uuid: (pipes.get(name) ?? []).some((pipe) => (pipe as object)?.constructor?.name === 'ParseUUIDPipe'),
+              uuid:
+                declaredUuids.includes(name) ||
+                (pipes.get(name) ?? []).some((pipe) => (pipe as object)?.constructor?.name === 'ParseUUIDPipe'),
             })),
           });
         }
