@@ -76,8 +76,11 @@ export class FakeOidcProvider {
   private async fetch(url: string, options: oidc.CustomFetchOptions): Promise<Response> {
     if (url !== `${this.issuer}/token` || options.method !== 'POST') return new Response(null, { status: 404 });
     const authorization = Object.entries(options.headers).find(([name]) => name.toLowerCase() === 'authorization');
-    const basic = `Basic ${Buffer.from(`${this.clientId}:${encodeURIComponent(this.clientSecret)}`).toString('base64')}`;
-    if (authorization?.[1] !== basic) return tokenError(401, 'invalid_client');
+    const [id, secret] = Buffer.from(authorization?.[1].replace(/^Basic /, '') ?? '', 'base64')
+      .toString()
+      .split(':')
+      .map((part) => decodeURIComponent(part.replaceAll('+', ' ')));
+    if (id !== this.clientId || secret !== this.clientSecret) return tokenError(401, 'invalid_client');
     const form = new URLSearchParams(
       options.body instanceof URLSearchParams ? options.body.toString() : String(options.body),
     );

@@ -138,8 +138,7 @@ export class FakeSsoConnectionsRepository implements Public<SsoConnectionsReposi
 export class FakeSsoSignInRepository implements Public<SsoSignInRepository> {
   readonly attempts = new Map<string, Omit<SsoAttempt, 'expired'> & { expiresAt: number }>();
   readonly pendingLinks = new Map<string, SsoPendingLink & { expiresAt: number }>();
-  readonly links: { userId: string; organizationId: string; issuer: string; subject: string; createdBy: string }[] =
-    [];
+  readonly links: { userId: string; organizationId: string; issuer: string; subject: string; createdBy: string }[] = [];
 
   async insertAttempt(stateHash: string, attempt: Omit<SsoAttempt, 'expired'>, ttlSeconds: number): Promise<void> {
     this.attempts.set(stateHash, { ...attempt, expiresAt: Date.now() + ttlSeconds * 1000 });
