@@ -81,9 +81,8 @@ export class FakeOidcProvider {
       .split(':')
       .map((part) => decodeURIComponent(part.replaceAll('+', ' ')));
     if (id !== this.clientId || secret !== this.clientSecret) return tokenError(401, 'invalid_client');
-    const form = new URLSearchParams(
-      options.body instanceof URLSearchParams ? options.body.toString() : String(options.body),
-    );
+    // openid-client sends the token request's form as URLSearchParams.
+    const form = options.body instanceof URLSearchParams ? options.body : new URLSearchParams();
     const code = form.get('code') ?? '';
     const issued = this.codes.get(code);
     this.codes.delete(code);

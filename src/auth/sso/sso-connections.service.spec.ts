@@ -6,7 +6,7 @@ import { RecordedAudit } from '../../../test/fakes/audit-entries.js';
 import { FakeServiceSecretsRepository } from '../../../test/fakes/auth.js';
 import { testConfig } from '../../../test/fakes/config.js';
 import { FakeOidcProvider, FakeProviderProblem } from '../../../test/fakes/oidc-provider.js';
-import { FakeOrganizationsRepository, fakeOrganizations, sessionAuth } from '../../../test/fakes/organizations.js';
+import { fakeOrganizations, sessionAuth, type FakeOrganizationsRepository } from '../../../test/fakes/organizations.js';
 import { FakeSsoConnectionsRepository } from '../../../test/fakes/sso.js';
 import { FakeUnitOfWork } from '../../../test/fakes/unit-of-work.js';
 import type { TenantResolver } from '../../apps/tenant-resolver.js';

@@ -3,7 +3,7 @@ import { RecordedAudit } from '../../../test/fakes/audit-entries.js';
 import { FakeServiceSecretsRepository } from '../../../test/fakes/auth.js';
 import { testConfig } from '../../../test/fakes/config.js';
 import { FakeOidcProvider, FakeProviderProblem } from '../../../test/fakes/oidc-provider.js';
-import { FakeOrganizationsRepository, fakeOrganizations, sessionAuth } from '../../../test/fakes/organizations.js';
+import { fakeOrganizations, sessionAuth, type FakeOrganizationsRepository } from '../../../test/fakes/organizations.js';
 import { FakeSsoConnectionsRepository, FakeSsoSignInRepository } from '../../../test/fakes/sso.js';
 import { FakeInvitesRepository } from '../../../test/fakes/team.js';
 import { FakeUnitOfWork } from '../../../test/fakes/unit-of-work.js';
