@@ -6,6 +6,7 @@ import type {
   DomainRecord,
   SsoConnectionsRepository,
 } from '../../src/auth/sso/sso-connections.repository.js';
+import type { SsoAttempt, SsoPendingLink, SsoSignInRepository } from '../../src/auth/sso/sso-sign-in.repository.js';
 import type { Public } from './users.js';
 
 /** In-memory `sso_connections` and `sso_domains` (a verified domain belongs to one organization). */
@@ -127,5 +128,63 @@ export class FakeSsoConnectionsRepository implements Public<SsoConnectionsReposi
   private removeDomains(predicate: (row: DomainRecord) => boolean): void {
     for (let i = this.domainRows.length - 1; i >= 0; i--)
       if (predicate(this.domainRows[i])) this.domainRows.splice(i, 1);
+  }
+}
+
+/**
+ * In-memory `sso_login_attempts`, `sso_pending_links` and `sso_account_links`: attempts are taken
+ * once (expired or not), pending links are found while unexpired and deleted once.
+ */
+export class FakeSsoSignInRepository implements Public<SsoSignInRepository> {
+  readonly attempts = new Map<string, Omit<SsoAttempt, 'expired'> & { expiresAt: number }>();
+  readonly pendingLinks = new Map<string, SsoPendingLink & { expiresAt: number }>();
+  readonly links: { userId: string; organizationId: string; issuer: string; subject: string; createdBy: string }[] = [];
+
+  async insertAttempt(stateHash: string, attempt: Omit<SsoAttempt, 'expired'>, ttlSeconds: number): Promise<void> {
+    this.attempts.set(stateHash, { ...attempt, expiresAt: Date.now() + ttlSeconds * 1000 });
+  }
+
+  async takeAttempt(stateHash: string): Promise<SsoAttempt | null> {
+    const row = this.attempts.get(stateHash);
+    if (!row) return null;
+    this.attempts.delete(stateHash);
+    const { expiresAt, ...attempt } = row;
+    return { ...attempt, expired: expiresAt <= Date.now() };
+  }
+
+  async insertPendingLink(tokenHash: string, link: SsoPendingLink, ttlSeconds: number): Promise<void> {
+    this.pendingLinks.set(tokenHash, { ...link, expiresAt: Date.now() + ttlSeconds * 1000 });
+  }
+
+  async findPendingLink(tokenHash: string): Promise<SsoPendingLink | null> {
+    const row = this.pendingLinks.get(tokenHash);
+    if (!row || row.expiresAt <= Date.now()) return null;
+    const { expiresAt: _expiresAt, ...link } = row;
+    return link;
+  }
+
+  async deletePendingLink(tokenHash: string): Promise<boolean> {
+    return this.pendingLinks.delete(tokenHash);
+  }
+
+  async isLinked(userId: string, organizationId: string): Promise<boolean> {
+    return this.links.some((link) => link.userId === userId && link.organizationId === organizationId);
+  }
+
+  async link(
+    userId: string,
+    organizationId: string,
+    issuer: string,
+    subject: string,
+    createdBy: 'provider' | 'account',
+  ): Promise<void> {
+    const existing = this.links.findIndex((link) => link.userId === userId && link.organizationId === organizationId);
+    if (existing >= 0) this.links.splice(existing, 1);
+    this.links.push({ userId, organizationId, issuer, subject, createdBy });
+  }
+
+  /** Moves every attempt's and pending link's expiry by `ms` into the past. */
+  age(ms: number): void {
+    for (const row of [...this.attempts.values(), ...this.pendingLinks.values()]) row.expiresAt -= ms;
   }
 }
