@@ -162,8 +162,9 @@ export class SsoSignInService {
 
   /**
    * Handles the provider's redirect. `query` is the callback's raw query string, `browserState`
-   * the state cookie set at start. The attempt is used up before anything else is checked, so a
-   * callback can be tried once only.
+   * the state cookie set at start. Once the state matches this browser's cookie, the attempt is
+   * used up before anything else is checked, so a callback can be tried once only (a state that
+   * does not match the cookie leaves the attempt to the browser that started it).
    */
   async complete(
     query: string,
