@@ -30,11 +30,12 @@ export class SessionResolver {
     const session = (request as Partial<Pick<Request, 'session'>>).session;
     const userId = session?.userId;
     if (!session || !userId) return null;
-    // The access layer establishes the tenant: the session names it, its row and membership confirm it.
-    const organizationId = session.organizationId ? trustOrganizationId(session.organizationId) : null;
+    const named = session.organizationId ?? null;
     const user = await this.users.findById(userId);
     if (!user || user.status !== 'active' || user.emailVerifiedAt === null) return null;
-    const organization = organizationId ? await this.organizations.find(organizationId) : null;
+    // The access layer establishes the tenant: the session names it, and only its row (this one
+    // lookup), the membership and the admission below confirm it; what follows uses the row's id.
+    const organization = named ? await this.organizations.find(trustOrganizationId(named)) : null;
     const role = organization ? await this.organizations.roleOf(organization.id, userId) : null;
     // The connection matters only where SSO could be enforced on this member (ssoEnforcedOn).
     const ssoEnforce =
@@ -46,14 +47,13 @@ export class SessionResolver {
     // reaches, key minting and CLI approval included, sees only an organization it admits.
     const member =
       organization !== null &&
-      organizationId !== null &&
       admission(signIn, {
-        organizationId,
+        organizationId: organization.id,
         member: role !== null,
         isSuperAdmin: user.isSuperAdmin,
         ssoEnforced: ssoEnforcedOn(ssoEnforce, organization.serviceTier, role),
       }).admitted;
-    if (organizationId && !member) {
+    if (named && !member) {
       // The organization is gone, the membership was removed or the sign-in does not admit it
       // (any more): keep the session, drop the context.
       session.organizationId = null;
@@ -75,7 +75,7 @@ export class SessionResolver {
         role: member ? (role ?? 'owner') : null,
         speaksForAccount: forAccount,
       },
-      organizationId: member ? organizationId : null,
+      organizationId: member ? organization.id : null,
     };
   }
 }
