@@ -128,7 +128,12 @@ describe('conditional fetches and flag keys', () => {
 
     it('refuses a malformed key (400), and hides other apps and organizations (404)', async () => {
       const app = await registerApp(t);
-      await createFlag(app.owner, app.id, { key: 'shared', valueType: 'boolean', defaultValue: 'false' }).expect(201);
+      const shared = await createFlag(app.owner, app.id, {
+        key: 'shared',
+        valueType: 'boolean',
+        defaultValue: 'false',
+      });
+      expect(shared.status).toBe(201);
       await app.owner.get(`/api/v1/dashboard/apps/${app.id}/flags/${encodeURIComponent('bad key!')}`).expect(400);
       await app.owner.get(`/api/v1/dashboard/apps/not-a-uuid/flags/shared`).expect(400);
       await app.owner.get(`/api/v1/dashboard/apps/${app.id}/flags/missing`).expect(404);
@@ -142,6 +147,20 @@ describe('conditional fetches and flag keys', () => {
         .send({ appName: 'Second', bundleId: `${app.bundleId}.second`, teamId: 'ABCDE12345' })
         .expect(201);
       await app.owner.get(`/api/v1/dashboard/apps/${second.body.id}/flags/shared`).expect(404);
+      // A UUID in the key's place is the flag's id only within the app of the path: not another app's
+      // flag of the same organization, nor another organization's flag under the caller's own app.
+      const byIdElsewhere = `/api/v1/dashboard/apps/${second.body.id}/flags/${shared.body.id}`;
+      await app.owner.get(byIdElsewhere).expect(404);
+      await app.owner.patch(byIdElsewhere).send({ name: 'moved' }).expect(404);
+      await app.owner.delete(byIdElsewhere).expect(404);
+      await stranger.owner.get(`/api/v1/dashboard/apps/${stranger.id}/flags/${shared.body.id}`).expect(404);
+      await stranger.owner
+        .get(`/api/v1/dashboard/apps/${stranger.id}/flags/${String(shared.body.id).toUpperCase()}`)
+        .expect(404);
+      await app.owner.get(`/api/v1/dashboard/apps/${app.id}/flags/${String(shared.body.id).toUpperCase()}`).expect(200);
+      expect((await app.owner.get(`/api/v1/dashboard/flags/${shared.body.id}`).expect(200)).body.name).not.toBe(
+        'moved',
+      );
 
       const viewer = await createUser(t, { org: app.org, role: 'viewer' });
       const viewerAgent = await signIn(t, viewer.email);
