@@ -11,6 +11,7 @@ import type {
   OrganizationSubscription,
   OrganizationSummary,
 } from '../../src/organizations/organizations.repository.js';
+import type { OrganizationSourcesService } from '../../src/organizations/organization-sources.service.js';
 import { OrganizationsService } from '../../src/organizations/organizations.service.js';
 import type { User } from '../../src/users/user.entity.js';
 import type { UsersService } from '../../src/users/users.service.js';
@@ -104,9 +105,13 @@ export class FakeOrganizationsRepository implements Public<OrganizationsReposito
     return Promise.resolve();
   }
 
+  /** A slug another organization has breaks the unique index, as in the database. */
   rename(organizationId: OrganizationId, name: string, slug: string): Promise<void> {
+    if ([...this.organizations.values()].some((o) => o.slug === slug && o.id !== organizationId)) {
+      return Promise.reject(Object.assign(new Error('organizations_slug_key'), { code: '23505' }));
+    }
     const organization = this.organizations.get(organizationId);
-    if (organization) Object.assign(organization, { name, slug });
+    if (organization) Object.assign(organization, { name, slug, updatedAt: tick() });
     return Promise.resolve();
   }
 
@@ -339,4 +344,22 @@ export function apiKeyAuth(organizationId: OrganizationId, serviceTier: string):
     organizationId,
     ipAddress: null,
   };
+}
+
+/** The organization sources the organization pages read, with each organization's devices this month (0 unless set). */
+export class FixedMonthlyActiveDevices implements Pick<OrganizationSourcesService, 'monthlyActiveDevices'> {
+  private readonly counts = new Map<string, number>();
+
+  set(organizationId: string, devices: number): this {
+    this.counts.set(organizationId, devices);
+    return this;
+  }
+
+  monthlyActiveDevices(organizationId: OrganizationId): Promise<number> {
+    return Promise.resolve(this.counts.get(organizationId) ?? 0);
+  }
+
+  asSourcesService(): OrganizationSourcesService {
+    return this as unknown as OrganizationSourcesService;
+  }
 }

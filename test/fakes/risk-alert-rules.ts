@@ -13,11 +13,12 @@ type Public<T> = { [K in keyof T]: T[K] };
 export class FakeRiskAlertRules implements Public<RiskAlertRulesRepository> {
   readonly rules = new Map<string, StoredRiskAlertRule>();
 
+  /** Copies, as rows read are: an instance's cached rules do not see what another claims later. */
   list(organizationId: OrganizationId, options: { activeOnly?: boolean } = {}): Promise<StoredRiskAlertRule[]> {
     return Promise.resolve(
-      [...this.rules.values()].filter(
-        (rule) => rule.organizationId === organizationId && (!options.activeOnly || rule.isActive),
-      ),
+      [...this.rules.values()]
+        .filter((rule) => rule.organizationId === organizationId && (!options.activeOnly || rule.isActive))
+        .map((rule) => ({ ...rule })),
     );
   }
 
