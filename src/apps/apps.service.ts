@@ -39,9 +39,10 @@ import { PlanService } from '../organizations/plan.service.js';
  */
 export interface AndroidIdentityStore {
   /**
-   * Checks the identity (a 400 naming `android.<field>`) before any unit of work opens, and gives
-   * back the write that stores it, with its audit entry, for a new app in the caller's unit of work
-   * (409 when another app has the package name).
+   * Checks the identity's fields (a 400 naming `android.<field>`) before any unit of work opens, and
+   * gives back the write that stores it, with its audit entry, for a new app in the caller's unit of
+   * work; that write refuses a first identity without both keys (400) and a package name another app
+   * has (409), and the app goes with it.
    */
   prepareNewAppIdentity(auth: OrgAuthContext, input: PutAndroidIdentityDto): Promise<(appId: string) => Promise<void>>;
 }
