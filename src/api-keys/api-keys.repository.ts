@@ -11,7 +11,7 @@ import { ApiKey, type ApiKeyType } from './api-key.entity.js';
 export const API_KEY_REVOCATIONS_CHANNEL = 'api_key_revocations';
 
 /** What stops remembered keys: one key, an organization's keys, or one member's keys in it. */
-export type ApiKeyRevocation = { keyId: string } | { organizationId: string; userId?: string };
+export type ApiKeyRevocation = { keyId: string } | { organizationId: OrganizationId; userId?: string };
 
 /** A key as read back from its row: its organization id carries the tenant brand. */
 export type ApiKeyRecord = ApiKey & { organizationId: OrganizationId };

@@ -3,6 +3,7 @@ import { randomSecret } from '../common/crypto.js';
 import { storedServiceSecret } from '../database/service-settings.js';
 import { queryRows } from '../database/sql.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
+import type { OrganizationId } from '../common/access/tenant-id.js';
 import type { TenantRow } from './apps.repository.js';
 
 /** One row of `android_identities`; the keys stay sealed here. */
@@ -33,11 +34,20 @@ const COLUMNS = `app_id, organization_id, package_name, certificate_digests, dec
  * Integrity keys, sealed. Every method takes the organization id first, bar the SDK's lookup by
  * package name, which is how a tenant is found. Statements run in the open unit of work.
  */
+/** What a write of an app's Android identity stores: its keys already sealed. */
+export interface AndroidIdentityWrite {
+  packageName: string;
+  certificateDigests: readonly string[];
+  decryptionKeySealed: string;
+  verificationKeySealed: string;
+  policy: object;
+}
+
 @Injectable()
 export class AndroidIdentityRepository {
   constructor(private readonly uow: UnitOfWork) {}
 
-  async find(organizationId: string, appId: string): Promise<AndroidIdentityRow | null> {
+  async find(organizationId: OrganizationId, appId: string): Promise<AndroidIdentityRow | null> {
     const rows = await queryRows<AndroidIdentityRow>(
       this.uow.manager(),
       `SELECT ${COLUMNS} FROM android_identities WHERE organization_id = $1 AND app_id = $2`,
@@ -48,15 +58,9 @@ export class AndroidIdentityRepository {
 
   /** Creates or replaces the app's identity; a package name another app has fails with a unique violation. */
   async upsert(
-    organizationId: string,
+    organizationId: OrganizationId,
     appId: string,
-    identity: {
-      packageName: string;
-      certificateDigests: readonly string[];
-      decryptionKeySealed: string;
-      verificationKeySealed: string;
-      policy: object;
-    },
+    identity: AndroidIdentityWrite,
   ): Promise<AndroidIdentityRow> {
     const rows = await queryRows<AndroidIdentityRow>(
       this.uow.manager(),
@@ -83,7 +87,7 @@ export class AndroidIdentityRepository {
   }
 
   /** Whether there was an identity to remove. */
-  async remove(organizationId: string, appId: string): Promise<boolean> {
+  async remove(organizationId: OrganizationId, appId: string): Promise<boolean> {
     const rows = await queryRows<{ app_id: string }>(
       this.uow.manager(),
       `DELETE FROM android_identities WHERE organization_id = $1 AND app_id = $2 RETURNING app_id`,

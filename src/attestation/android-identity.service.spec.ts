@@ -10,8 +10,9 @@ import { RecordedAudit } from '../../test/fakes/audit-entries.js';
 import { memberAuth } from '../../test/fakes/org-auth.js';
 import { FakeUnitOfWork } from '../../test/fakes/unit-of-work.js';
 import { AndroidIdentityService } from './android-identity.service.js';
+import { trustOrganizationId } from '../common/access/tenant-id.js';
 
-const ORG = '00000000-0000-4000-8000-00000000000a';
+const ORG = trustOrganizationId('00000000-0000-4000-8000-00000000000a');
 const OTHER_ORG = '00000000-0000-4000-8000-00000000000b';
 
 /** What a developer pastes from Play Console: fresh keys and a certificate digest (as base64url). */

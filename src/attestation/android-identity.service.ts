@@ -22,6 +22,7 @@ import {
   onlyIdentity,
 } from './android-identity.exceptions.js';
 import { androidPolicyOf, type StoredAndroidPolicy } from './android-policy.js';
+import type { OrganizationId } from '../common/access/tenant-id.js';
 
 /** The secret box's purpose for the Play Integrity keys: its own HKDF key, the app id as context. */
 const ANDROID_KEYS_PURPOSE = 'android-integrity-keys';
@@ -170,7 +171,7 @@ export class AndroidIdentityService implements AndroidIdentityStore {
   }
 
   /** The app's identity with its keys opened, for attestation; null when the app has no Android build. */
-  async forAttestation(organizationId: string, appId: string): Promise<AndroidVerification | null> {
+  async forAttestation(organizationId: OrganizationId, appId: string): Promise<AndroidVerification | null> {
     const row = await this.identities.find(organizationId, appId);
     if (!row) return null;
     const box = await this.secretBox();

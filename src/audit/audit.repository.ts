@@ -6,7 +6,7 @@ import { AuditLog } from './audit-log.entity.js';
 
 /** One row of `audit_logs` as written. */
 export interface AuditRow {
-  organizationId: string;
+  organizationId: OrganizationId;
   actorUserId: string | null;
   actorEmail: string | null;
   action: string;

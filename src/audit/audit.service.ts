@@ -6,7 +6,7 @@ import type { AuditLog } from './audit-log.entity.js';
 import { AuditRepository } from './audit.repository.js';
 
 export interface AuditEntry {
-  organizationId: string;
+  organizationId: OrganizationId;
   action: string;
   resourceType: string;
   resourceId?: string | null;

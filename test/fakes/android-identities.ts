@@ -1,8 +1,10 @@
 import type {
   AndroidIdentityRepository,
   AndroidIdentityRow,
+  AndroidIdentityWrite,
   AndroidTenantRow,
 } from '../../src/apps/android-identity.repository.js';
+import type { OrganizationId } from '../../src/common/access/tenant-id.js';
 import type { FakeAppsService } from './apps.js';
 
 type Public<T> = { [K in keyof T]: T[K] };
@@ -22,22 +24,12 @@ export class FakeAndroidIdentities implements Public<AndroidIdentityRepository> 
 
   constructor(private readonly apps: FakeAppsService) {}
 
-  find(organizationId: string, appId: string): Promise<AndroidIdentityRow | null> {
+  find(organizationId: OrganizationId, appId: string): Promise<AndroidIdentityRow | null> {
     const row = this.rows.get(appId);
     return Promise.resolve(row && row.organization_id === organizationId ? copy(row) : null);
   }
 
-  upsert(
-    organizationId: string,
-    appId: string,
-    identity: {
-      packageName: string;
-      certificateDigests: readonly string[];
-      decryptionKeySealed: string;
-      verificationKeySealed: string;
-      policy: object;
-    },
-  ): Promise<AndroidIdentityRow> {
+  upsert(organizationId: OrganizationId, appId: string, identity: AndroidIdentityWrite): Promise<AndroidIdentityRow> {
     const holder = [...this.rows.values()].find((row) => row.package_name === identity.packageName);
     if (holder && holder.app_id !== appId) return Promise.reject(uniqueViolation());
     const existing = this.rows.get(appId);
@@ -61,7 +53,7 @@ export class FakeAndroidIdentities implements Public<AndroidIdentityRepository> 
     return Promise.resolve(copy(row));
   }
 
-  remove(organizationId: string, appId: string): Promise<boolean> {
+  remove(organizationId: OrganizationId, appId: string): Promise<boolean> {
     const row = this.rows.get(appId);
     if (!row || row.organization_id !== organizationId) return Promise.resolve(false);
     this.rows.delete(appId);

@@ -18,7 +18,7 @@ export class FakeSsoConnectionsRepository implements Public<SsoConnectionsReposi
     return this.connections.get(organizationId) ?? null;
   }
 
-  async findForSignIn(organizationId: string): Promise<ConnectionRecord | null> {
+  async findForSignIn(organizationId: OrganizationId): Promise<ConnectionRecord | null> {
     return this.connections.get(organizationId) ?? null;
   }
 
@@ -111,7 +111,7 @@ export class FakeSsoConnectionsRepository implements Public<SsoConnectionsReposi
     return { verifiedAt: row.verifiedAt, checkedAt: row.checkedAt, checkError: row.checkError };
   }
 
-  async holdsVerified(organizationId: string, domain: string): Promise<boolean> {
+  async holdsVerified(organizationId: OrganizationId, domain: string): Promise<boolean> {
     return this.domainRows.some(
       (row) => row.organizationId === organizationId && row.domain === domain && row.verifiedAt,
     );
@@ -167,13 +167,13 @@ export class FakeSsoSignInRepository implements Public<SsoSignInRepository> {
     return this.pendingLinks.delete(tokenHash);
   }
 
-  async isLinked(userId: string, organizationId: string): Promise<boolean> {
+  async isLinked(userId: string, organizationId: OrganizationId): Promise<boolean> {
     return this.links.some((link) => link.userId === userId && link.organizationId === organizationId);
   }
 
   async link(
     userId: string,
-    organizationId: string,
+    organizationId: OrganizationId,
     issuer: string,
     subject: string,
     createdBy: 'provider' | 'account',

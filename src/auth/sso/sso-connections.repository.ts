@@ -78,7 +78,7 @@ export class SsoConnectionsRepository {
   }
 
   /** The connection of the organization a sign-in names (no tenant caller: the flow is public). */
-  async findForSignIn(organizationId: string): Promise<ConnectionRecord | null> {
+  async findForSignIn(organizationId: OrganizationId): Promise<ConnectionRecord | null> {
     return this.connectionOf(organizationId);
   }
 
@@ -235,7 +235,7 @@ export class SsoConnectionsRepository {
   }
 
   /** Whether the organization holds the domain verified (the sign-in's check). */
-  async holdsVerified(organizationId: string, domain: string): Promise<boolean> {
+  async holdsVerified(organizationId: OrganizationId, domain: string): Promise<boolean> {
     const rows = await queryRows<{ one: number }>(
       this.uow.manager(),
       `SELECT 1 AS one FROM sso_domains WHERE organization_id = $1 AND domain = $2 AND verified_at IS NOT NULL`,
@@ -254,7 +254,7 @@ export class SsoConnectionsRepository {
     return row ? trustOrganizationId(row.organization_id) : null;
   }
 
-  private async connectionOf(organizationId: string): Promise<ConnectionRecord | null> {
+  private async connectionOf(organizationId: OrganizationId): Promise<ConnectionRecord | null> {
     const [row] = await queryRows<ConnectionRow>(
       this.uow.manager(),
       `SELECT ${COLUMNS} FROM sso_connections c WHERE c.organization_id = $1`,

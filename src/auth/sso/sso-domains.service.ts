@@ -97,7 +97,7 @@ export class SsoDomainsService {
   }
 
   /** Whether the organization holds the domain verified (the provider's word counts for it). */
-  isVerified(organizationId: string, domain: string): Promise<boolean> {
+  isVerified(organizationId: OrganizationId, domain: string): Promise<boolean> {
     return this.connections.holdsVerified(organizationId, domain);
   }
 

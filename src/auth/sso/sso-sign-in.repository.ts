@@ -125,7 +125,7 @@ export class SsoSignInRepository {
   }
 
   /** Whether the organization's provider may sign the account in. */
-  async isLinked(userId: string, organizationId: string): Promise<boolean> {
+  async isLinked(userId: string, organizationId: OrganizationId): Promise<boolean> {
     const rows = await queryRows<{ one: number }>(
       this.uow.manager(),
       `SELECT 1 AS one FROM sso_account_links WHERE user_id = $1 AND organization_id = $2`,
@@ -137,7 +137,7 @@ export class SsoSignInRepository {
   /** Records (or renews) that the organization's provider may sign the account in. */
   async link(
     userId: string,
-    organizationId: string,
+    organizationId: OrganizationId,
     issuer: string,
     subject: string,
     createdBy: 'provider' | 'account',
