@@ -62,14 +62,15 @@ export class AppsRepository {
     organizationId: OrganizationId,
     appId: string,
     options: AppQuery = {},
-  ): Promise<{ isActive: boolean } | null> {
+  ): Promise<{ id: AppId; isActive: boolean } | null> {
     const rows = await this.uow
       .manager()
-      .query<{ is_active: boolean }[]>(
-        `SELECT is_active FROM apps WHERE id = $1 AND organization_id = $2${options.lock ? ' FOR UPDATE' : ''}`,
+      .query<{ id: string; is_active: boolean }[]>(
+        `SELECT id, is_active FROM apps WHERE id = $1 AND organization_id = $2${options.lock ? ' FOR UPDATE' : ''}`,
         [appId, organizationId],
       );
-    return rows[0] ? { isActive: rows[0].is_active } : null;
+    // The id, read back from the organization's own row, is the app's established id.
+    return rows[0] ? { id: trustAppId(rows[0].id), isActive: rows[0].is_active } : null;
   }
 
   /** 404 `App` unless the organization has an app with this id. */

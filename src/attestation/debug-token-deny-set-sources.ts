@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { AppId } from '../common/access/tenant-id.js';
 import {
   DenySetSource,
   type DenySetDelta,
@@ -18,7 +19,7 @@ export class DebugTokenDenySetSources implements Pick<DenySetSources, 'revokedDe
     return this.debugTokens.revokedSince(since);
   }
 
-  debugTokenRevoked(appId: string, tokenId: string): Promise<boolean> {
+  debugTokenRevoked(appId: AppId, tokenId: string): Promise<boolean> {
     return this.debugTokens.isRevoked(appId, tokenId);
   }
 }

@@ -150,7 +150,7 @@ export class DebugTokensRepository {
   }
 
   /** Whether the app's debug token is revoked, read now. */
-  async isRevoked(appId: string, tokenId: string): Promise<boolean> {
+  async isRevoked(appId: AppId, tokenId: string): Promise<boolean> {
     const rows: unknown[] = await this.uow
       .manager()
       .query(`SELECT 1 FROM debug_tokens WHERE id = $1 AND app_id = $2 AND revoked_at IS NOT NULL`, [tokenId, appId]);

@@ -39,7 +39,7 @@ export class TokenVerificationService {
     const app = await this.apps.find(auth.organizationId, claims.app_id);
     if (!app) return refused('wrong_organization');
     if (!app.isActive) return refused('app_inactive');
-    const revoked = await this.denySet.refusalNow(claims.app_id, claims.sub);
+    const revoked = await this.denySet.refusalNow(app.id, claims.sub);
     if (revoked) return refused(revoked);
     const used = input.consume
       ? !(await this.consumed.consume(auth.organizationId, claims.jti, claims.app_id, claims.exp!))

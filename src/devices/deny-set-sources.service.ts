@@ -1,4 +1,5 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
+import type { AppId } from '../common/access/tenant-id.js';
 import { DiscoveryService } from '@nestjs/core';
 import { discovered, providedSources } from '../common/discovery/discovered.js';
 import type { DenySetDelta, RevokedDebugToken } from './deny-set-state.js';
@@ -19,7 +20,7 @@ export interface DenySetSources {
    */
   revokedDebugTokens(since: string | null): Promise<DenySetDelta<RevokedDebugToken>>;
   /** attestation: whether the debug token `tokenId` of `appId` is revoked, read now in one query. */
-  debugTokenRevoked(appId: string, tokenId: string): Promise<boolean>;
+  debugTokenRevoked(appId: AppId, tokenId: string): Promise<boolean>;
 }
 
 /** Every source, so that one left unprovided is named (a new source is a compile error until listed). */
@@ -69,7 +70,7 @@ export class DenySetSourcesService implements DenySetSources, OnModuleInit {
     return this.source('revokedDebugTokens')(since);
   }
 
-  async debugTokenRevoked(appId: string, tokenId: string): Promise<boolean> {
+  async debugTokenRevoked(appId: AppId, tokenId: string): Promise<boolean> {
     return this.source('debugTokenRevoked')(appId, tokenId);
   }
 

@@ -1,4 +1,5 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import type { AppId } from '../common/access/tenant-id.js';
 import { DiscoveryService } from '@nestjs/core';
 import { debugTokenIdOf } from './debug-subject.js';
 import { DenySetSourcesService } from './deny-set-sources.service.js';
@@ -115,7 +116,7 @@ export class DenySet implements OnModuleInit, OnModuleDestroy {
    * The same question read from the database, exact on every instance (backend verification,
    * where one query is affordable): why the token's subject is refused, or null.
    */
-  async refusalNow(appId: string, keyId: string): Promise<'device_blocked' | 'debug_token_revoked' | null> {
+  async refusalNow(appId: AppId, keyId: string): Promise<'device_blocked' | 'debug_token_revoked' | null> {
     const debugTokenId = debugTokenIdOf(keyId);
     if (debugTokenId) {
       return (await this.sources.debugTokenRevoked(appId, debugTokenId)) ? 'debug_token_revoked' : null;

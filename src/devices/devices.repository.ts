@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { OrganizationId } from '../common/access/tenant-id.js';
+import type { AppId, OrganizationId } from '../common/access/tenant-id.js';
 import { readChanges } from '../database/change-cursor.js';
 import { queryRows } from '../database/sql.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
@@ -789,7 +789,7 @@ export class DevicesRepository {
   }
 
   /** Whether the key's device in the app is blocked, read now (any organization: the deny set's exact check). */
-  async isBlocked(appId: string, keyId: string): Promise<boolean> {
+  async isBlocked(appId: AppId, keyId: string): Promise<boolean> {
     const rows: unknown[] = await this.runner.query(
       `SELECT 1 FROM devices WHERE app_id = $1 AND key_id = $2 AND is_blocked`,
       [appId, keyId],

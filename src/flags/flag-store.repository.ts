@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { Logger } from 'pino';
 import { DataSource } from 'typeorm';
 import { PgListener } from '../database/pg-listener.js';
+import type { AppId } from '../common/access/tenant-id.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import type { FlagDefinition, FlagOverrideRecord } from './evaluation/flag-types.js';
 
@@ -32,7 +33,7 @@ export class FlagStoreRepository {
    * The app's flags (by key) and unexpired overrides. `appId` is the store's key: the app of a
    * request the SDK's tenant resolver established.
    */
-  load(appId: string): Promise<StoredFlagSet> {
+  load(appId: AppId): Promise<StoredFlagSet> {
     // Outside any open unit of work: the store holds committed flags only.
     return this.uow.outside(() => this.read(appId));
   }

@@ -1,9 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
 import type { AppConfig } from '../config/app-config.js';
+import { trustAppId } from '../common/access/tenant-id.js';
 import type { FlagStoreRepository, StoredFlagSet } from './flag-store.repository.js';
 import { FlagStore, overridesOf } from './flag-store.js';
 
 const CONFIG = { logLevel: 'silent', flagStoreMaxApps: 5 } as AppConfig;
+const app = (id: string) => trustAppId(id);
 
 /** The store's read model answering `load`; its listener never connects. */
 function readModel(load: (appId: string) => Promise<StoredFlagSet>): FlagStoreRepository {
@@ -42,23 +44,23 @@ function storeOf(maxApps: number) {
 describe('FlagStore memory bound', () => {
   it('holds at most FLAG_STORE_MAX_APPS apps, dropping the least recently asked', async () => {
     const { store, loads } = storeOf(2);
-    await store.get('a');
-    await store.get('b');
-    await store.get('a'); // a is now the most recent: b goes first
-    await store.get('c');
+    await store.get(app('a'));
+    await store.get(app('b'));
+    await store.get(app('a')); // a is now the most recent: b goes first
+    await store.get(app('c'));
     expect(store.size).toBe(2);
-    await store.get('a');
-    await store.get('c');
+    await store.get(app('a'));
+    await store.get(app('c'));
     expect([loads.get('a'), loads.get('c')]).toEqual([1, 1]);
-    await store.get('b');
+    await store.get(app('b'));
     expect(loads.get('b')).toBe(2);
   });
 
   it('serves a dropped app the same flags once loaded again', async () => {
     const { store } = storeOf(1);
-    const first = await store.get('a');
-    await store.get('b');
-    const again = await store.get('a');
+    const first = await store.get(app('a'));
+    await store.get(app('b'));
+    const again = await store.get(app('a'));
     expect(again).not.toBe(first);
     expect(again.flags.map((flag) => [flag.key, flag.environments.production.value.raw])).toEqual([
       ['checkout', 'true'],
@@ -72,9 +74,9 @@ describe('FlagStore memory bound', () => {
       readModel((appId) => (fail ? Promise.reject(new Error('database unavailable')) : load(appId))),
       CONFIG,
     );
-    await expect(store.get('a')).rejects.toThrow('database unavailable');
+    await expect(store.get(app('a'))).rejects.toThrow('database unavailable');
     fail = false;
-    expect((await store.get('a')).flags).toHaveLength(1);
+    expect((await store.get(app('a'))).flags).toHaveLength(1);
   });
 });
 
@@ -97,7 +99,7 @@ describe('FlagStore overrides', () => {
       readModel(async (appId) => ({ ...(await load(appId)), overrides })),
       CONFIG,
     );
-    const set = await store.get('a');
+    const set = await store.get(app('a'));
     expect(
       overridesOf(set, 'device-1')
         .get('a-flag')

@@ -1,4 +1,5 @@
 import { hash } from 'node:crypto';
+import type { AppId } from '../common/access/tenant-id.js';
 import { EventEmitter } from 'node:events';
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import type { Logger } from 'pino';
@@ -86,7 +87,7 @@ export class FlagStore implements OnModuleInit, OnModuleDestroy {
     await this.listener.close();
   }
 
-  get(appId: string): Promise<AppFlagSet> {
+  get(appId: AppId): Promise<AppFlagSet> {
     const held = this.sets.get(appId);
     if (held) {
       // Asked now: moves to the end, the last to be dropped.
@@ -124,7 +125,7 @@ export class FlagStore implements OnModuleInit, OnModuleDestroy {
     return () => this.changes.off('change', handler);
   }
 
-  private async load(appId: string): Promise<AppFlagSet> {
+  private async load(appId: AppId): Promise<AppFlagSet> {
     const { flags, overrides } = await this.repository.load(appId);
     const byDevice = new Map<string, Map<string, FlagOverrideRecord[]>>();
     for (const row of overrides) {

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { AppId } from '../common/access/tenant-id.js';
 import { FlagStore, FLAG_KEY_PATTERN } from '../flags/index.js';
 import { isRequestError, parseOfrepRequest, type OfrepCaller, type OfrepRequestError } from './ofrep-context.js';
 import {
@@ -33,7 +34,7 @@ export class OpenFeatureService {
 
   /** POST /ofrep/v1/evaluate/flags/{key}: one flag; 404 FLAG_NOT_FOUND for a key the app has no flag for. */
   async evaluateOne(
-    appId: string,
+    appId: AppId,
     caller: OfrepCaller,
     key: string,
     body: unknown,
@@ -50,7 +51,7 @@ export class OpenFeatureService {
 
   /** POST /ofrep/v1/evaluate/flags: every flag of the app, each a success or a failure. */
   async evaluateAll(
-    appId: string,
+    appId: AppId,
     caller: OfrepCaller,
     body: unknown,
   ): Promise<OfrepAnswer<OfrepBulkBody | OfrepRequestError>> {

@@ -1,5 +1,6 @@
 import type { AppsRepository } from '../../src/apps/apps.repository.js';
 import { notFound } from '../../src/common/errors/app-exception.js';
+import { trustAppId, type AppId } from '../../src/common/access/tenant-id.js';
 
 /** The apps table as the features hanging something off an app read it: which app is whose. */
 export class KnownApps implements Pick<AppsRepository, 'find' | 'assertExists'> {
@@ -14,9 +15,11 @@ export class KnownApps implements Pick<AppsRepository, 'find' | 'assertExists'> 
     return this;
   }
 
-  find(organizationId: string, appId: string): Promise<{ isActive: boolean } | null> {
+  find(organizationId: string, appId: string): Promise<{ id: AppId; isActive: boolean } | null> {
     const app = this.apps.get(appId);
-    return Promise.resolve(app && app.organizationId === organizationId ? { isActive: app.isActive } : null);
+    return Promise.resolve(
+      app && app.organizationId === organizationId ? { id: trustAppId(appId), isActive: app.isActive } : null,
+    );
   }
 
   async assertExists(organizationId: string, appId: string): Promise<void> {

@@ -19,6 +19,7 @@ import {
   type RevokedDebugToken,
 } from '../../src/devices/deny-set-sources.service.js';
 import { fakeDiscovery } from '../harness/fake-discovery.js';
+import { trustAppId } from '../../src/common/access/tenant-id.js';
 
 const DAY_MS = 86_400_000;
 const HELD = Date.now() + 30 * DAY_MS;
@@ -31,6 +32,7 @@ interface BlockRow {
 /** Debug token ids (a device token's `sub` names one as `debug:<uuid>`). */
 const TOKEN_1 = '00000000-0000-4000-8000-000000000001';
 const TOKEN_2 = '00000000-0000-4000-8000-000000000002';
+const APP_1 = trustAppId('app-1');
 
 /** A promise settled from outside, to hold a read open while the test looks at what happens meanwhile. */
 function deferred<T>() {
@@ -310,14 +312,14 @@ describe('the device-token deny set over its sources', () => {
       asked.push([appId, tokenId]);
       return Promise.resolve(tokenId === TOKEN_1);
     };
-    expect(await state.blocked.refusalNow('app-1', `debug:${TOKEN_1}:simulator`)).toBe('debug_token_revoked');
-    expect(await state.blocked.refusalNow('app-1', `debug:${TOKEN_2}`)).toBeNull();
+    expect(await state.blocked.refusalNow(APP_1, `debug:${TOKEN_1}:simulator`)).toBe('debug_token_revoked');
+    expect(await state.blocked.refusalNow(APP_1, `debug:${TOKEN_2}`)).toBeNull();
     expect(asked).toEqual([
       ['app-1', TOKEN_1],
       ['app-1', TOKEN_2],
     ]);
     expect(state.statements).toEqual([]);
-    expect(await state.blocked.refusalNow('app-1', 'device-1')).toBeNull();
+    expect(await state.blocked.refusalNow(APP_1, 'device-1')).toBeNull();
     expect(state.statements).toHaveLength(1);
   });
 });
