@@ -120,6 +120,12 @@ describe('backend verification of a device token (TokenVerificationService, on f
     expect(answer.claims).toMatchObject({ sub: 'device-key', app_id: APP, org_id: ORG });
   });
 
+  it('accepts a token minted with the app’s own audience and issuer: iss and aud are the tenant’s, not checked', async () => {
+    const { verify, signed, claims } = await world();
+    const token = await signed(claims({ aud: 'https://api.acme.example', iss: 'https://attest.acme.example' }));
+    expect(await verify(token)).toEqual({ valid: true, claims: decodeJwt(token) });
+  });
+
   it('refuses a token whose claims or signature were changed as invalid_signature, and what is no token as malformed', async () => {
     const { mint, verify, signed, claims } = await world();
     const token = await mint();
