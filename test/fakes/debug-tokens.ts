@@ -13,11 +13,11 @@ interface StoredDebugToken extends DebugTokenRow {
 
 /**
  * `debug_tokens` in memory, for DebugTokensService's rules: management per app, the exchange's
- * read by hash and its use recorded only while unrevoked. `now` is the clock the rows are judged by.
+ * read by hash and its use recorded only while unrevoked, and the deny set's read of one revoked. `now` is the clock the rows are judged by.
  */
 export class FakeDebugTokens implements Pick<
   DebugTokensRepository,
-  'listUnrevoked' | 'countLive' | 'insert' | 'revoke' | 'byHash' | 'markUsed'
+  'listUnrevoked' | 'countLive' | 'insert' | 'revoke' | 'byHash' | 'markUsed' | 'isRevoked'
 > {
   readonly rows: StoredDebugToken[] = [];
   /** Apps that refuse debug tokens (`app_debug_tokens_enabled` false). */
@@ -83,6 +83,10 @@ export class FakeDebugTokens implements Pick<
     if (!row || row.revoked_at) return Promise.resolve(false);
     row.last_used_at = this.now();
     return Promise.resolve(true);
+  }
+
+  isRevoked(appId: string, tokenId: string): Promise<boolean> {
+    return Promise.resolve(this.rows.some((row) => row.id === tokenId && row.appId === appId && row.revoked_at));
   }
 
   asRepository(): DebugTokensRepository {

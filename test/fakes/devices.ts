@@ -1,6 +1,13 @@
+import { DebugTokenDenySetSources } from '../../src/attestation/debug-token-deny-set-sources.js';
 import type { OrganizationId } from '../../src/common/access/tenant-id.js';
+import { DenySet } from '../../src/devices/deny-set.js';
+import { DenySetSourcesService } from '../../src/devices/deny-set-sources.service.js';
 import type { DevicesRepository, StoredDeviceFacts } from '../../src/devices/devices.repository.js';
+import type { TokenRevocationsRepository } from '../../src/devices/token-revocations.repository.js';
 import type { DeviceEventNotice } from '../../src/risk-alerts/risk-alert-rule.js';
+import { fakeDiscovery } from '../harness/fake-discovery.js';
+import { testConfig } from './config.js';
+import type { FakeDebugTokens } from './debug-tokens.js';
 
 interface EventRow {
   organizationId: string;
@@ -127,4 +134,47 @@ export class FakeDeviceEvents implements Pick<
   asDevicesRepository(): DevicesRepository {
     return this as unknown as DevicesRepository;
   }
+}
+
+/** `devices.is_blocked` in memory: which keys are blocked in which app. */
+export class FakeBlockedDevices implements Pick<DevicesRepository, 'isBlocked'> {
+  private readonly blocked = new Set<string>();
+
+  block(appId: string, keyId: string): void {
+    this.blocked.add(`${appId}\n${keyId}`);
+  }
+
+  unblock(appId: string, keyId: string): void {
+    this.blocked.delete(`${appId}\n${keyId}`);
+  }
+
+  isBlocked(appId: string, keyId: string): Promise<boolean> {
+    return Promise.resolve(this.blocked.has(`${appId}\n${keyId}`));
+  }
+
+  asDevicesRepository(): DevicesRepository {
+    return this as unknown as DevicesRepository;
+  }
+}
+
+/**
+ * The real deny set over fakes, for its exact read (`refusalNow`, backend verification): blocked
+ * devices from `devices`, revoked debug tokens through attestation's own source over
+ * `debugTokens`. It hears no revocation channel (nothing in a unit test announces one).
+ */
+export function denySetOver(devices: FakeBlockedDevices, debugTokens: FakeDebugTokens): DenySet {
+  const sources = new DenySetSourcesService(
+    fakeDiscovery(() => [new DebugTokenDenySetSources(debugTokens.asRepository())]),
+  );
+  sources.onModuleInit();
+  const silent = {
+    listener: () => ({ start: () => Promise.resolve(), close: () => Promise.resolve() }),
+  } as unknown as TokenRevocationsRepository;
+  return new DenySet(
+    devices.asDevicesRepository(),
+    silent,
+    sources,
+    testConfig,
+    fakeDiscovery(() => []),
+  );
 }
