@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { JwtService } from '@nestjs/jwt';
 import type { JWTPayload } from 'jose';
 import { SigningKeysRepository } from './signing-keys.repository.js';
+import { RETIRED_KEY_GRACE_MS } from './signing-keys.service.js';
 
 /** The verified claims of a device's attestation token. */
 export interface DeviceToken extends JWTPayload {
@@ -20,6 +21,8 @@ export type TokenInspection =
   { readonly ok: true; readonly claims: DeviceToken } | { readonly ok: false; readonly reason: TokenDefect };
 
 const UNKNOWN_KID_RELOAD_MS = 10_000;
+/** How often the keys are read again anyway: a rotation on another instance starts the old key's grace. */
+const KEYS_RELOAD_MS = 60_000;
 
 /** How many verified tokens each instance remembers (about 1 KB each). */
 export const VERIFIED_TOKEN_CACHE_SIZE = 10_000;
@@ -28,8 +31,10 @@ export const VERIFIED_TOKEN_CACHE_SIZE = 10_000;
  * Verifies the RS256 tokens this service minted (through `@nestjs/jwt`), for the device-token
  * strategy of SDK routes that take them (flags). Public keys are cached by `kid`; an unknown `kid`
  * reloads them (a rotation on another instance), at most every ten seconds so garbage tokens
- * cannot hammer the database. Only what this service mints is accepted: RS256, a known `kid`, an
- * unexpired `exp`, not before `nbf`, and the three identifying claims.
+ * cannot hammer the database; they are read again every minute anyway. Only what this service
+ * mints is accepted: RS256, the `kid` of a key still published (the current one, or one retired
+ * less than `RETIRED_KEY_GRACE_MS` ago: a rotated-out key, leaked or not, stops verifying when it
+ * leaves the JWKS), an unexpired `exp`, not before `nbf`, and the three identifying claims.
  *
  * An SDK shows the same token on every request until it refreshes it, so a token whose signature
  * checked out is remembered, by its exact text, until its `exp`: the next request with it costs a
@@ -40,7 +45,7 @@ export const VERIFIED_TOKEN_CACHE_SIZE = 10_000;
  */
 @Injectable()
 export class DeviceTokenVerifier {
-  private keys = new Map<string, KeyObject>();
+  private keys = new Map<string, { key: KeyObject; verifiesUntil: number | null }>();
   private loadedAt = 0;
   private readonly verified = new Map<string, DeviceToken>();
 
@@ -98,18 +103,27 @@ export class DeviceTokenVerifier {
   }
 
   private async key(kid: string): Promise<KeyObject> {
-    let key = this.keys.get(kid);
-    if (!key && Date.now() - this.loadedAt > UNKNOWN_KID_RELOAD_MS) {
-      await this.load();
-      key = this.keys.get(kid);
-    }
-    if (!key) throw new Error('unknown kid');
-    return key;
+    const age = Date.now() - this.loadedAt;
+    if (age > KEYS_RELOAD_MS || (!this.usable(kid) && age > UNKNOWN_KID_RELOAD_MS)) await this.load();
+    const entry = this.usable(kid);
+    if (!entry) throw new Error('unknown kid');
+    return entry.key;
+  }
+
+  /** The key of `kid` while it may verify: known, and current or within its grace. */
+  private usable(kid: string) {
+    const entry = this.keys.get(kid);
+    return entry && (entry.verifiesUntil === null || Date.now() < entry.verifiesUntil) ? entry : undefined;
   }
 
   private async load(): Promise<void> {
-    const rows = await this.signingKeys.publicKeys();
-    this.keys = new Map(rows.map((row) => [row.kid, createPublicKey({ key: row.publicJwk, format: 'jwk' })]));
+    const rows = await this.signingKeys.publicKeys(RETIRED_KEY_GRACE_MS / 1000);
+    this.keys = new Map(
+      rows.map((row) => [
+        row.kid,
+        { key: createPublicKey({ key: row.publicJwk, format: 'jwk' }), verifiesUntil: row.verifiesUntil },
+      ]),
+    );
     this.loadedAt = Date.now();
   }
 }

@@ -27,12 +27,25 @@ export class SigningKeysRepository {
     return rows[0] ? { kid: rows[0].kid, privateKeyPem: rows[0].private_key_pem } : null;
   }
 
-  /** Every key's public JWK by id (token verification). */
-  async publicKeys(): Promise<{ kid: string; publicJwk: JWK }[]> {
-    const rows = await this.uow
-      .manager()
-      .query<{ kid: string; public_jwk: JWK }[]>(`SELECT kid, public_jwk FROM signing_keys`);
-    return rows.map((row) => ({ kid: row.kid, publicJwk: row.public_jwk }));
+  /**
+   * The keys tokens may still be verified with, by id (token verification): the current one, and
+   * those retired less than `graceSeconds` ago with the instant (epoch ms) they stop verifying.
+   * The same keys as `published`: a key out of the JWKS verifies nothing here either.
+   */
+  async publicKeys(graceSeconds: number): Promise<{ kid: string; publicJwk: JWK; verifiesUntil: number | null }[]> {
+    const rows = await this.uow.manager().query<{ kid: string; public_jwk: JWK; verifies_until: string | null }[]>(
+      `SELECT kid, public_jwk,
+              CASE WHEN is_current THEN NULL
+                   ELSE floor(extract(epoch FROM retired_at + make_interval(secs => $1)) * 1000) END AS verifies_until
+         FROM signing_keys
+        WHERE is_current OR retired_at > now() - make_interval(secs => $1)`,
+      [graceSeconds],
+    );
+    return rows.map((row) => ({
+      kid: row.kid,
+      publicJwk: row.public_jwk,
+      verifiesUntil: row.verifies_until === null ? null : Number(row.verifies_until),
+    }));
   }
 
   /** The published keys: the current one first, then those retired less than `graceSeconds` ago. */

@@ -156,6 +156,30 @@ describe('the device-token verifier’s keys and memory (DeviceTokenVerifier, on
     expect(store.publicKeyReads).toBe(2);
   });
 
+  it('stops verifying a rotated-out key when it leaves the JWKS, also where it was read while current: a leaked key mints nothing after', async () => {
+    const { store, start, verifier } = world();
+    const clock = holdClock();
+    const here = verifier();
+    const elsewhere = await start();
+    const old = kidOf(await elsewhere.mint());
+    expect((await here.inspect(await elsewhere.mint())).ok).toBe(true);
+    await elsewhere.keys.rotate();
+    // Whoever holds the old private key signs fresh tokens with it.
+    const leakedPem = store.rows.find((row) => row.kid === old)!.privateKeyPem;
+    const forge = () =>
+      new JwtService().sign(
+        { sub: 'forged-key', app_id: APP, org_id: ORG },
+        { privateKey: leakedPem, algorithm: 'RS256', keyid: old, expiresIn: 3600 },
+      );
+    // Within the grace the JWKS still lists the key, and it verifies (tokens it signed may live on).
+    clock.advance(DAY_MS);
+    expect((await here.inspect(forge())).ok).toBe(true);
+    clock.advance(RETIRED_KEY_GRACE_MS);
+    expect((await elsewhere.keys.jwks()).keys.map((key) => key.kid)).not.toContain(old);
+    expect(await here.inspect(forge())).toEqual({ ok: false, reason: 'invalid_signature' });
+    expect(await verifier().inspect(forge())).toEqual({ ok: false, reason: 'invalid_signature' });
+  });
+
   it('remembers a verified token only until its exp: shown again after, it is refused as expired', async () => {
     const { start, verifier } = world();
     const clock = holdClock();

@@ -39,9 +39,18 @@ export class FakeSigningKeys implements Pick<
     return Promise.resolve(row ? { kid: row.kid, privateKeyPem: row.privateKeyPem } : null);
   }
 
-  publicKeys(): Promise<{ kid: string; publicJwk: JWK }[]> {
+  publicKeys(graceSeconds: number): Promise<{ kid: string; publicJwk: JWK; verifiesUntil: number | null }[]> {
     this.publicKeyReads++;
-    return Promise.resolve(this.rows.map((row) => ({ kid: row.kid, publicJwk: structuredClone(row.publicJwk) })));
+    const since = Date.now() - graceSeconds * 1000;
+    return Promise.resolve(
+      this.rows
+        .filter((row) => row.isCurrent || (row.retiredAt !== null && row.retiredAt > since))
+        .map((row) => ({
+          kid: row.kid,
+          publicJwk: structuredClone(row.publicJwk),
+          verifiesUntil: row.isCurrent ? null : row.retiredAt! + graceSeconds * 1000,
+        })),
+    );
   }
 
   published(graceSeconds: number): Promise<JWK[]> {
