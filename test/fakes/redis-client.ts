@@ -2,11 +2,12 @@ import { EventEmitter } from 'node:events';
 
 /**
  * The ioredis client the Redis probe makes, in memory: how it was configured, its connection state
- * ('wait' until connected, as with `lazyConnect`), and how Redis answers a PING.
+ * ('wait' until connected, as with `lazyConnect`), and how Redis answers a PING: `answer` is the
+ * reply ('PONG' when well), or 'refused' for a Redis nothing listens for.
  */
 export class FakeRedisClient extends EventEmitter {
   status = 'wait';
-  answer: 'PONG' | 'refused' | string = 'PONG';
+  answer: string = 'PONG';
   connects = 0;
   disconnected = false;
 
