@@ -1,10 +1,11 @@
-import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { createPrivateKey, createPublicKey, generateKeyPairSync, verify, type KeyObject } from 'node:crypto';
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { calculateJwkThumbprint, exportJWK, type JWK } from 'jose';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { SigningKeysRepository } from './signing-keys.repository.js';
+import { signRs256Jwt } from './rs256-signer.js';
 
 export interface SigningKey {
   kid: string;
@@ -39,6 +40,26 @@ export class SigningKeysService implements OnModuleInit {
   async signingKey(): Promise<SigningKey> {
     if (!this.current || Date.now() - this.loadedAt > RELOAD_MS) await this.load();
     return this.current!;
+  }
+
+  /**
+   * Signs a probe token with the current key on the thread pool, as minting does, and verifies it
+   * with the key's public half: readiness's proof that tokens can be minted (it throws otherwise).
+   */
+  async selfCheck(): Promise<void> {
+    const { kid, privateKey } = await this.signingKey();
+    const token = await signRs256Jwt(kid, { probe: true, iat: Math.floor(Date.now() / 1000) }, privateKey);
+    const [header, payload, signature] = token.split('.');
+    const valid = await new Promise<boolean>((resolve, reject) =>
+      verify(
+        'sha256',
+        Buffer.from(`${header}.${payload}`),
+        createPublicKey(privateKey),
+        Buffer.from(signature, 'base64url'),
+        (error, result) => (error ? reject(error) : resolve(result)),
+      ),
+    );
+    if (!valid) throw new Error('the signing key does not verify its own signature');
   }
 
   async jwks(): Promise<{ keys: JWK[] }> {

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AppsModule } from '../apps/apps.module.js';
+import { DeviceTokensModule } from '../device-tokens/device-tokens.module.js';
 import { FlagsModule } from '../flags/flags.module.js';
 import { HealthController } from './health.controller.js';
 import { HealthRepository } from './health.repository.js';
@@ -8,7 +9,7 @@ import { RedisProbe } from './redis-probe.js';
 import { TokenSigningProbe } from './token-signing-probe.js';
 
 @Module({
-  imports: [AppsModule, FlagsModule],
+  imports: [AppsModule, DeviceTokensModule, FlagsModule],
   controllers: [HealthController],
   providers: [HealthService, HealthRepository, TokenSigningProbe, RedisProbe],
 })

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { webcrypto } from 'node:crypto';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import * as x509 from '@peculiar/x509';
 import type { Response } from 'express';
 import { testConfig } from '../../test/fakes/config.js';
@@ -15,6 +15,7 @@ import {
 } from '../../test/fakes/health.js';
 import type { AppConfig } from '../config/app-config.js';
 import type { HealthController } from './health.controller.js';
+import { PROBE_TIMEOUT_MS } from './health.service.js';
 
 /** The readiness answer as a probe sees it: the status code and the body. */
 async function readiness(controller: HealthController) {
@@ -161,6 +162,29 @@ describe('health routes (liveness, summary and readiness, on fakes of every prob
         'sign and verify cycle failed',
       ]);
     });
+  });
+
+  describe('readiness when a probe never answers', () => {
+    afterEach(() => {
+      jest.useRealTimers();
+    });
+
+    it.each(['database', 'flags', 'signing'] as const)(
+      'answers 503 within the probe limit when the %s probe hangs, naming it as not answering in time',
+      async (component) => {
+        jest.useFakeTimers();
+        health[component].outcome = 'hangs';
+        const answer = readiness(health.controller);
+        await jest.advanceTimersByTimeAsync(PROBE_TIMEOUT_MS);
+        const { code, body } = await answer;
+        expect(PROBE_TIMEOUT_MS).toBeLessThan(3_000); // the Deployment's probe timeout
+        expect(code).toBe(503);
+        const unhealthy = Object.values(body.components).filter((report) => report.status === 'unhealthy');
+        expect(unhealthy).toEqual([
+          expect.objectContaining({ error: expect.stringMatching(/did not answer within 2 s$/) }),
+        ]);
+      },
+    );
   });
 
   describe('liveness (/health)', () => {

@@ -23,6 +23,14 @@ export interface TenantReport {
   hint?: string;
 }
 
+/**
+ * How long readiness waits for one probe: a database connection that never answers, a flag store
+ * or a signing key that hangs makes its component unhealthy after this long, so the answer (503)
+ * comes before the Kubernetes probe's own 3 s timeout (deploy/kubernetes/deployment.yaml).
+ * Redis has its own 500 ms limit in the client (redis-probe.ts).
+ */
+export const PROBE_TIMEOUT_MS = 2_000;
+
 @Injectable()
 export class HealthService {
   constructor(
@@ -36,10 +44,10 @@ export class HealthService {
   async database(): Promise<ComponentReport> {
     const started = performance.now();
     try {
-      await this.probe.ping();
+      await withinTime(this.probe.ping());
       return { status: 'healthy', latencyMs: elapsed(started) };
-    } catch {
-      return { status: 'unhealthy', latencyMs: -1, error: 'database unreachable' };
+    } catch (error) {
+      return { status: 'unhealthy', latencyMs: -1, error: timedOut(error, 'database') ?? 'database unreachable' };
     }
   }
 
@@ -56,20 +64,20 @@ export class HealthService {
   async featureFlags(): Promise<ComponentReport> {
     const started = performance.now();
     try {
-      await this.flags.probe();
+      await withinTime(this.flags.probe());
       return { status: 'healthy', latencyMs: elapsed(started) };
-    } catch {
-      return { status: 'unhealthy', error: 'flag store not queryable' };
+    } catch (error) {
+      return { status: 'unhealthy', error: timedOut(error, 'flag store') ?? 'flag store not queryable' };
     }
   }
 
   async jwtSigning(): Promise<ComponentReport> {
     const started = performance.now();
     try {
-      await this.signing.signAndVerify();
+      await withinTime(this.signing.signAndVerify());
       return { status: 'healthy', latencyMs: elapsed(started) };
-    } catch {
-      return { status: 'unhealthy', error: 'sign and verify cycle failed' };
+    } catch (error) {
+      return { status: 'unhealthy', error: timedOut(error, 'token signing') ?? 'sign and verify cycle failed' };
     }
   }
 
@@ -86,6 +94,26 @@ export class HealthService {
     }
     return { found: true, appRegistered: true, attestationEnabled: tenant.appActive && tenant.organizationActive };
   }
+}
+
+class ProbeTimeout extends Error {}
+
+/** `work`, or a ProbeTimeout once PROBE_TIMEOUT_MS have passed (the work itself is left to end on its own). */
+async function withinTime<T>(work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new ProbeTimeout()), PROBE_TIMEOUT_MS);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function timedOut(error: unknown, component: string): string | null {
+  return error instanceof ProbeTimeout ? `${component} did not answer within ${PROBE_TIMEOUT_MS / 1000} s` : null;
 }
 
 function elapsed(started: number): number {

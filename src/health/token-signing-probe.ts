@@ -1,21 +1,16 @@
 import { Injectable } from '@nestjs/common';
-import { SignJWT, generateKeyPair, jwtVerify, type CryptoKey } from 'jose';
+import { SigningKeysService } from '../device-tokens/signing-keys.service.js';
 
 /**
- * A full RS256 sign-and-verify cycle for the readiness probe. It proves the runtime's crypto
- * works; the attestation module replaces it with a probe over the real signing key.
+ * Readiness's token-signing component: a full RS256 sign-and-verify cycle with the service's real
+ * signing key (JWT_PRIVATE_KEY or the stored key), the one tokens are minted with
+ * (`SigningKeysService.selfCheck`).
  */
 @Injectable()
 export class TokenSigningProbe {
-  private keys: Promise<{ publicKey: CryptoKey; privateKey: CryptoKey }> | null = null;
+  constructor(private readonly keys: SigningKeysService) {}
 
-  async signAndVerify(): Promise<void> {
-    this.keys ??= generateKeyPair('RS256');
-    const { publicKey, privateKey } = await this.keys;
-    const token = await new SignJWT({ probe: true })
-      .setProtectedHeader({ alg: 'RS256' })
-      .setIssuedAt()
-      .sign(privateKey);
-    await jwtVerify(token, publicKey, { algorithms: ['RS256'] });
+  signAndVerify(): Promise<void> {
+    return this.keys.selfCheck();
   }
 }
