@@ -76,7 +76,7 @@ export class AuthService {
     });
     const mail = outcome
       ? mailTemplates.verifyEmail(this.link('/api/v1/auth/verify-email', outcome))
-      : mailTemplates.alreadyRegistered(this.config.baseUrl, this.config.baseUrl);
+      : mailTemplates.alreadyRegistered(this.dashboardPage('/login'), this.dashboardPage('/forgot-password'));
     await this.mail.send({ to: input.email, ...mail });
   }
 
@@ -282,9 +282,13 @@ export class AuthService {
 
   /** Links to API routes use BASE_URL; links to dashboard pages the first dashboard origin. */
   private link(path: string, token: string, target: 'api' | 'dashboard' = 'api'): string {
-    const base =
-      target === 'dashboard' ? (this.config.dashboardOrigins[0] ?? this.config.baseUrl) : this.config.baseUrl;
+    const base = target === 'dashboard' ? this.dashboardPage('') : this.config.baseUrl;
     return `${base}${path}?token=${encodeURIComponent(token)}`;
+  }
+
+  /** A page of the dashboard (its first origin; the service's own address when none is set). */
+  private dashboardPage(path: string): string {
+    return `${this.config.dashboardOrigins[0] ?? this.config.baseUrl}${path}`;
   }
 }
 

@@ -77,15 +77,21 @@ describe('MailService (files in development, SMTP when configured)', () => {
       expect(new Date(file.createdAt as string).toISOString()).toBe(file.createdAt);
     });
 
-    it('lists each link of the text once, in order, without the bracket or quote around it', async () => {
+    it('lists each link of the text once, in order, without the bracket, quote or sentence punctuation around it', async () => {
       const mail = new MailService(inFiles());
       await mail.send({
         to: 'ann@example.com',
         subject: 'Links',
-        text: `Open ${RESET_LINK} now.\n(or https://app.test/help)\n"https://app.test/quoted"\nAgain: ${RESET_LINK}`,
+        text: `Open ${RESET_LINK} now.\n(or https://app.test/help)\n"https://app.test/quoted"\nAgain: ${RESET_LINK}\nSign in at https://app.test/login, or see https://app.test/faq.`,
         html: '<a href="https://app.test/only-in-html">x</a>',
       });
-      expect(written()[0].links).toEqual([RESET_LINK, 'https://app.test/help', 'https://app.test/quoted']);
+      expect(written()[0].links).toEqual([
+        RESET_LINK,
+        'https://app.test/help',
+        'https://app.test/quoted',
+        'https://app.test/login',
+        'https://app.test/faq',
+      ]);
     });
 
     it('makes the file readable by its owner only, since its links carry sign-in tokens', async () => {

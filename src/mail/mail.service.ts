@@ -12,7 +12,9 @@ export interface Mail extends MailMessage {
   to: string;
 }
 
-const URL_PATTERN = /https?:\/\/[^\s"'<>)]+/g;
+// A link ends before white space, quotes, brackets, and the punctuation of the sentence around it
+// ("Sign in at https://…/login, or …"): a URL's last character is never one of `.,;:!?`.
+const URL_PATTERN = /https?:\/\/[^\s"'<>)]*[^\s"'<>).,;:!?]/g;
 const FROM = 'Attestly <no-reply@attestly.local>';
 
 /**

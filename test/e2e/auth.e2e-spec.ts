@@ -85,7 +85,11 @@ describe('dashboard authentication', () => {
       const users = await t.sql(`SELECT 1 FROM users WHERE lower(email) = lower($1)`, [user.email]);
       expect(users).toHaveLength(1);
       await waitFor(() => sentMails(t, user.email).length === 1);
-      expect(sentMails(t, user.email)[0].subject).toMatch(/tried to sign up/i);
+      const [notice] = sentMails(t, user.email);
+      expect(notice.subject).toMatch(/tried to sign up/i);
+      // The dashboard's sign-in and forgot-password pages (no dashboard origin set: the service's
+      // own address), and no token: the notice grants nothing.
+      expect(notice.links).toEqual([`${t.config.baseUrl}/login`, `${t.config.baseUrl}/forgot-password`]);
     });
 
     it('names each invalid field with 422', async () => {
