@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
-import { DEFAULT_JWT_CONFIGURATION, DEFAULT_RISK_THRESHOLDS, type RiskThresholds } from '../apps/app.entity.js';
+import { DEFAULT_RISK_THRESHOLDS, type RiskThresholds } from '../apps/app.entity.js';
 import type { Tenant } from '../apps/tenant-resolver.js';
-import { trustAppId, trustOrganizationId } from '../common/access/tenant-id.js';
+import { fakeTenant } from '../../test/fakes/tenant.js';
 import type { DomainEvents } from '../common/domain-events/domain-events.js';
 import type { AppException } from '../common/errors/app-exception.js';
 import type { ComplianceService } from '../compliance/compliance.service.js';
@@ -21,24 +21,13 @@ import type { ChallengeService } from './challenge.service.js';
 const ROOT_CA = 'src/attestation/app-attest/apple-app-attestation-root-ca.pem';
 
 function tenantOf(overrides: Partial<Tenant> = {}, thresholds: Partial<RiskThresholds> = {}): Tenant {
-  return {
-    appId: trustAppId('00000000-0000-4000-8000-000000000001'),
-    appName: 'Notes',
+  return fakeTenant('00000000-0000-4000-8000-0000000000a1', '00000000-0000-4000-8000-000000000001', {
     bundleId: null,
     teamId: null,
     packageName: 'com.example.notes',
-    organizationId: trustOrganizationId('00000000-0000-4000-8000-0000000000a1'),
-    serviceTier: 'professional',
-    currentPeriodEnd: null,
-    billingAnchorDay: null,
-    appActive: true,
-    organizationActive: true,
-    jwtConfiguration: DEFAULT_JWT_CONFIGURATION,
     riskThresholds: { ...DEFAULT_RISK_THRESHOLDS, ...thresholds },
-    requireSignedSubject: false,
-    subjectSigningSecret: null,
     ...overrides,
-  };
+  });
 }
 
 function deviceRow(overrides: Partial<DeviceRow> = {}): DeviceRow {

@@ -1,8 +1,8 @@
 import { jest } from '@jest/globals';
 import type { JWK } from 'jose';
-import { DEFAULT_JWT_CONFIGURATION, DEFAULT_RISK_THRESHOLDS } from '../../src/apps/app.entity.js';
 import type { Tenant } from '../../src/apps/tenant-resolver.js';
-import { trustAppId, trustOrganizationId, type OrganizationId } from '../../src/common/access/tenant-id.js';
+import { fakeTenant } from './tenant.js';
+import type { OrganizationId } from '../../src/common/access/tenant-id.js';
 import type { ConsumedTokensRepository } from '../../src/device-tokens/consumed-tokens.repository.js';
 import type { SigningKeysRepository } from '../../src/device-tokens/signing-keys.repository.js';
 import type { TokenSubject } from '../../src/device-tokens/token.service.js';
@@ -112,23 +112,7 @@ export function tokenSubject(
   overrides: { tenant?: Partial<Tenant>; subject?: Partial<Omit<TokenSubject, 'tenant'>> } = {},
 ): TokenSubject {
   return {
-    tenant: {
-      appId: trustAppId(appId),
-      appName: 'Notes',
-      bundleId: 'com.example.notes',
-      teamId: 'ABCDE12345',
-      organizationId: trustOrganizationId(organizationId),
-      serviceTier: 'professional',
-      currentPeriodEnd: null,
-      billingAnchorDay: null,
-      appActive: true,
-      organizationActive: true,
-      jwtConfiguration: DEFAULT_JWT_CONFIGURATION,
-      riskThresholds: DEFAULT_RISK_THRESHOLDS,
-      requireSignedSubject: false,
-      subjectSigningSecret: null,
-      ...overrides.tenant,
-    },
+    tenant: fakeTenant(organizationId, appId, overrides.tenant),
     keyId: 'key-1',
     environment: 'production',
     riskScore: 12,
