@@ -341,6 +341,19 @@ describe('App Attest with fabricated attestations', () => {
       });
     });
 
+    it('is reported for an intermediate already verified once, when the chain is checked after it expired', async () => {
+      expectVerified(verify(await attestation()));
+      // The intermediate is kept verified (one entry, however many devices), its dates are not.
+      expect(store.verifiedIssuers.size).toBe(1);
+      const late = { notBefore: new Date('2049-12-01T00:00:00Z'), notAfter: new Date('2050-02-01T00:00:00Z') };
+      expect(verify(await attestation({ validity: late }), { now: new Date('2050-01-15T00:00:00Z') })).toMatchObject({
+        ok: false,
+        code: 'certificate_chain_invalid',
+        message: expect.stringContaining('x5c[1] is not valid'),
+      });
+      expect(store.verifiedIssuers.size).toBe(1);
+    });
+
     it('is reported when the intermediate is not a CA', async () => {
       const flawed = await createAppAttestAuthority({ intermediateIsCa: false });
       const holder = flawed.createDevice();

@@ -8,10 +8,29 @@ interface TrustAnchor {
   notAfter: Date;
 }
 
-/** Parsed trust anchors, built once (at startup) so a verification never re-parses the root. */
+/** A CA certificate (the top of a chain) whose signature by an anchor has been verified. */
+interface VerifiedIssuer {
+  certificate: X509Certificate;
+  publicKey: KeyObject;
+  notBefore: Date;
+  notAfter: Date;
+  /** The anchors whose key signed it. */
+  anchors: readonly TrustAnchor[];
+}
+
+/**
+ * Parsed trust anchors, built once (at startup) so a verification never re-parses the root; and
+ * the CA certificates found signed by them, by their DER (base64), so the one intermediate every
+ * device sends (Apple's App Attestation CA 1) is parsed and its P-384 signature checked once, not
+ * on every attestation. Only certificates an anchor signed are kept, so no input can fill it, and
+ * at most MAX_VERIFIED_ISSUERS; validity dates are still checked on every chain.
+ */
 export interface TrustStore {
   readonly anchors: readonly TrustAnchor[];
+  readonly verifiedIssuers: Map<string, VerifiedIssuer>;
 }
+
+const MAX_VERIFIED_ISSUERS = 16;
 
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
 
@@ -26,7 +45,7 @@ export function createTrustStore(pems: string | readonly string[]): TrustStore {
     const certificate = new X509Certificate(block);
     return { certificate, publicKey: certificate.publicKey, ...validityOf(certificate) };
   });
-  return Object.freeze({ anchors: Object.freeze(anchors) });
+  return Object.freeze({ anchors: Object.freeze(anchors), verifiedIssuers: new Map<string, VerifiedIssuer>() });
 }
 
 function validityOf(certificate: X509Certificate): { notBefore: Date; notAfter: Date } {
@@ -61,23 +80,38 @@ export function verifyCertificateChain(
   store: TrustStore,
   now: Date,
 ): X509Certificate {
-  const chain = parseChain(x5c);
+  const topIndex = x5c.length - 1;
+  const topKey = topIndex > 0 ? x5c[topIndex].toString('base64') : null;
+  const known = topKey === null ? undefined : store.verifiedIssuers.get(topKey);
+  const chain = known ? [...parseChain(x5c.slice(0, topIndex)), known.certificate] : parseChain(x5c);
   chain.forEach((certificate, index) => {
-    if (!isWithin(validityOf(certificate), now)) {
+    const validity = index === topIndex && known ? known : validityOf(certificate);
+    if (!isWithin(validity, now)) {
       fail('certificate_chain_invalid', `x5c[${index}] is not valid at ${now.toISOString()}`);
     }
   });
   for (let index = 1; index < chain.length; index += 1) {
     const [subject, issuer] = [chain[index - 1], chain[index]];
-    if (!isIssuedBy(subject, issuer, issuer.publicKey)) {
+    const key = index === topIndex && known ? known.publicKey : issuer.publicKey;
+    if (!isIssuedBy(subject, issuer, key)) {
       fail('certificate_chain_invalid', `x5c[${index - 1}] is not signed by x5c[${index}]`);
     }
   }
-  const top = chain[chain.length - 1];
-  const issuers = store.anchors.filter((anchor) => isIssuedBy(top, anchor.certificate, anchor.publicKey));
+  const top = chain[topIndex];
+  const issuers = known
+    ? known.anchors
+    : store.anchors.filter((anchor) => isIssuedBy(top, anchor.certificate, anchor.publicKey));
   if (issuers.length === 0) fail('certificate_chain_invalid', 'the chain does not lead to a trusted root');
   if (!issuers.some((anchor) => isWithin(anchor, now))) {
     fail('certificate_chain_invalid', `the trusted root is not valid at ${now.toISOString()}`);
+  }
+  if (topKey !== null && !known && top.ca && store.verifiedIssuers.size < MAX_VERIFIED_ISSUERS) {
+    store.verifiedIssuers.set(topKey, {
+      certificate: top,
+      publicKey: top.publicKey,
+      ...validityOf(top),
+      anchors: issuers,
+    });
   }
   return chain[0];
 }
