@@ -42,6 +42,9 @@ describe('data access only through repositories (decision 0070)', () => {
     expect(await rulesOf('src/flags/flags.controller.ts', branding)).toEqual(['tenant-brand']);
     expect(await rulesOf('src/flags/flags.repository.ts', branding)).toEqual([]);
     expect(await rulesOf('src/auth/access.guard.ts', branding)).toEqual([]);
+    // The access guard establishes a tenant at one call: a second brand in it is refused.
+    expect(await rulesOf('src/auth/access.guard.ts', `${branding}\n${branding}`)).toEqual(['tenant-brand']);
+    expect(await rulesOf('src/x/x.ts', `${branding}\n${branding}`, { 'src/x/x.ts': ['tenant-brand:2'] })).toEqual([]);
   });
 
   it('ignores comments and type-only imports, and honours a listed exception', async () => {
