@@ -23,6 +23,8 @@ export type TokenInspection =
 const UNKNOWN_KID_RELOAD_MS = 10_000;
 /** How often the keys are read again anyway: a rotation on another instance starts the old key's grace. */
 const KEYS_RELOAD_MS = 60_000;
+/** Keys read longer ago than this are read again before a token is verified with them. */
+const STALE_KEYS_MS = 10 * KEYS_RELOAD_MS;
 
 /** How many verified tokens each instance remembers (about 1 KB each). */
 export const VERIFIED_TOKEN_CACHE_SIZE = 10_000;
@@ -47,6 +49,7 @@ export const VERIFIED_TOKEN_CACHE_SIZE = 10_000;
 export class DeviceTokenVerifier {
   private keys = new Map<string, { key: KeyObject; verifiesUntil: number | null }>();
   private loadedAt = 0;
+  private loading: Promise<void> | null = null;
   private readonly verified = new Map<string, DeviceToken>();
 
   constructor(
@@ -104,10 +107,24 @@ export class DeviceTokenVerifier {
 
   private async key(kid: string): Promise<KeyObject> {
     const age = Date.now() - this.loadedAt;
-    if (age > KEYS_RELOAD_MS || (!this.usable(kid) && age > UNKNOWN_KID_RELOAD_MS)) await this.load();
+    // An unknown kid waits for a read: a new one at most every ten seconds, or the one under way.
+    if (!this.usable(kid) && (age > UNKNOWN_KID_RELOAD_MS || this.loading)) await this.reload();
+    // Keys held for long (an idle instance) are read again before they are trusted; the minute's
+    // re-read runs beside the request, so a known key does not wait on the database. Either way an
+    // unreachable database leaves the keys held as they were (their grace still ends on time).
+    else if (age > STALE_KEYS_MS) await this.reload().catch(() => undefined);
+    else if (age > KEYS_RELOAD_MS) this.reload().catch(() => undefined);
     const entry = this.usable(kid);
     if (!entry) throw new Error('unknown kid');
     return entry.key;
+  }
+
+  /** One read of the keys at a time, however many requests ask for it. */
+  private reload(): Promise<void> {
+    this.loading ??= this.load().finally(() => {
+      this.loading = null;
+    });
+    return this.loading;
   }
 
   /** The key of `kid` while it may verify: known, and current or within its grace. */
@@ -117,6 +134,8 @@ export class DeviceTokenVerifier {
   }
 
   private async load(): Promise<void> {
+    // When it was last tried, not when it last worked: a failing database is asked at the same pace.
+    this.loadedAt = Date.now();
     const rows = await this.signingKeys.publicKeys(RETIRED_KEY_GRACE_MS / 1000);
     this.keys = new Map(
       rows.map((row) => [
@@ -124,7 +143,6 @@ export class DeviceTokenVerifier {
         { key: createPublicKey({ key: row.publicJwk, format: 'jwk' }), verifiesUntil: row.verifiesUntil },
       ]),
     );
-    this.loadedAt = Date.now();
   }
 }
 

@@ -180,6 +180,22 @@ describe('the device-token verifier’s keys and memory (DeviceTokenVerifier, on
     expect(await verifier().inspect(forge())).toEqual({ ok: false, reason: 'invalid_signature' });
   });
 
+  it('keeps verifying with the keys it holds while the database cannot be read, and reads them once at a time', async () => {
+    const { store, start, verifier } = world();
+    const clock = holdClock();
+    const elsewhere = await start();
+    const here = verifier();
+    // Fresh instance, several requests at once: one read, and none of them refused.
+    const first = await Promise.all([1, 2, 3].map(async () => here.inspect(await elsewhere.mint())));
+    expect(first.every((answer) => answer.ok)).toBe(true);
+    expect(store.publicKeyReads).toBe(1);
+    store.publicKeys = () => Promise.reject(new Error('connect ECONNREFUSED'));
+    for (const wait of [61_000, 11 * 60_000]) {
+      clock.advance(wait);
+      expect((await here.inspect(await elsewhere.mint())).ok).toBe(true);
+    }
+  });
+
   it('remembers a verified token only until its exp: shown again after, it is refused as expired', async () => {
     const { start, verifier } = world();
     const clock = holdClock();
