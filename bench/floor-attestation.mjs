@@ -31,7 +31,7 @@ import pg from 'pg';
 
 const root = new URL('..', import.meta.url).pathname;
 // The service's own readers of the credential certificate (DER), so the floor parses what it parses.
-const { readCertificateNonce, credentialPublicKeyPoint } = await import(
+const { readCertificateNonce, credentialPublicKey, spkiPem } = await import(
   join(root, 'dist/src/attestation/app-attest/credential-certificate.js')
 );
 
@@ -216,7 +216,8 @@ class FloorController {
     if (!(await issuedBy(leafDer, intermediateKey))) throw refuse(401, 'leaf not signed by the intermediate');
     const clientDataHash = sha256(Buffer.from(challenge, 'utf8'));
     if (!readCertificateNonce(leaf).equals(sha256(authData, clientDataHash))) throw refuse(401, 'nonce mismatch');
-    const keyIdBytes = sha256(credentialPublicKeyPoint(leaf));
+    const credentialKey = credentialPublicKey(leaf);
+    const keyIdBytes = sha256(credentialKey.point);
     if (keyIdBytes.toString('base64') !== keyId) throw refuse(401, 'key id mismatch');
     if (!authData.subarray(0, 32).equals(sha256(Buffer.from(`${teamId}.${bundleId}`)))) {
       throw refuse(401, 'rpIdHash mismatch');
@@ -231,7 +232,7 @@ class FloorController {
     if (!environment) throw refuse(401, 'aaguid invalid');
     const credentialLength = authData.readUInt16BE(53);
     if (!authData.subarray(55, 55 + credentialLength).equals(keyIdBytes)) throw refuse(401, 'credential id mismatch');
-    const publicKeyPem = leaf.publicKey.export({ type: 'spki', format: 'pem' }).toString();
+    const publicKeyPem = spkiPem(credentialKey.spki);
     const { rows } = await db.query(
       `WITH app AS (SELECT id, organization_id FROM apps WHERE bundle_id = $1 AND team_id = $2),
             consumed AS (

@@ -453,3 +453,13 @@ if (write) {
   ];
   writeFileSync(new URL('./results.md', import.meta.url), lines.join('\n'));
 }
+
+// A ceiling or floor that answered anything but 2xx measured nothing: the run fails, so a broken
+// baseline (a floor that no longer loads the service's code, say) cannot hide behind its ratio.
+const brokenBaselines = [ceilings.bareNest, ...results.filter((row) => row.name?.endsWith('-floor'))].filter(
+  (row) => row && row.non2xx > 0,
+);
+for (const row of brokenBaselines) {
+  console.error(`${row.scenario}: ${row.non2xx} answers were not 2xx, so its ratios measure nothing`);
+}
+if (brokenBaselines.length) process.exitCode = 1;

@@ -9,7 +9,7 @@ import {
   type AppAttestFailure,
 } from './app-attest-errors.js';
 import { parseAttestedAuthenticatorData, parseAuthenticatorData } from './auth-data.js';
-import { credentialPublicKeyPoint, readCertificateNonce } from './credential-certificate.js';
+import { credentialPublicKey, readCertificateNonce, spkiPem } from './credential-certificate.js';
 import { verifyCertificateChain, type TrustStore } from './trust-store.js';
 
 export type { AppAttestErrorCode, AppAttestFailure } from './app-attest-errors.js';
@@ -171,10 +171,10 @@ export function verifyAttestation(input: AttestationInput): AttestationVerificat
       authData,
       input.clientDataHashes,
     );
-    const keyIdBytes = checkKeyId(
-      during('key_id_mismatch', 'the credential key does not read', () => credentialPublicKeyPoint(leaf)),
-      input.keyId,
+    const credentialKey = during('key_id_mismatch', 'the credential key does not read', () =>
+      credentialPublicKey(leaf),
     );
+    const keyIdBytes = checkKeyId(credentialKey.point, input.keyId);
     checkRpId(parsed.rpIdHash, input.teamId, input.bundleId);
     if (parsed.counter !== 0) fail('counter_not_zero', `counter is ${parsed.counter}, not 0`);
     const environment = environmentOf(parsed.aaguid);
@@ -184,9 +184,7 @@ export function verifyAttestation(input: AttestationInput): AttestationVerificat
     return {
       ok: true,
       environment,
-      publicKeyPem: during('key_id_mismatch', 'the credential key does not export', () =>
-        leaf.publicKey.export({ type: 'spki', format: 'pem' }).toString(),
-      ),
+      publicKeyPem: spkiPem(credentialKey.spki),
       // Copies, because the decoder's byte strings are views into the caller's buffer.
       receipt: Buffer.from(receipt),
       counter: parsed.counter,

@@ -23,12 +23,22 @@ export function readCertificateNonce(leaf: X509Certificate): Buffer {
   }
 }
 
-/** The credential key as the uncompressed point 0x04 || X || Y, the bytes Apple hashes into keyId. */
-export function credentialPublicKeyPoint(leaf: X509Certificate): Buffer {
+/**
+ * The credential key, read from the certificate once: its SubjectPublicKeyInfo (DER) and the
+ * uncompressed point 0x04 || X || Y in it, the bytes Apple hashes into keyId.
+ */
+export function credentialPublicKey(leaf: X509Certificate): { spki: Buffer; point: Buffer } {
   const key = leaf.publicKey;
   if (key.asymmetricKeyType !== 'ec' || key.asymmetricKeyDetails?.namedCurve !== 'prime256v1') {
     return fail('key_id_mismatch', 'the credential certificate key is not an EC P-256 key');
   }
+  const spki = key.export({ type: 'spki', format: 'der' });
   // A P-256 SubjectPublicKeyInfo ends with its BIT STRING holding the 65-byte uncompressed point.
-  return key.export({ type: 'spki', format: 'der' }).subarray(-UNCOMPRESSED_P256_POINT_LENGTH);
+  return { spki, point: spki.subarray(-UNCOMPRESSED_P256_POINT_LENGTH) };
+}
+
+/** SubjectPublicKeyInfo DER as PEM, as `KeyObject.export({ type: 'spki', format: 'pem' })` writes it. */
+export function spkiPem(spki: Buffer): string {
+  const lines = spki.toString('base64').match(/.{1,64}/g) ?? [];
+  return `-----BEGIN PUBLIC KEY-----\n${lines.join('\n')}\n-----END PUBLIC KEY-----\n`;
 }
