@@ -28,9 +28,9 @@ export class SigningKeysRepository {
   }
 
   /**
-   * The keys tokens may still be verified with, by id (token verification): the current one, and
-   * those retired less than `graceSeconds` ago with the instant (epoch ms) they stop verifying.
-   * The same keys as `published`: a key out of the JWKS verifies nothing here either.
+   * The published keys, by id: the current one first, then those retired less than `graceSeconds`
+   * ago, newest first, each retired one with the instant (epoch ms) it stops verifying. The JWKS
+   * lists exactly these, and token verification uses no other.
    */
   async publicKeys(graceSeconds: number): Promise<{ kid: string; publicJwk: JWK; verifiesUntil: number | null }[]> {
     const rows = await this.uow.manager().query<{ kid: string; public_jwk: JWK; verifies_until: string | null }[]>(
@@ -38,7 +38,8 @@ export class SigningKeysRepository {
               CASE WHEN is_current THEN NULL
                    ELSE floor(extract(epoch FROM retired_at + make_interval(secs => $1)) * 1000) END AS verifies_until
          FROM signing_keys
-        WHERE is_current OR retired_at > now() - make_interval(secs => $1)`,
+        WHERE is_current OR retired_at > now() - make_interval(secs => $1)
+        ORDER BY is_current DESC, created_at DESC`,
       [graceSeconds],
     );
     return rows.map((row) => ({
@@ -46,17 +47,6 @@ export class SigningKeysRepository {
       publicJwk: row.public_jwk,
       verifiesUntil: row.verifies_until === null ? null : Number(row.verifies_until),
     }));
-  }
-
-  /** The published keys: the current one first, then those retired less than `graceSeconds` ago. */
-  async published(graceSeconds: number): Promise<JWK[]> {
-    const rows = await this.uow.manager().query<{ public_jwk: JWK }[]>(
-      `SELECT public_jwk FROM signing_keys
-        WHERE is_current OR retired_at > now() - make_interval(secs => $1)
-        ORDER BY is_current DESC, created_at DESC`,
-      [graceSeconds],
-    );
-    return rows.map((row) => row.public_jwk);
   }
 
   /** Retires the current key and makes `kid` current (again, when it was stored before). */

@@ -63,7 +63,7 @@ export class SigningKeysService implements OnModuleInit {
   }
 
   async jwks(): Promise<{ keys: JWK[] }> {
-    return { keys: await this.keys.published(RETIRED_KEY_GRACE_MS / 1000) };
+    return { keys: (await this.keys.publicKeys(RETIRED_KEY_GRACE_MS / 1000)).map((key) => key.publicJwk) };
   }
 
   /** Makes a fresh key current; the previous one is retired but stays published. */

@@ -21,11 +21,11 @@ interface StoredSigningKey {
  * `signing_keys` in memory (service-wide, shared by every instance built over it): one current key,
  * those retired, and the published ones as the repository selects them (the current one first,
  * then those retired within the grace, newest first). Times follow `Date.now()`; `publicKeyReads`
- * counts the verifiers' reads of every public key.
+ * counts the reads of the published keys (verifiers and the JWKS).
  */
 export class FakeSigningKeys implements Pick<
   SigningKeysRepository,
-  'lockKeys' | 'current' | 'publicKeys' | 'published' | 'makeCurrent'
+  'lockKeys' | 'current' | 'publicKeys' | 'makeCurrent'
 > {
   readonly rows: StoredSigningKey[] = [];
   publicKeyReads = 0;
@@ -45,20 +45,13 @@ export class FakeSigningKeys implements Pick<
     return Promise.resolve(
       this.rows
         .filter((row) => row.isCurrent || (row.retiredAt !== null && row.retiredAt > since))
+        .sort((a, b) => Number(b.isCurrent) - Number(a.isCurrent) || b.createdAt - a.createdAt)
         .map((row) => ({
           kid: row.kid,
           publicJwk: structuredClone(row.publicJwk),
           verifiesUntil: row.isCurrent ? null : row.retiredAt! + graceSeconds * 1000,
         })),
     );
-  }
-
-  published(graceSeconds: number): Promise<JWK[]> {
-    const since = Date.now() - graceSeconds * 1000;
-    const rows = this.rows
-      .filter((row) => row.isCurrent || (row.retiredAt !== null && row.retiredAt > since))
-      .sort((a, b) => Number(b.isCurrent) - Number(a.isCurrent) || b.createdAt - a.createdAt);
-    return Promise.resolve(rows.map((row) => structuredClone(row.publicJwk)));
   }
 
   makeCurrent(kid: string, privateKeyPem: string, publicJwk: JWK): Promise<void> {
