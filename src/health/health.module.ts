@@ -6,11 +6,10 @@ import { HealthController } from './health.controller.js';
 import { HealthRepository } from './health.repository.js';
 import { HealthService } from './health.service.js';
 import { RedisProbe } from './redis-probe.js';
-import { TokenSigningProbe } from './token-signing-probe.js';
 
 @Module({
   imports: [AppsModule, DeviceTokensModule, FlagsModule],
   controllers: [HealthController],
-  providers: [HealthService, HealthRepository, TokenSigningProbe, RedisProbe],
+  providers: [HealthService, HealthRepository, RedisProbe],
 })
 export class HealthModule {}

@@ -6,7 +6,7 @@ import { APP_CONFIG } from '../config/config.module.js';
 import { TenantResolver } from '../apps/tenant-resolver.js';
 import { FlagsService } from '../flags/flags.service.js';
 import { HealthRepository } from './health.repository.js';
-import { TokenSigningProbe } from './token-signing-probe.js';
+import { SigningKeysService } from '../device-tokens/signing-keys.service.js';
 
 export type ComponentStatus = 'healthy' | 'unhealthy';
 
@@ -36,7 +36,7 @@ export class HealthService {
   constructor(
     private readonly probe: HealthRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly signing: TokenSigningProbe,
+    private readonly signing: SigningKeysService,
     private readonly tenants: TenantResolver,
     private readonly flags: FlagsService,
   ) {}
@@ -74,7 +74,7 @@ export class HealthService {
   async jwtSigning(): Promise<ComponentReport> {
     const started = performance.now();
     try {
-      await withinTime(this.signing.signAndVerify());
+      await withinTime(this.signing.selfCheck());
       return { status: 'healthy', latencyMs: elapsed(started) };
     } catch (error) {
       return { status: 'unhealthy', error: timedOut(error, 'token signing') ?? 'sign and verify cycle failed' };

@@ -7,7 +7,7 @@ import { HealthController } from '../../src/health/health.controller.js';
 import type { HealthRepository } from '../../src/health/health.repository.js';
 import { HealthService, type ComponentReport } from '../../src/health/health.service.js';
 import type { RedisProbe } from '../../src/health/redis-probe.js';
-import type { TokenSigningProbe } from '../../src/health/token-signing-probe.js';
+import type { SigningKeysService } from '../../src/device-tokens/signing-keys.service.js';
 import { testConfig } from './config.js';
 
 /** How a component answers its probe: it answers, it fails, or it never answers. */
@@ -44,15 +44,15 @@ export class FakeDatabasePing extends FakeProbe implements Pick<HealthRepository
   }
 }
 
-/** The token signing cycle. */
-export class FakeTokenSigning extends FakeProbe implements Pick<TokenSigningProbe, 'signAndVerify'> {
+/** The token signing cycle with the real key (SigningKeysService.selfCheck). */
+export class FakeTokenSigning extends FakeProbe implements Pick<SigningKeysService, 'selfCheck'> {
   static readonly FAILURE = 'error:1E08010C:DECODER routines::unsupported (key -----BEGIN PRIVATE KEY-----MIIE)';
 
   constructor() {
     super(FakeTokenSigning.FAILURE);
   }
 
-  signAndVerify(): Promise<void> {
+  selfCheck(): Promise<void> {
     return this.run();
   }
 }
@@ -129,7 +129,7 @@ export function fakeHealth(config: AppConfig = testConfig) {
   const service = new HealthService(
     database as unknown as HealthRepository,
     config,
-    signing as unknown as TokenSigningProbe,
+    signing as unknown as SigningKeysService,
     tenants as unknown as TenantResolver,
     flags as unknown as FlagsService,
   );

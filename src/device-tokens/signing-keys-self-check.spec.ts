@@ -3,8 +3,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { testConfig } from '../../test/fakes/config.js';
 import { FakeSigningKeys } from '../../test/fakes/device-tokens.js';
 import { FakeUnitOfWork } from '../../test/fakes/unit-of-work.js';
-import { SigningKeysService } from '../device-tokens/signing-keys.service.js';
-import { TokenSigningProbe } from './token-signing-probe.js';
+import { SigningKeysService } from './signing-keys.service.js';
 
 async function signingKeys(): Promise<SigningKeysService> {
   const keys = new SigningKeysService(
@@ -16,13 +15,13 @@ async function signingKeys(): Promise<SigningKeysService> {
   return keys;
 }
 
-describe('the readiness probe of token signing (TokenSigningProbe)', () => {
+describe("readiness's token-signing cycle (SigningKeysService.selfCheck)", () => {
   it('signs and verifies with the key tokens are minted with, and reads that key through the signing keys', async () => {
     const keys = await signingKeys();
     let asked = 0;
     const signingKey = keys.signingKey.bind(keys);
     keys.signingKey = () => (asked++, signingKey());
-    await expect(new TokenSigningProbe(keys).signAndVerify()).resolves.toBeUndefined();
+    await expect(keys.selfCheck()).resolves.toBeUndefined();
     expect(asked).toBe(1);
   });
 
@@ -30,8 +29,8 @@ describe('the readiness probe of token signing (TokenSigningProbe)', () => {
     const keys = await signingKeys();
     const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
     keys.signingKey = () => Promise.resolve({ kid: 'k', privateKey: ec });
-    await expect(new TokenSigningProbe(keys).signAndVerify()).rejects.toThrow('RS256 needs an RSA private key');
+    await expect(keys.selfCheck()).rejects.toThrow('RS256 needs an RSA private key');
     keys.signingKey = () => Promise.reject(new Error('no key'));
-    await expect(new TokenSigningProbe(keys).signAndVerify()).rejects.toThrow('no key');
+    await expect(keys.selfCheck()).rejects.toThrow('no key');
   });
 });
