@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { JwtService } from '@nestjs/jwt';
 import type { JWTPayload } from 'jose';
 import { SigningKeysRepository } from './signing-keys.repository.js';
-import { RETIRED_KEY_GRACE_MS } from './signing-keys.service.js';
+import { KEYS_RELOAD_MS, RETIRED_KEY_GRACE_MS } from './signing-keys.service.js';
 
 /** The verified claims of a device's attestation token. */
 export interface DeviceToken extends JWTPayload {
@@ -21,8 +21,6 @@ export type TokenInspection =
   { readonly ok: true; readonly claims: DeviceToken } | { readonly ok: false; readonly reason: TokenDefect };
 
 const UNKNOWN_KID_RELOAD_MS = 10_000;
-/** How often the keys are read again anyway: a rotation on another instance starts the old key's grace. */
-const KEYS_RELOAD_MS = 60_000;
 /** Keys read longer ago than this are read again before a token is verified with them. */
 const STALE_KEYS_MS = 10 * KEYS_RELOAD_MS;
 

@@ -14,7 +14,8 @@ export interface SigningKey {
 
 /** Retired keys stay published this long: longer than any token's lifetime (30 days at most). */
 export const RETIRED_KEY_GRACE_MS = 31 * 24 * 60 * 60 * 1000;
-const RELOAD_MS = 60_000;
+/** How often an instance reads the keys again, so a rotation made on another one is seen. */
+export const KEYS_RELOAD_MS = 60_000;
 
 /**
  * RS256 token signing keys: JWT_PRIVATE_KEY when given, else generated once and kept in the
@@ -38,7 +39,7 @@ export class SigningKeysService implements OnModuleInit {
 
   /** The key new tokens are signed with; re-read each minute so a rotation elsewhere is seen. */
   async signingKey(): Promise<SigningKey> {
-    if (!this.current || Date.now() - this.loadedAt > RELOAD_MS) await this.load();
+    if (!this.current || Date.now() - this.loadedAt > KEYS_RELOAD_MS) await this.load();
     return this.current!;
   }
 
