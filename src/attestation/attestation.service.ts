@@ -92,7 +92,7 @@ export class AttestationService {
     const { teamId, bundleId } = iosIdentityOf(tenant);
     const subjectVerified = this.checkSubject(tenant, input);
     return this.verdict(tenant, input.keyId, 'attestation', input.challenge, async (attempt) => {
-      const result = verifyAttestation({
+      const result = await verifyAttestation({
         attestationObject: Buffer.from(input.attestationObject, 'base64'),
         keyId: input.keyId,
         clientDataHashes: challengeClientDataHashes(input.challenge),

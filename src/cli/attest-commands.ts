@@ -73,7 +73,7 @@ export const verifyAttestationCommand = withoutDatabase(async (context: CliConte
   const bundleId = args.required('bundle-id');
   const now = readTime(args.optional('at'));
   const trustAnchors = await readTrustStore(args.optional('root-ca') ?? context.config.appAttestRootCaPath);
-  const result = verifyAttestation({
+  const result = await verifyAttestation({
     attestationObject,
     keyId,
     clientDataHashes: [clientDataHash],

@@ -67,25 +67,15 @@ function refuseAs(code: AppAttestErrorCode, what: string, error: unknown): never
   return fail(code, `${what}: ${error instanceof Error ? error.message : String(error)}`);
 }
 
-/** Runs a verification and reports a refused step as a value; any other exception is a bug and propagates. */
-export function refusalAsResult<T>(verify: () => T): T | AppAttestFailure {
-  try {
-    return verify();
-  } catch (error) {
-    return asFailure(error);
-  }
-}
-
-/** `refusalAsResult` for a verification with a step that answers a promise. */
+/**
+ * Runs a verification (its signatures checked on the thread pool) and reports a refused step as a
+ * value; any other exception is a bug and propagates.
+ */
 export async function refusalAsResultAsync<T>(verify: () => Promise<T>): Promise<T | AppAttestFailure> {
   try {
     return await verify();
   } catch (error) {
-    return asFailure(error);
+    if (error instanceof AppAttestError) return { ok: false, code: error.code, message: error.message };
+    throw error;
   }
-}
-
-function asFailure(error: unknown): AppAttestFailure {
-  if (error instanceof AppAttestError) return { ok: false, code: error.code, message: error.message };
-  throw error;
 }

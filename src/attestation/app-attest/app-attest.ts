@@ -1,13 +1,6 @@
 import { createHash, createPublicKey, verify, type KeyObject } from 'node:crypto';
 import { Decoder } from 'cbor-x';
-import {
-  during,
-  duringAsync,
-  fail,
-  refusalAsResult,
-  refusalAsResultAsync,
-  type AppAttestFailure,
-} from './app-attest-errors.js';
+import { during, duringAsync, fail, refusalAsResultAsync, type AppAttestFailure } from './app-attest-errors.js';
 import { parseAttestedAuthenticatorData, parseAuthenticatorData } from './auth-data.js';
 import { credentialPublicKey, readCertificateNonce, spkiPem } from './credential-certificate.js';
 import { verifyCertificateChain, type TrustStore } from './trust-store.js';
@@ -154,16 +147,19 @@ function environmentOf(aaguid: Buffer): AppAttestEnvironment {
   return fail('aaguid_invalid', 'aaguid is neither appattest nor appattestdevelop');
 }
 
-/** Verifies an App Attest attestation object, following Apple's server-side validation steps in order. */
-export function verifyAttestation(input: AttestationInput): AttestationVerification {
-  return refusalAsResult((): AttestationVerified => {
+/**
+ * Verifies an App Attest attestation object, following Apple's server-side validation steps in order.
+ * The certificate chain's signatures are verified on the thread pool (see `verifyCertificateChain`).
+ */
+export function verifyAttestation(input: AttestationInput): Promise<AttestationVerification> {
+  return refusalAsResultAsync(async (): Promise<AttestationVerified> => {
     const { authData, x5c, receipt } = during('invalid_format', 'the attestation object does not read', () =>
       readAttestationObject(input.attestationObject),
     );
     const parsed =
       during('invalid_format', 'authData does not parse', () => parseAttestedAuthenticatorData(authData)) ??
       fail('invalid_format', 'authData lacks attested credential data');
-    const leaf = during('certificate_chain_invalid', 'the certificate chain does not verify', () =>
+    const leaf = await duringAsync('certificate_chain_invalid', 'the certificate chain does not verify', () =>
       verifyCertificateChain(x5c, input.trustAnchors, input.now),
     );
     checkNonce(

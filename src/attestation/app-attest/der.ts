@@ -77,3 +77,48 @@ export function findExtension(certificateDer: Buffer, oid: Buffer): Buffer | und
   }
   return undefined;
 }
+
+const TAG_BIT_STRING = 0x03;
+const TAG_TBS_VERSION = 0xa0; // [0] EXPLICIT Version, absent in v1 certificates
+
+/** The parts of a certificate its issuer's signature covers and names, as DER. */
+export interface SignedParts {
+  /** tbsCertificate, whole (tag and length included): the bytes the signature covers. */
+  tbs: Buffer;
+  /** The outer signatureAlgorithm AlgorithmIdentifier, whole. */
+  algorithm: Buffer;
+  /** The tbsCertificate's own `signature` AlgorithmIdentifier, whole; RFC 5280 has it equal the outer one. */
+  innerAlgorithm: Buffer;
+  /** The signatureValue's bits (the BIT STRING without its unused-bits octet). */
+  signature: Buffer;
+}
+
+/** One element at `offset` of `der`, with its whole encoding and its content. */
+function element(der: Buffer, offset: number): { whole: Buffer; node: DerNode; next: number } {
+  const { node, next } = readNode(der, offset);
+  return { whole: der.subarray(offset, next), node, next };
+}
+
+/** Certificate ::= SEQUENCE { tbsCertificate, signatureAlgorithm, signatureValue BIT STRING }. */
+export function readSignedParts(certificateDer: Buffer): SignedParts {
+  const certificate = expectTag(readDer(certificateDer), TAG_SEQUENCE).content;
+  const tbs = element(certificate, 0);
+  const algorithm = element(certificate, tbs.next);
+  const signature = element(certificate, algorithm.next);
+  if (signature.next !== certificate.length) throw new DerError('trailing bytes after the signature');
+  expectTag(tbs.node, TAG_SEQUENCE);
+  expectTag(algorithm.node, TAG_SEQUENCE);
+  const bits = expectTag(signature.node, TAG_BIT_STRING).content;
+  if (bits.length < 2 || bits[0] !== 0) throw new DerError('the signature is not a whole number of octets');
+  const first = element(tbs.node.content, 0);
+  // TBSCertificate ::= SEQUENCE { [0] version OPTIONAL, serialNumber, signature AlgorithmIdentifier, … }
+  const serial = first.node.tag === TAG_TBS_VERSION ? element(tbs.node.content, first.next) : first;
+  const innerAlgorithm = element(tbs.node.content, serial.next);
+  expectTag(innerAlgorithm.node, TAG_SEQUENCE);
+  return {
+    tbs: tbs.whole,
+    algorithm: algorithm.whole,
+    innerAlgorithm: innerAlgorithm.whole,
+    signature: bits.subarray(1),
+  };
+}

@@ -1,5 +1,6 @@
-import { X509Certificate, type KeyObject } from 'node:crypto';
+import { X509Certificate, verify, type KeyObject } from 'node:crypto';
 import { fail } from './app-attest-errors.js';
+import { readSignedParts } from './der.js';
 
 interface TrustAnchor {
   certificate: X509Certificate;
@@ -56,9 +57,46 @@ function isWithin(validity: { notBefore: Date; notAfter: Date }, now: Date): boo
   return validity.notBefore <= now && now <= validity.notAfter;
 }
 
-function isIssuedBy(subject: X509Certificate, issuer: X509Certificate, key: KeyObject): boolean {
-  // Names are not compared: x5c fixes the order, and only the issuer's key signature binds anything.
-  return issuer.ca && subject.verify(key);
+/**
+ * The digests of the signature algorithms a chain is verified with on the thread pool, by the whole
+ * DER of their AlgorithmIdentifier: ECDSA (Apple's chain: P-384 over the leaf, P-384 over the
+ * intermediate) and RSA PKCS #1 v1.5, with or without the NULL parameters. Any other algorithm is
+ * verified by OpenSSL on the event loop, as before.
+ */
+const DIGEST_OF_ALGORITHM = new Map<string, string>([
+  ['300a06082a8648ce3d040302', 'sha256'],
+  ['300a06082a8648ce3d040303', 'sha384'],
+  ['300a06082a8648ce3d040304', 'sha512'],
+  ['300d06092a864886f70d01010b0500', 'sha256'],
+  ['300d06092a864886f70d01010c0500', 'sha384'],
+  ['300d06092a864886f70d01010d0500', 'sha512'],
+  ['300b06092a864886f70d01010b', 'sha256'],
+  ['300b06092a864886f70d01010c', 'sha384'],
+  ['300b06092a864886f70d01010d', 'sha512'],
+]);
+
+/**
+ * Whether `issuer` (a CA) signed `subject`, its signature checked on libuv's thread pool
+ * (`crypto.verify` with a callback) so a validation does not hold the event loop for the P-384
+ * verify. Refused as OpenSSL's X509_verify refuses: a tbsCertificate whose own signature algorithm
+ * differs from the outer one, or a signature that does not verify. Names are not compared: x5c
+ * fixes the order, and only the issuer's key signature binds anything.
+ */
+async function isIssuedBy(subject: X509Certificate, issuer: X509Certificate, key: KeyObject): Promise<boolean> {
+  if (!issuer.ca) return false;
+  const parts = readSignedParts(subject.raw);
+  if (!parts.algorithm.equals(parts.innerAlgorithm)) return false;
+  const digest = DIGEST_OF_ALGORITHM.get(parts.algorithm.toString('hex'));
+  if (!digest) return subject.verify(key);
+  return new Promise((resolve) => {
+    verify(digest, parts.tbs, key, parts.signature, (error, valid) => resolve(!error && valid));
+  });
+}
+
+/** The anchors whose key signed `top`. */
+async function issuersAmong(anchors: readonly TrustAnchor[], top: X509Certificate): Promise<TrustAnchor[]> {
+  const signed = await Promise.all(anchors.map((anchor) => isIssuedBy(top, anchor.certificate, anchor.publicKey)));
+  return anchors.filter((_, index) => signed[index]);
 }
 
 function parseChain(x5c: readonly Buffer[]): X509Certificate[] {
@@ -75,11 +113,11 @@ function parseChain(x5c: readonly Buffer[]): X509Certificate[] {
  * Checks that x5c (leaf first) chains to one of the store's anchors, with every certificate,
  * anchor included, valid at `now`. Returns the parsed leaf.
  */
-export function verifyCertificateChain(
+export async function verifyCertificateChain(
   x5c: readonly [Buffer, ...Buffer[]],
   store: TrustStore,
   now: Date,
-): X509Certificate {
+): Promise<X509Certificate> {
   const topIndex = x5c.length - 1;
   const topKey = topIndex > 0 ? x5c[topIndex].toString('base64') : null;
   const known = topKey === null ? undefined : store.verifiedIssuers.get(topKey);
@@ -93,14 +131,12 @@ export function verifyCertificateChain(
   for (let index = 1; index < chain.length; index += 1) {
     const [subject, issuer] = [chain[index - 1], chain[index]];
     const key = index === topIndex && known ? known.publicKey : issuer.publicKey;
-    if (!isIssuedBy(subject, issuer, key)) {
+    if (!(await isIssuedBy(subject, issuer, key))) {
       fail('certificate_chain_invalid', `x5c[${index - 1}] is not signed by x5c[${index}]`);
     }
   }
   const top = chain[topIndex];
-  const issuers = known
-    ? known.anchors
-    : store.anchors.filter((anchor) => isIssuedBy(top, anchor.certificate, anchor.publicKey));
+  const issuers = known ? known.anchors : await issuersAmong(store.anchors, top);
   if (issuers.length === 0) fail('certificate_chain_invalid', 'the chain does not lead to a trusted root');
   if (!issuers.some((anchor) => isWithin(anchor, now))) {
     fail('certificate_chain_invalid', `the trusted root is not valid at ${now.toISOString()}`);
