@@ -598,6 +598,32 @@ describe('Android attestation', () => {
       }
     });
 
+    it("applies an app's changed settings to its Android calls at once, the iOS identity beside it", async () => {
+      // An app with both identities, whose package name this instance has just resolved.
+      const { app: both, fabricated: lenient } = await androidApp('professional', {
+        acceptedDeviceVerdicts: ['MEETS_DEVICE_INTEGRITY', 'MEETS_BASIC_INTEGRITY'],
+      });
+      const before = await validate(lenient, { deviceVerdicts: ['MEETS_BASIC_INTEGRITY'] });
+      expect(before.response.status).toBe(200);
+      expect(decodeJwt(before.response.body.token as string).aud).toBe(both.bundleId);
+
+      await both.owner
+        .put(`/api/v1/apps/${both.id}`)
+        .send({ riskThresholds: { blockOnJailbreak: true }, jwtConfiguration: { customAudience: 'api.example.com' } })
+        .expect(200);
+      const rooted = await validate(lenient, { deviceVerdicts: ['MEETS_BASIC_INTEGRITY'] });
+      expect([rooted.response.status, rooted.response.body.code]).toEqual([403, 'jailbreak_detected']);
+      const clean = await validate(lenient);
+      expect(clean.response.status).toBe(200);
+      expect(decodeJwt(clean.response.body.token as string).aud).toBe('api.example.com');
+
+      // Subject binding switched on: an unsigned subject is refused on Android at once too.
+      await both.owner.post(`/api/v1/apps/${both.id}/subject-signing-secret`).expect(200);
+      await both.owner.put(`/api/v1/apps/${both.id}`).send({ requireSignedSubject: true }).expect(200);
+      const unsigned = await validate(lenient, { profile: { subjectId: 'user-1' } });
+      expect([unsigned.response.status, unsigned.response.body.code]).toEqual([401, 'subject_signature_invalid']);
+    });
+
     it("feeds the verdict's labels into the risk score under the app's policy", async () => {
       const { fabricated: lenient } = await androidApp('professional', {
         acceptedDeviceVerdicts: ['MEETS_DEVICE_INTEGRITY', 'MEETS_BASIC_INTEGRITY'],
