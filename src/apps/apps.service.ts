@@ -144,8 +144,7 @@ export class AppsService implements OnModuleInit {
   }
 
   async update(auth: OrgAuthContext, id: string, input: UpdateAppDto): Promise<App> {
-    let iosIdentitySet = false;
-    const updated = await this.change(auth, async () => {
+    return this.change(auth, async () => {
       const app = await this.lock(auth, id);
       if (input.isActive === false && app.isPrimary) throw primaryCannotBeDeactivated();
       if (input.bundleId !== undefined && input.teamId !== undefined) {
@@ -153,7 +152,6 @@ export class AppsService implements OnModuleInit {
         if (app.bundleId === null) {
           app.bundleId = input.bundleId;
           app.teamId = input.teamId;
-          iosIdentitySet = true;
         } else if (app.bundleId !== input.bundleId || app.teamId !== input.teamId) {
           throw iosIdentityImmutable();
         }
@@ -184,9 +182,6 @@ export class AppsService implements OnModuleInit {
       await this.settlePrimary(auth.organizationId, [app]);
       return { app, action: 'app.updated', metadata: { fields: Object.keys(input) } };
     });
-    // Its Android lookups cached the app without an iOS identity.
-    if (iosIdentitySet) this.tenants.forgetApp(updated.id);
-    return updated;
   }
 
   /**
@@ -257,9 +252,11 @@ export class AppsService implements OnModuleInit {
       });
       return result;
     });
-    // An Android-only app is cached by its package name alone.
+    // Every entry naming the app (its iOS headers, its package name) goes, and the iOS headers'
+    // entry even if it was a miss (an iOS identity just set): an app with both identities cached
+    // by its package name kept its old thresholds, subject secret and token settings for 30 s.
     if (app.bundleId !== null && app.teamId !== null) this.tenants.forget(app.bundleId, app.teamId);
-    else this.tenants.forgetApp(app.id);
+    this.tenants.forgetApp(app.id);
     return app;
   }
 

@@ -598,6 +598,32 @@ describe('Android attestation', () => {
       }
     });
 
+    it("applies an app's changed settings to its Android calls at once, the iOS identity beside it", async () => {
+      // An app with both identities, whose package name this instance has just resolved.
+      const { app: both, fabricated: lenient } = await androidApp('professional', {
+        acceptedDeviceVerdicts: ['MEETS_DEVICE_INTEGRITY', 'MEETS_BASIC_INTEGRITY'],
+      });
+      const before = await validate(lenient, { deviceVerdicts: ['MEETS_BASIC_INTEGRITY'] });
+      expect(before.response.status).toBe(200);
+      expect(decodeJwt(before.response.body.token as string).aud).toBe(both.bundleId);
+
+      await both.owner
+        .put(`/api/v1/apps/${both.id}`)
+        .send({ riskThresholds: { blockOnJailbreak: true }, jwtConfiguration: { customAudience: 'api.example.com' } })
+        .expect(200);
+      const rooted = await validate(lenient, { deviceVerdicts: ['MEETS_BASIC_INTEGRITY'] });
+      expect([rooted.response.status, rooted.response.body.code]).toEqual([403, 'jailbreak_detected']);
+      const clean = await validate(lenient);
+      expect(clean.response.status).toBe(200);
+      expect(decodeJwt(clean.response.body.token as string).aud).toBe('api.example.com');
+
+      // Subject binding switched on: an unsigned subject is refused on Android at once too.
+      await both.owner.post(`/api/v1/apps/${both.id}/subject-signing-secret`).expect(200);
+      await both.owner.put(`/api/v1/apps/${both.id}`).send({ requireSignedSubject: true }).expect(200);
+      const unsigned = await validate(lenient, { profile: { subjectId: 'user-1' } });
+      expect([unsigned.response.status, unsigned.response.body.code]).toEqual([401, 'subject_signature_invalid']);
+    });
+
     it("feeds the verdict's labels into the risk score under the app's policy", async () => {
       const { fabricated: lenient } = await androidApp('professional', {
         acceptedDeviceVerdicts: ['MEETS_DEVICE_INTEGRITY', 'MEETS_BASIC_INTEGRITY'],
@@ -619,6 +645,69 @@ describe('Android attestation', () => {
         .expect(200);
       const refused = await validate(rootedRefused, { deviceVerdicts: ['MEETS_BASIC_INTEGRITY'] });
       expect([refused.response.status, refused.response.body.code]).toEqual([403, 'jailbreak_detected']);
+    });
+
+    it("reaches nothing of another organization's Android app: its device token, key, integrity token or challenge", async () => {
+      const { app: stranger, fabricated: strangerApp } = await androidApp();
+      const strangerToken = (await validate(strangerApp)).response.body.token as string;
+      const strangerKey = await createApiKey(t, stranger.org, ['flags:read']);
+      const ownToken = (await validate(fabricated)).response.body.token as string;
+      const flag = { context: { targetingKey: decodeJwt(ownToken).sub } };
+      // The stranger's device token and key, with this app's package name: refused before any flag.
+      for (const credential of [strangerToken, strangerKey]) {
+        const bearer = `Bearer ${credential}`;
+        await android(fabricated).get('/api/v1/flags').set('Authorization', bearer).expect(401);
+        await android(fabricated).post('/ofrep/v1/evaluate/flags').set('Authorization', bearer).send(flag).expect(401);
+        await android(fabricated)
+          .post('/ofrep/v1/evaluate/flags/android_checkout')
+          .set('Authorization', bearer)
+          .send(flag)
+          .expect(401);
+      }
+      // With its own package name, this app's flag is a flag it does not have.
+      const missing = await android(strangerApp)
+        .post('/ofrep/v1/evaluate/flags/android_checkout')
+        .set('Authorization', `Bearer ${strangerKey}`)
+        .send(flag);
+      expect([missing.status, missing.body.errorCode]).toEqual([404, 'FLAG_NOT_FOUND']);
+
+      // This app's integrity token replayed through the stranger's app: its challenge is this
+      // app's (challenge_invalid), and with the stranger's own challenge it does not decrypt.
+      const challenge = await challengeOf(fabricated);
+      const integrityToken = await fabricated.mint({ challenge });
+      const viaStranger = (body: Record<string, unknown>) =>
+        android(strangerApp).post('/api/v1/attestation/android/validate').send(body);
+      const misdirected = await viaStranger({ integrityToken, challenge, installationId: installation() });
+      expect([misdirected.status, misdirected.body.code]).toEqual([400, 'challenge_invalid']);
+      const rebound = await viaStranger({
+        integrityToken,
+        challenge: await challengeOf(strangerApp),
+        installationId: installation(),
+      });
+      expect([rebound.status, rebound.body.code]).toEqual([401, 'integrity_decrypt_failed']);
+      // Neither attempt spent this app's challenge.
+      const own = await android(fabricated)
+        .post('/api/v1/attestation/android/validate')
+        .send({ integrityToken, challenge, installationId: installation() });
+      expect(own.status).toBe(200);
+    });
+
+    it("applies the deny set: a blocked Android device's token is refused, and its installation cannot re-attest", async () => {
+      const { response, installationId } = await validate(fabricated);
+      const token = response.body.token as string;
+      const keyId = decodeJwt(token).sub!;
+      await app.owner
+        .post(`/api/v1/devices/${encodeURIComponent(keyId)}/block`)
+        .send({ reason: 'abuse' })
+        .expect(200);
+      await android(fabricated).get('/api/v1/flags').set('Authorization', `Bearer ${token}`).expect(401);
+      await android(fabricated)
+        .post('/ofrep/v1/evaluate/flags')
+        .set('Authorization', `Bearer ${token}`)
+        .send({ context: {} })
+        .expect(401);
+      const again = await validate(fabricated, { installationId });
+      expect([again.response.status, again.response.body.code]).toEqual([403, 'device_blocked']);
     });
 
     it('refuses an app without an Android identity before spending the challenge', async () => {
