@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { trustAppId, trustOrganizationId } from '../common/access/tenant-id.js';
 import type { AndroidIdentityRepository, AndroidTenantRow } from './android-identity.repository.js';
 import type { AppsRepository, TenantRow } from './apps.repository.js';
-import { TenantResolver } from './tenant-resolver.js';
+import { MAX_ENTRIES, MAX_MISSES, TenantResolver } from './tenant-resolver.js';
 
 const APP: TenantRow = {
   id: trustAppId('00000000-0000-4000-8000-000000000001'),
@@ -70,5 +70,34 @@ describe('TenantResolver', () => {
     await tenants.resolveAndroid('com.example.android');
     expect(lookups.filter((lookup) => lookup.startsWith('android'))).toHaveLength(3);
     expect(lookups.filter((lookup) => lookup.startsWith('ios'))).toHaveLength(2);
+  });
+});
+
+describe('TenantResolver under a flood of made-up identities', () => {
+  it('keeps the apps it found: misses only push out other misses', async () => {
+    const { tenants, lookups } = resolver();
+    await tenants.resolve('com.example.ios', 'ABCDE12345');
+    await tenants.resolveAndroid('com.example.android');
+    // More made-up identities than the cache holds apps.
+    const flood = MAX_ENTRIES + 5;
+    for (let index = 0; index < flood; index += 1) {
+      expect(await tenants.resolve(`com.flood.${index}`, 'ZZZZZ99999')).toBeNull();
+    }
+    lookups.length = 0;
+    expect((await tenants.resolve('com.example.ios', 'ABCDE12345'))?.appId).toBe(APP.id);
+    expect((await tenants.resolveAndroid('com.example.android'))?.appId).toBe(APP.id);
+    // The newest misses are still cached; the oldest were the ones forgotten.
+    expect(await tenants.resolve(`com.flood.${flood - 1}`, 'ZZZZZ99999')).toBeNull();
+    expect(lookups).toEqual([]);
+    await tenants.resolve(`com.flood.${flood - MAX_MISSES - 1}`, 'ZZZZZ99999');
+    expect(lookups).toEqual([`ios com.flood.${flood - MAX_MISSES - 1} ZZZZZ99999`]);
+  });
+
+  it('forgets a cached miss when the identity is registered, so the new app answers at once', async () => {
+    const { tenants, lookups } = resolver();
+    expect(await tenants.resolveAndroid('com.example.later')).toBeNull();
+    tenants.forgetPackage('com.example.later');
+    await tenants.resolveAndroid('com.example.later');
+    expect(lookups).toEqual(['android com.example.later', 'android com.example.later']);
   });
 });

@@ -29,13 +29,20 @@ export interface Tenant {
 }
 
 interface Entry {
-  tenant: Tenant | null;
+  tenant: Tenant;
   expiresAt: number;
 }
 
 /** Apps change rarely and SDK traffic is heavy: lookups are cached briefly per instance. */
 const TTL_MS = 30_000;
-const MAX_ENTRIES = 50_000;
+/** Apps found, at most; the oldest is forgotten first. */
+export const MAX_ENTRIES = 50_000;
+/**
+ * Identities that named no app, at most, kept apart from the apps found: anyone can send any
+ * header, so a flood of made-up identities only ever pushes out other made-up identities, never
+ * a live app (whose every request would then read the database again).
+ */
+export const MAX_MISSES = 10_000;
 
 /**
  * The cache keys of the two ways to name an app, each in a namespace of its own: no pair of iOS
@@ -55,6 +62,8 @@ const androidKey = (packageName: string) => `android\n${packageName}`;
 @Injectable()
 export class TenantResolver {
   private readonly cache = new Map<string, Entry>();
+  /** When each identity that named no app may be looked up again. */
+  private readonly misses = new Map<string, number>();
   /** Moves on every forget: a lookup that started before it must not cache what it read. */
   private generation = 0;
 
@@ -77,37 +86,49 @@ export class TenantResolver {
 
   /** The entry under `key` while fresh, else what `load` reads, cached unless a forget came meanwhile. */
   private async cached(key: string, load: () => Promise<Tenant | null>): Promise<Tenant | null> {
+    const now = Date.now();
     const cached = this.cache.get(key);
-    if (cached && cached.expiresAt > Date.now()) return cached.tenant;
+    if (cached && cached.expiresAt > now) return cached.tenant;
+    const missed = this.misses.get(key);
+    if (missed !== undefined && missed > now) return null;
     const generation = this.generation;
     const tenant = await load();
     if (generation !== this.generation) return tenant;
-    if (this.cache.size >= MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
-    this.cache.set(key, { tenant, expiresAt: Date.now() + TTL_MS });
+    const expiresAt = Date.now() + TTL_MS;
+    if (tenant) {
+      this.misses.delete(key);
+      remember(this.cache, key, { tenant, expiresAt }, MAX_ENTRIES);
+    } else {
+      this.cache.delete(key);
+      remember(this.misses, key, expiresAt, MAX_MISSES);
+    }
     return tenant;
   }
 
   forget(bundleId: string, teamId: string): void {
     this.generation++;
     this.cache.delete(iosKey(bundleId, teamId));
+    this.misses.delete(iosKey(bundleId, teamId));
   }
 
   /** Drops what `X-Package-Name: packageName` was last resolved to, a miss included (a package just registered). */
   forgetPackage(packageName: string): void {
     this.generation++;
     this.cache.delete(androidKey(packageName));
+    this.misses.delete(androidKey(packageName));
   }
 
   /** Drops the cached app with this id, whatever identity headers it was looked up by. */
   forgetApp(appId: string): void {
     this.generation++;
-    for (const [key, entry] of this.cache) if (entry.tenant?.appId === appId) this.cache.delete(key);
+    for (const [key, entry] of this.cache) if (entry.tenant.appId === appId) this.cache.delete(key);
   }
 
   /** Drops every cached app of an organization (its tier or state changed). */
   forgetAll(): void {
     this.generation++;
     this.cache.clear();
+    this.misses.clear();
   }
 
   /** The app and its organization as they are now, past the cache (diagnostics). */
@@ -115,6 +136,13 @@ export class TenantResolver {
     const row = await this.apps.tenantOf(bundleId, teamId);
     return row ? tenantOf(row, bundleId, teamId) : null;
   }
+}
+
+/** Sets `key` in `map`, forgetting its oldest entry first when it holds `max` already. */
+function remember<T>(map: Map<string, T>, key: string, value: T, max: number): void {
+  map.delete(key);
+  if (map.size >= max) map.delete(map.keys().next().value!);
+  map.set(key, value);
 }
 
 /** The tenant of an app row, named by its iOS identity. */
