@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { CompactEncrypt } from 'jose';
+import { CompactEncrypt, compactDecrypt } from 'jose';
 import { fabricateAndroidApp, type FabricatedAndroidApp } from '../support/play-integrity-fabricator.js';
 import {
   DEFAULT_ANDROID_POLICY,
@@ -67,6 +67,15 @@ describe('Play Integrity verdicts, verified locally', () => {
       .setProtectedHeader({ alg: 'dir', enc: 'A256GCM' })
       .encrypt(key);
     expect(await codeOf(direct)).toBe('integrity_decrypt_failed');
+  });
+
+  it('refuses a compressed token (zip: DEF), which Play never sends, before inflating anything', async () => {
+    const key = decryptionKeyFromBase64(app.decryptionKeyBase64);
+    const { plaintext } = await compactDecrypt(await app.mint({ challenge }), key);
+    const compressed = await new CompactEncrypt(plaintext)
+      .setProtectedHeader({ alg: 'A256KW', enc: 'A256GCM', zip: 'DEF' })
+      .encrypt(key);
+    expect(await codeOf(compressed)).toBe('integrity_decrypt_failed');
   });
 
   it('refuses a verdict signed by another key or with another algorithm as integrity_signature_invalid', async () => {

@@ -212,6 +212,8 @@ async function decrypt(token: string, key: Uint8Array): Promise<string> {
     const { plaintext } = await compactDecrypt(token, key, {
       keyManagementAlgorithms: ['A256KW'],
       contentEncryptionAlgorithms: ['A256GCM'],
+      // Play never compresses a verdict: a `zip` header is refused rather than inflated.
+      maxDecompressedLength: 0,
     });
     return new TextDecoder('utf-8', { fatal: true }).decode(plaintext);
   } catch {
