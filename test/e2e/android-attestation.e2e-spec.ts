@@ -16,6 +16,16 @@ import { createFlag } from '../factories/flags.js';
 import { createApiKey, orgWithMember, randomClientIp } from '../factories/identity.js';
 import { startTestApp, type TestApp } from '../harness/test-app.js';
 import {
+  androidChallenge,
+  androidInstallation,
+  androidPackageName,
+  androidSdk,
+  androidSettings,
+  registerAndroidApp,
+  validateAndroid,
+  type AndroidValidateOptions,
+} from '../support/android-client.js';
+import {
   fabricateAndroidApp,
   fabricatedRequestHash,
   type FabricatedAndroidApp,
@@ -40,57 +50,14 @@ afterAll(async () => {
 });
 
 let sequence = 0;
-const packageName = () => `com.example.android${process.pid}x${++sequence}`;
-
-/** SDK calls of an Android build: X-Package-Name instead of X-Bundle-ID and X-Team-ID. */
-function android(fabricated: { packageName: string }) {
-  const withIdentity = <T extends { set(name: string, value: string): T }>(request: T) =>
-    request.set('X-Package-Name', fabricated.packageName).set('X-Forwarded-For', randomClientIp());
-  return {
-    get: (path: string) => withIdentity(t.http().get(path)),
-    post: (path: string) => withIdentity(t.http().post(path)),
-  };
-}
-
-function settingsOf(fabricated: FabricatedAndroidApp, policy: Record<string, unknown> = {}) {
-  return {
-    packageName: fabricated.packageName,
-    certificateSha256Digests: [fabricated.certificateSha256Digest],
-    decryptionKey: fabricated.decryptionKeyBase64,
-    verificationKey: fabricated.verificationKeyBase64,
-    policy,
-  };
-}
-
-/** An app with an Android identity set through the API. */
-async function androidApp(
-  tier = 'professional',
-  policy: Record<string, unknown> = {},
-): Promise<{ app: RegisteredApp; fabricated: FabricatedAndroidApp }> {
-  const app = await registerApp(t, tier);
-  const fabricated = fabricateAndroidApp(packageName());
-  await app.owner.put(`/api/v1/apps/${app.id}/android`).send(settingsOf(fabricated, policy)).expect(200);
-  return { app, fabricated };
-}
-
-async function challengeOf(fabricated: FabricatedAndroidApp): Promise<string> {
-  return (await android(fabricated).get('/api/v1/attestation/challenge').expect(200)).body.challenge as string;
-}
-
-const installation = () => randomBytes(16).toString('hex');
-
-async function validate(
-  fabricated: FabricatedAndroidApp,
-  options: Partial<MintOptions> & { installationId?: string; profile?: Record<string, unknown> } = {},
-) {
-  const challenge = await challengeOf(fabricated);
-  const { installationId = installation(), profile = {}, ...mint } = options;
-  const integrityToken = await fabricated.mint({ challenge, ...mint });
-  const response = await android(fabricated)
-    .post('/api/v1/attestation/android/validate')
-    .send({ integrityToken, challenge, installationId, ...profile });
-  return { response, challenge, integrityToken, installationId };
-}
+const packageName = androidPackageName;
+const android = (fabricated: { packageName: string }) => androidSdk(t, fabricated);
+const settingsOf = androidSettings;
+const androidApp = (tier = 'professional', policy: Record<string, unknown> = {}) => registerAndroidApp(t, tier, policy);
+const challengeOf = (fabricated: FabricatedAndroidApp) => androidChallenge(t, fabricated);
+const installation = androidInstallation;
+const validate = (fabricated: FabricatedAndroidApp, options: AndroidValidateOptions = {}) =>
+  validateAndroid(t, fabricated, options);
 
 describe('Android attestation', () => {
   describe("an app's Android identity", () => {
