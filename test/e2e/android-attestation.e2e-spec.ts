@@ -11,17 +11,30 @@ import { PLAY_INTEGRITY_ERROR_CODES } from '../../src/attestation/play-integrity
 import { CliArgs } from '../../src/cli/cli-args.js';
 import type { CliContext } from '../../src/cli/cli-context.js';
 import { androidAppCommand, androidTokenCommand } from '../../src/cli/demo-device-commands.js';
+import { RateLimitService } from '../../src/rate-limit/rate-limit.service.js';
 import { createClaim, staticClaim } from '../factories/claims.js';
 import { createFlag } from '../factories/flags.js';
 import { createApiKey, orgWithMember, randomClientIp } from '../factories/identity.js';
 import { startTestApp, type TestApp } from '../harness/test-app.js';
+import {
+  androidChallenge,
+  androidInstallation,
+  androidPackageName,
+  androidSdk,
+  androidSettings,
+  registerAndroidApp,
+  validateAndroid,
+  type AndroidValidateOptions,
+} from '../support/android-client.js';
 import {
   fabricateAndroidApp,
   fabricatedRequestHash,
   type FabricatedAndroidApp,
   type MintOptions,
 } from '../support/play-integrity-fabricator.js';
+import { expectRateLimited, spendRateLimit } from '../support/rate-limits.js';
 import {
+  attestAttempt,
   attestDevice,
   fabricatedRootEnv,
   registerApp,
@@ -40,57 +53,14 @@ afterAll(async () => {
 });
 
 let sequence = 0;
-const packageName = () => `com.example.android${process.pid}x${++sequence}`;
-
-/** SDK calls of an Android build: X-Package-Name instead of X-Bundle-ID and X-Team-ID. */
-function android(fabricated: { packageName: string }) {
-  const withIdentity = <T extends { set(name: string, value: string): T }>(request: T) =>
-    request.set('X-Package-Name', fabricated.packageName).set('X-Forwarded-For', randomClientIp());
-  return {
-    get: (path: string) => withIdentity(t.http().get(path)),
-    post: (path: string) => withIdentity(t.http().post(path)),
-  };
-}
-
-function settingsOf(fabricated: FabricatedAndroidApp, policy: Record<string, unknown> = {}) {
-  return {
-    packageName: fabricated.packageName,
-    certificateSha256Digests: [fabricated.certificateSha256Digest],
-    decryptionKey: fabricated.decryptionKeyBase64,
-    verificationKey: fabricated.verificationKeyBase64,
-    policy,
-  };
-}
-
-/** An app with an Android identity set through the API. */
-async function androidApp(
-  tier = 'professional',
-  policy: Record<string, unknown> = {},
-): Promise<{ app: RegisteredApp; fabricated: FabricatedAndroidApp }> {
-  const app = await registerApp(t, tier);
-  const fabricated = fabricateAndroidApp(packageName());
-  await app.owner.put(`/api/v1/apps/${app.id}/android`).send(settingsOf(fabricated, policy)).expect(200);
-  return { app, fabricated };
-}
-
-async function challengeOf(fabricated: FabricatedAndroidApp): Promise<string> {
-  return (await android(fabricated).get('/api/v1/attestation/challenge').expect(200)).body.challenge as string;
-}
-
-const installation = () => randomBytes(16).toString('hex');
-
-async function validate(
-  fabricated: FabricatedAndroidApp,
-  options: Partial<MintOptions> & { installationId?: string; profile?: Record<string, unknown> } = {},
-) {
-  const challenge = await challengeOf(fabricated);
-  const { installationId = installation(), profile = {}, ...mint } = options;
-  const integrityToken = await fabricated.mint({ challenge, ...mint });
-  const response = await android(fabricated)
-    .post('/api/v1/attestation/android/validate')
-    .send({ integrityToken, challenge, installationId, ...profile });
-  return { response, challenge, integrityToken, installationId };
-}
+const packageName = androidPackageName;
+const android = (fabricated: { packageName: string }) => androidSdk(t, fabricated);
+const settingsOf = androidSettings;
+const androidApp = (tier = 'professional', policy: Record<string, unknown> = {}) => registerAndroidApp(t, tier, policy);
+const challengeOf = (fabricated: FabricatedAndroidApp) => androidChallenge(t, fabricated);
+const installation = androidInstallation;
+const validate = (fabricated: FabricatedAndroidApp, options: AndroidValidateOptions = {}) =>
+  validateAndroid(t, fabricated, options);
 
 describe('Android attestation', () => {
   describe("an app's Android identity", () => {
@@ -786,5 +756,120 @@ describe('Android attestation', () => {
       [app.id],
     );
     expect(platforms.map((row) => row.platform)).toEqual(['android', 'ios']);
+  });
+
+  describe("the organization's plan limits, as for iOS", () => {
+    it("refuses a Free organization's 1,001st device on Android after the grace period, iOS too, while device 1 still re-attests", async () => {
+      const { app, fabricated } = await androidApp('free');
+      const first = await validate(fabricated);
+      expect(first.response.status).toBe(200);
+      // 999 more devices were active this month.
+      await t.sql(`UPDATE mad_counters SET active_devices = 1000 WHERE organization_id = $1`, [app.org.id]);
+
+      const inGrace = await validate(fabricated);
+      expect(inGrace.response.status).toBe(200);
+      const [counter] = await t.sql<{ active_devices: number; over_limit_since: Date | null }>(
+        `SELECT active_devices, over_limit_since FROM mad_counters WHERE organization_id = $1`,
+        [app.org.id],
+      );
+      expect(counter.active_devices).toBe(1001);
+      expect(counter.over_limit_since).not.toBeNull();
+
+      await t.sql(`UPDATE mad_counters SET over_limit_since = now() - interval '8 days' WHERE organization_id = $1`, [
+        app.org.id,
+      ]);
+      const refused = await validate(fabricated);
+      expect(refused.response.status).toBe(402);
+      expect(refused.response.body).toEqual({
+        error: 'quota_exceeded',
+        code: 'quota_exceeded',
+        message: expect.any(String),
+        hint: 'Retrying does not help',
+        upgradeUrl: 'http://127.0.0.1:3000/billing',
+        limit: 1000,
+        current: 1001,
+        requestId: refused.response.headers['x-request-id'],
+      });
+      // The refused installation is no device and its challenge is spent; the failure is recorded.
+      const devices = await t.sql<{ key_id: string }>(`SELECT key_id FROM devices WHERE app_id = $1`, [app.id]);
+      expect(devices).toHaveLength(2);
+      const replay = await android(fabricated).post('/api/v1/attestation/android/validate').send({
+        integrityToken: refused.integrityToken,
+        challenge: refused.challenge,
+        installationId: refused.installationId,
+      });
+      expect([replay.status, replay.body.code]).toEqual([400, 'challenge_invalid']);
+      const failures = await t.sql<{ error_code: string }>(
+        `SELECT error_code FROM device_events WHERE app_id = $1 AND result = 'failure'`,
+        [app.id],
+      );
+      expect(failures.map((row) => row.error_code)).toEqual(['quota_exceeded']);
+
+      // One quota for both platforms: a new iOS device of the organization is refused alike.
+      const ios = await attestAttempt(t, app);
+      expect([ios.response.status, ios.response.body.code, ios.response.body.current]).toEqual([
+        402,
+        'quota_exceeded',
+        1001,
+      ]);
+      const [after] = await t.sql<{ active_devices: number }>(
+        `SELECT active_devices FROM mad_counters WHERE organization_id = $1`,
+        [app.org.id],
+      );
+      expect(after.active_devices).toBe(1001);
+
+      // A device counted this month re-attests (Android's refresh) and keeps its token coming.
+      const again = await validate(fabricated, { installationId: first.installationId });
+      expect(again.response.status).toBe(200);
+      expect(decodeJwt(again.response.body.token as string).sub).toBe(
+        decodeJwt(first.response.body.token as string).sub,
+      );
+    });
+
+    it("spends and enforces the organization's attest rate on Android validates with iOS ones: 429 with Retry-After", async () => {
+      const { app, fabricated } = await androidApp('free');
+      // Free: 30 validates a minute for the organization; all but one spent by earlier requests.
+      await spendRateLimit(t, 'attest', app.org.id, 1, 'free');
+      const last = await validate(fabricated);
+      expect(last.response.status).toBe(200);
+      expect(last.response.headers['x-ratelimit-limit']).toBe('30');
+      expect(last.response.headers['x-ratelimit-remaining']).toBe('0');
+      // The Android validate spent the last one: iOS and Android are refused, each from an address of its own.
+      expectRateLimited((await attestAttempt(t, app)).response);
+      const refused = await validate(fabricated);
+      expectRateLimited(refused.response);
+      expect(refused.response.headers['x-ratelimit-limit']).toBe('30');
+      // The refusal spent no challenge: the same request, sent again once the window moved on, is served.
+      const limiter = t.app.get(RateLimitService);
+      const later = Date.now() + 61_000;
+      limiter.clock = () => later;
+      try {
+        const retried = await android(fabricated).post('/api/v1/attestation/android/validate').send({
+          integrityToken: refused.integrityToken,
+          challenge: refused.challenge,
+          installationId: refused.installationId,
+        });
+        expect(retried.status).toBe(200);
+      } finally {
+        limiter.clock = Date.now;
+      }
+      // Another organization's Android app is not counted against it.
+      const other = await androidApp('free');
+      expect((await validate(other.fabricated)).response.status).toBe(200);
+    });
+
+    it('spends and enforces the per-address validate limit on Android validates with iOS ones: 429 with Retry-After', async () => {
+      const { app, fabricated } = await androidApp();
+      const ip = randomClientIp();
+      // 60 validates a minute from one client address; all but one spent by earlier requests.
+      await spendRateLimit(t, 'ip-validate', ip, 1);
+      expect((await validate(fabricated, { ip })).response.status).toBe(200);
+      // The Android validate spent the last one: an iOS validate from the address is refused before
+      // its body is read, and so is the next Android one.
+      expectRateLimited(await sdk(t, app).post('/api/v1/attestation/validate').set('X-Forwarded-For', ip).send({}));
+      expectRateLimited((await validate(fabricated, { ip })).response);
+      // The organization's budget is far from spent: another address is served.
+      expect((await validate(fabricated)).response.status).toBe(200);
+    });
   });
 });

@@ -4,9 +4,9 @@
 // the next pass), and it holds only revoked debug tokens that were exchanged for a device token.
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { DenySet } from '../../src/devices/deny-set.js';
-import { LIMITS, type LimitName } from '../../src/rate-limit/limits.js';
-import { RateLimitService } from '../../src/rate-limit/rate-limit.service.js';
+import type { LimitName } from '../../src/rate-limit/limits.js';
 import { startTestApp, type TestApp } from '../harness/test-app.js';
+import { expectRateLimited, spendRateLimit } from '../support/rate-limits.js';
 import { registerApp, sdk, TEAM_ID, type RegisteredApp } from '../support/sdk-client.js';
 import { eventually } from '../support/webhook-receiver.js';
 
@@ -30,28 +30,13 @@ async function exchange(on: TestApp, app: RegisteredApp, secret: string): Promis
 }
 
 /** Spends all of a budget but `left` requests directly in the store, as earlier requests would have. */
-async function spend(name: LimitName, subject: string, left: number): Promise<void> {
-  const limiter = t.app.get(RateLimitService);
-  const { limit, windowMs } = LIMITS[name] as { limit: number; windowMs: number };
-  for (let i = 0; i < limit - left; i++) await limiter.increment(`${name}:${subject}`, windowMs, limit);
-}
+const spend = (name: LimitName, subject: string, left: number) => spendRateLimit(t, name, subject, left);
 
 /** A reread that starts after this call (one already under way may have read before the change). */
 async function reread(on: TestApp): Promise<void> {
   const denySet = on.app.get(DenySet);
   await denySet.reload();
   await denySet.reload();
-}
-
-function expectRateLimited(response: {
-  status: number;
-  body: Record<string, unknown>;
-  headers: Record<string, string>;
-}) {
-  expect(response.status).toBe(429);
-  expect(response.body.code).toBe('rate_limited');
-  expect(Number(response.headers['retry-after'])).toBeGreaterThan(0);
-  expect(response.body.error).toContain(`Try again in ${response.headers['retry-after']} seconds`);
 }
 
 describe('debug-token limits', () => {

@@ -3,10 +3,13 @@ import { ErrorCode as ServerErrorCode, OpenFeature as ServerOpenFeature } from '
 import { OFREPProvider } from '@openfeature/ofrep-provider';
 import { OpenFeature as WebOpenFeature, ProviderEvents } from '@openfeature/web-sdk';
 import { OFREPWebProvider } from '@openfeature/ofrep-web-provider';
+import { decodeJwt } from 'jose';
 import { rolloutBucket } from '../../src/flags/evaluation/rollout.js';
 import { createApiKey, randomClientIp } from '../factories/identity.js';
 import type { HttpClient, TestApp } from '../harness/test-app.js';
+import { addAndroidIdentity, androidSdk, registerAndroidApp, validateAndroid } from '../support/android-client.js';
 import { startListeningApp } from '../support/listening-app.js';
+import type { FabricatedAndroidApp } from '../support/play-integrity-fabricator.js';
 import {
   attestDevice,
   fabricatedRootEnv,
@@ -415,6 +418,115 @@ describe('OpenFeature (OFREP)', () => {
         .set('Authorization', `Bearer ${token}`)
         .set('If-None-Match', answer.headers.etag)
         .expect(304);
+    });
+  });
+
+  describe('an Android device token over HTTP', () => {
+    let fabricated: FabricatedAndroidApp;
+    let token: string;
+    let subject: string;
+    const post = (path: string, body: unknown, on: { packageName: string } = fabricated) =>
+      androidSdk(t, on)
+        .post(path)
+        .set('Authorization', `Bearer ${token}`)
+        .send(body as object);
+    const flagsOf = (body: { flags: { key: string; value: unknown }[] }) =>
+      new Map(body.flags.map((flag) => [flag.key, flag]));
+
+    beforeAll(async () => {
+      // The app's Android build: its own package name, the same flags as its iOS build.
+      fabricated = await addAndroidIdentity(app);
+      const { response } = await validateAndroid(t, fabricated);
+      expect(response.status).toBe(200);
+      token = response.body.token as string;
+      subject = decodeJwt(token).sub!;
+    });
+
+    it("evaluates the app's flags for the Android device as GET /api/v1/flags does, with targeting from the context", async () => {
+      const served = await androidSdk(t, fabricated)
+        .get('/api/v1/flags')
+        .set('Authorization', `Bearer ${token}`)
+        .expect(200);
+      const bulk = await post('/ofrep/v1/evaluate/flags', { context: {} }).expect(200);
+      const flags = flagsOf(bulk.body);
+      expect([...flags.keys()].sort()).toEqual(['banner-text', 'beta', 'max-items', 'new-checkout', 'sunset', 'theme']);
+      for (const [key, value] of Object.entries(served.body.flags as Record<string, unknown>)) {
+        expect([key, flags.get(key)]).toEqual([key, expect.objectContaining({ value })]);
+      }
+      expect(flags.get('theme')).toMatchObject({ value: { color: 'blue', sizes: [1, 2] }, reason: 'STATIC' });
+      expect(flags.get('sunset')).toMatchObject({ value: 'legacy', reason: 'DISABLED' });
+      // The rollout buckets the Android device's id, the token's subject.
+      const inRollout = rolloutBucket('beta', subject) < 50;
+      expect(flags.get('beta')).toMatchObject({ value: inRollout, reason: inRollout ? 'SPLIT' : 'DEFAULT' });
+
+      // What the request adds targets it, in bulk and one flag at a time; the device sees no rule names.
+      const targeted = flagsOf((await post('/ofrep/v1/evaluate/flags', { context: { plan: 'pro' } }).expect(200)).body);
+      expect(targeted.get('new-checkout')).toEqual({
+        key: 'new-checkout',
+        value: true,
+        reason: 'TARGETING_MATCH',
+        variant: 'rule',
+        metadata: { environment: 'production', valueType: 'boolean' },
+      });
+      expect(flags.get('new-checkout')).toMatchObject({ value: false, reason: 'DEFAULT' });
+      const one = (key: string, context: Record<string, unknown>) =>
+        post(`/ofrep/v1/evaluate/flags/${key}`, { context });
+      expect((await one('new-checkout', { plan: 'pro' }).expect(200)).body).toMatchObject({
+        key: 'new-checkout',
+        value: true,
+        reason: 'TARGETING_MATCH',
+      });
+      expect((await one('new-checkout', { plan: 'free' }).expect(200)).body).toMatchObject({
+        value: false,
+        reason: 'DEFAULT',
+      });
+      expect((await one('max-items', { appVersion: '2.1' }).expect(200)).body).toMatchObject({ value: 20 });
+      expect((await one('max-items', { appVersion: '1.9' }).expect(200)).body).toMatchObject({ value: 10 });
+      expect((await one('beta', {}).expect(200)).body).toMatchObject({ value: inRollout });
+      expect((await one('no-such-flag', {}).expect(404)).body).toMatchObject({ errorCode: 'FLAG_NOT_FOUND' });
+      // The device is the token's: naming another is refused.
+      expect((await one('beta', { targetingKey: 'someone-else' }).expect(400)).body).toMatchObject({
+        errorCode: 'INVALID_CONTEXT',
+      });
+    });
+
+    it('answers its bulk evaluation 304 to a matching If-None-Match until a flag or the context changes', async () => {
+      const bulk = (context: Record<string, unknown>, etag?: string) => {
+        const request = post('/ofrep/v1/evaluate/flags', { context });
+        return etag ? request.set('If-None-Match', etag) : request;
+      };
+      const first = await bulk({ plan: 'pro' }).expect(200);
+      const etag = first.headers.etag;
+      expect(etag).toMatch(/^"[A-Za-z0-9_-]{22}"$/);
+      const unchanged = await bulk({ plan: 'pro' }, etag).expect(304);
+      expect(unchanged.text ?? '').toBe('');
+      // Another context is another answer.
+      const free = await bulk({ plan: 'free' }, etag).expect(200);
+      expect(flagsOf(free.body).get('new-checkout')).toMatchObject({ value: false });
+
+      const before = flagsOf(first.body).get('banner-text')!.value;
+      await setProduction(app.owner, bannerId, { value: 'hola' });
+      try {
+        const changed = await bulk({ plan: 'pro' }, etag).expect(200);
+        expect(flagsOf(changed.body).get('banner-text')).toMatchObject({ value: 'hola' });
+        expect(changed.headers.etag).not.toBe(etag);
+        await bulk({ plan: 'pro' }, changed.headers.etag).expect(304);
+      } finally {
+        await setProduction(app.owner, bannerId, { value: before });
+      }
+    });
+
+    it("is refused with another organization's package name: 401, no flag of either app", async () => {
+      const other = await registerAndroidApp(t);
+      const body = { context: {} };
+      for (const path of ['/ofrep/v1/evaluate/flags', '/ofrep/v1/evaluate/flags/banner-text']) {
+        const refused = await post(path, body, other.fabricated);
+        expect([path, refused.status, refused.body.code]).toEqual([path, 401, 'unauthorized']);
+        expect(refused.body).not.toHaveProperty('flags');
+        expect(refused.body).not.toHaveProperty('value');
+      }
+      // The same token under its own package name still evaluates.
+      await post('/ofrep/v1/evaluate/flags/banner-text', body).expect(200);
     });
   });
 });

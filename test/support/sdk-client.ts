@@ -56,18 +56,24 @@ export function sdk(t: Pick<TestApp, 'http'>, app: { bundleId: string }) {
   };
 }
 
-/** Attests a fresh fabricated device and returns it with its token. */
-export async function attestDevice(
-  t: TestApp,
-  app: { bundleId: string },
-  profile: Record<string, unknown> = {},
-): Promise<{ device: FabricatedDevice; token: string }> {
+/** A fresh fabricated device's App Attest validate, answered however the service answers it. */
+export async function attestAttempt(t: TestApp, app: { bundleId: string }, profile: Record<string, unknown> = {}) {
   const device = (await appAttestAuthority()).createDevice();
   const challenge = (await sdk(t, app).get('/api/v1/attestation/challenge').expect(200)).body.challenge as string;
   const attestationObject = await device.attest({ challenge, teamId: TEAM_ID, bundleId: app.bundleId });
   const response = await sdk(t, app)
     .post('/api/v1/attestation/validate')
     .send({ keyId: device.keyId, attestationObject, challenge, ...profile });
+  return { device, response };
+}
+
+/** Attests a fresh fabricated device and returns it with its token. */
+export async function attestDevice(
+  t: TestApp,
+  app: { bundleId: string },
+  profile: Record<string, unknown> = {},
+): Promise<{ device: FabricatedDevice; token: string }> {
+  const { device, response } = await attestAttempt(t, app, profile);
   expect(response.status).toBe(200);
   return { device, token: response.body.token as string };
 }
