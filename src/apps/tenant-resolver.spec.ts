@@ -93,7 +93,7 @@ describe('TenantResolver under a flood of made-up identities', () => {
     expect(lookups).toEqual([`ios com.flood.${flood - MAX_MISSES - 1} ZZZZZ99999`]);
   });
 
-  it('forgets a cached miss when the identity is registered, so the new app answers at once', async () => {
+  it('looks a cached miss up again once forgotten (forgetPackage, as registering a package does)', async () => {
     const { tenants, lookups } = resolver();
     expect(await tenants.resolveAndroid('com.example.later')).toBeNull();
     tenants.forgetPackage('com.example.later');

@@ -45,6 +45,10 @@ const DEVICE_TOKEN_OR_KEY = [STRATEGY.deviceToken, STRATEGY.apiKey];
 /** Routes that read a device token when one is sent (`deviceTokenIfSent`): an API key there is not a credential. */
 const DEVICE_TOKEN_ONLY = [STRATEGY.deviceToken];
 
+/** The longest identity headers that can name an app: a Bundle ID is at most 155 characters; a Team ID is 10, with room. */
+const MAX_BUNDLE_ID_HEADER = 155;
+const MAX_TEAM_ID_HEADER = 64;
+
 @Injectable()
 export class AccessGuard implements CanActivate {
   constructor(
@@ -206,6 +210,16 @@ export class AccessGuard implements CanActivate {
       throw badRequest('The X-Bundle-ID and X-Team-ID headers are required', {
         hint: "Send the app's Bundle ID and developer Team ID (iOS), or X-Package-Name alone (Android)",
       });
+    }
+    // Longer identities name no app (apps are created with at most these), and each miss is cached.
+    if (
+      !android &&
+      ((bundleId as string).length > MAX_BUNDLE_ID_HEADER || (teamId as string).length > MAX_TEAM_ID_HEADER)
+    ) {
+      throw badRequest(
+        `The X-Bundle-ID header must be at most ${MAX_BUNDLE_ID_HEADER} characters and X-Team-ID at most ${MAX_TEAM_ID_HEADER}`,
+        { hint: "Send the app's Bundle ID and developer Team ID" },
+      );
     }
     const tenant = android
       ? await this.tenants.resolveAndroid(packageName)

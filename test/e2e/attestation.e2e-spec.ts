@@ -90,6 +90,31 @@ describe('device attestation', () => {
       expect((await sdk(t, inactive).get('/api/v1/attestation/challenge').expect(403)).body.code).toBe('app_inactive');
     });
 
+    it('refuses identity headers longer than any app can have (400), before looking them up', async () => {
+      const app = await registerApp(t);
+      for (const [bundleId, teamId] of [
+        ['a'.repeat(156), TEAM_ID],
+        [`com.${'x'.repeat(15_000)}.app`, TEAM_ID],
+        [app.bundleId, 'T'.repeat(65)],
+      ]) {
+        const response = await t
+          .http()
+          .get('/api/v1/attestation/challenge')
+          .set('X-Bundle-ID', bundleId)
+          .set('X-Team-ID', teamId)
+          .expect(400);
+        expect(response.body).toMatchObject({ code: 'bad_request', error: expect.stringContaining('at most 155') });
+      }
+      // At the bounds, an identity is looked up as any other: unknown, 404.
+      const longest = await t
+        .http()
+        .get('/api/v1/attestation/challenge')
+        .set('X-Bundle-ID', 'a'.repeat(155))
+        .set('X-Team-ID', 'T'.repeat(64))
+        .expect(404);
+      expect(longest.body.code).toBe('app_not_found');
+    });
+
     it('is single-use, bound to its app, and expires after five minutes', async () => {
       const app = await registerApp(t);
       const other = await registerApp(t);

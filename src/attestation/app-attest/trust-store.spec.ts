@@ -1,10 +1,10 @@
 import 'reflect-metadata'; // @peculiar/x509 resolves its services through tsyringe
-import { beforeAll, describe, expect, it } from '@jest/globals';
-import { createPrivateKey, sign, webcrypto, X509Certificate } from 'node:crypto';
+import { afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { constants, createPrivateKey, sign, webcrypto, X509Certificate } from 'node:crypto';
 import * as x509 from '@peculiar/x509';
 import { AppAttestError } from './app-attest-errors.js';
 import { readSignedParts } from './der.js';
-import { createTrustStore, verifyCertificateChain } from './trust-store.js';
+import { createTrustStore, MAX_CHAIN_LENGTH, verifyCertificateChain } from './trust-store.js';
 
 const validity = { notBefore: new Date('2030-01-01T00:00:00Z'), notAfter: new Date('2031-01-01T00:00:00Z') };
 const now = new Date('2030-06-01T00:00:00Z');
@@ -84,6 +84,10 @@ async function refusal(chain: Promise<unknown>): Promise<string> {
 describe('verifyCertificateChain, signatures checked on the thread pool', () => {
   let ecdsa: Pki;
 
+  afterEach(() => {
+    jest.restoreAllMocks();
+  });
+
   beforeAll(async () => {
     ecdsa = await pki({ name: 'ECDSA', namedCurve: 'P-384', hash: 'SHA-384' });
   });
@@ -101,31 +105,39 @@ describe('verifyCertificateChain, signatures checked on the thread pool', () => 
       'ECDSA P-384 with SHA-384',
       { name: 'ECDSA', namedCurve: 'P-384', hash: 'SHA-384' },
       { name: 'ECDSA', hash: 'SHA-384' },
+      0,
     ],
     [
       'ECDSA P-256 with SHA-256',
       { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' },
       { name: 'ECDSA', hash: 'SHA-256' },
+      0,
     ],
     [
       'RSA PKCS #1 v1.5 with SHA-256',
       { name: 'RSASSA-PKCS1-v1_5', modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: 'SHA-256' },
       { name: 'RSASSA-PKCS1-v1_5' },
+      0,
     ],
     [
       'RSA-PSS (verified by OpenSSL on the event loop)',
       { name: 'RSA-PSS', modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: 'SHA-256' },
       { name: 'RSA-PSS', saltLength: 32 },
+      2,
     ],
   ])(
     'accepts a leaf its root signed with %s, and refuses it with one signature bit flipped',
-    async (_name, keyAlgorithm, signing) => {
+    async (_name, keyAlgorithm, signing, onTheEventLoop) => {
       const authority = await pki(keyAlgorithm, { ...keyAlgorithm, ...signing });
       const der = await leafOf(authority, signing as webcrypto.EcdsaParams);
       const store = createTrustStore(authority.rootPem);
+      const openSsl = jest.spyOn(X509Certificate.prototype, 'verify');
       await expect(
         verifyCertificateChain([der, Buffer.from(authority.root.rawData)], store, now),
       ).resolves.toBeInstanceOf(X509Certificate);
+      // The root's signature over itself and the root's over the leaf: on the thread pool, or not.
+      expect(openSsl).toHaveBeenCalledTimes(onTheEventLoop);
+      openSsl.mockRestore();
       const flipped = Buffer.from(der);
       flipped[flipped.length - 1] ^= 0x01;
       expect(new X509Certificate(flipped).verify(new X509Certificate(authority.rootPem).publicKey)).toBe(false);
@@ -154,5 +166,63 @@ describe('verifyCertificateChain, signatures checked on the thread pool', () => 
     await expect(
       verifyCertificateChain([agreeing, Buffer.from(ecdsa.root.rawData)], store, now),
     ).resolves.toBeDefined();
+  });
+
+  it('leaves to OpenSSL, which refuses it, a signature whose label names another key type than the issuer has', async () => {
+    // An RSA root's PKCS #1 signature over a tbsCertificate labelled ecdsa-with-SHA256: the digest
+    // and the signature agree, only the label lies. crypto.verify would follow the key; OpenSSL refuses.
+    const rsa = await pki({
+      name: 'RSASSA-PKCS1-v1_5',
+      modulusLength: 2048,
+      publicExponent: new Uint8Array([1, 0, 1]),
+      hash: 'SHA-256',
+    });
+    const labelled = readSignedParts(await leafOf(ecdsa, { name: 'ECDSA', hash: 'SHA-256' }));
+    const rsaKey = await privateKeyOf(rsa);
+    const signature = sign('sha256', labelled.tbs, { key: rsaKey, padding: constants.RSA_PKCS1_PADDING });
+    const relabelled = sequence(labelled.tbs, labelled.algorithm, bitString(signature));
+    expect(new X509Certificate(relabelled).verify(new X509Certificate(rsa.rootPem).publicKey)).toBe(false);
+    const store = createTrustStore(rsa.rootPem);
+    expect(await refusal(verifyCertificateChain([relabelled, Buffer.from(rsa.root.rawData)], store, now))).toBe(
+      'certificate_chain_invalid: x5c[0] is not signed by x5c[1]',
+    );
+  });
+
+  it('checks the top of the chain against the roots before anything below it', async () => {
+    // A made-up CA over a leaf it did not sign: refused for its root, without checking the leaf.
+    const stranger = await pki({ name: 'ECDSA', namedCurve: 'P-384', hash: 'SHA-384' });
+    const leaf = await leafOf(ecdsa, { name: 'ECDSA', hash: 'SHA-384' });
+    const store = createTrustStore(ecdsa.rootPem);
+    expect(await refusal(verifyCertificateChain([leaf, Buffer.from(stranger.root.rawData)], store, now))).toBe(
+      'certificate_chain_invalid: the chain does not lead to a trusted root',
+    );
+  });
+
+  it('refuses more than 3 certificates before checking any signature', async () => {
+    expect(MAX_CHAIN_LENGTH).toBe(3);
+    const leaf = await leafOf(ecdsa, { name: 'ECDSA', hash: 'SHA-384' });
+    const root = Buffer.from(ecdsa.root.rawData);
+    const store = createTrustStore(ecdsa.rootPem);
+    const openSsl = jest.spyOn(X509Certificate.prototype, 'verify');
+    const long = [leaf, ...Array.from({ length: MAX_CHAIN_LENGTH }, () => root)] as [Buffer, ...Buffer[]];
+    expect(await refusal(verifyCertificateChain(long, store, now))).toBe(
+      `certificate_chain_invalid: x5c holds ${MAX_CHAIN_LENGTH + 1} certificates, more than ${MAX_CHAIN_LENGTH}`,
+    );
+    expect(openSsl).not.toHaveBeenCalled();
+    expect(store.verifiedIssuers.size).toBe(0);
+  });
+
+  it('refuses a certificate with bytes after it, and keeps no second entry for its CA', async () => {
+    const leaf = await leafOf(ecdsa, { name: 'ECDSA', hash: 'SHA-384' });
+    const root = Buffer.from(ecdsa.root.rawData);
+    const store = createTrustStore(ecdsa.rootPem);
+    await verifyCertificateChain([leaf, root], store, now);
+    expect(store.verifiedIssuers.size).toBe(1);
+    for (const extra of [0x00, 0x01, 0xff]) {
+      expect(
+        await refusal(verifyCertificateChain([leaf, Buffer.concat([root, Buffer.from([extra])])], store, now)),
+      ).toBe('certificate_chain_invalid: x5c[1] is not exactly one certificate');
+    }
+    expect(store.verifiedIssuers.size).toBe(1);
   });
 });

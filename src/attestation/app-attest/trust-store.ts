@@ -1,4 +1,4 @@
-import { X509Certificate, verify, type KeyObject } from 'node:crypto';
+import { constants, X509Certificate, verify, type KeyObject } from 'node:crypto';
 import { fail } from './app-attest-errors.js';
 import { readSignedParts } from './der.js';
 
@@ -58,38 +58,44 @@ function isWithin(validity: { notBefore: Date; notAfter: Date }, now: Date): boo
 }
 
 /**
- * The digests of the signature algorithms a chain is verified with on the thread pool, by the whole
- * DER of their AlgorithmIdentifier: ECDSA (Apple's chain: P-384 over the leaf, P-384 over the
- * intermediate) and RSA PKCS #1 v1.5, with or without the NULL parameters. Any other algorithm is
- * verified by OpenSSL on the event loop, as before.
+ * The signature algorithms a chain is verified with on the thread pool, by the whole DER of their
+ * AlgorithmIdentifier, with the digest and the only key type each goes with: ECDSA (Apple's chain:
+ * ecdsa-with-SHA256 over the leaf and ecdsa-with-SHA384 over the intermediate, both by P-384 keys)
+ * and RSA PKCS #1 v1.5, with or without the NULL parameters. Any other algorithm, or a key of
+ * another type than its label names, is left to OpenSSL on the event loop (which refuses the
+ * mismatch).
  */
-const DIGEST_OF_ALGORITHM = new Map<string, string>([
-  ['300a06082a8648ce3d040302', 'sha256'],
-  ['300a06082a8648ce3d040303', 'sha384'],
-  ['300a06082a8648ce3d040304', 'sha512'],
-  ['300d06092a864886f70d01010b0500', 'sha256'],
-  ['300d06092a864886f70d01010c0500', 'sha384'],
-  ['300d06092a864886f70d01010d0500', 'sha512'],
-  ['300b06092a864886f70d01010b', 'sha256'],
-  ['300b06092a864886f70d01010c', 'sha384'],
-  ['300b06092a864886f70d01010d', 'sha512'],
+const SIGNATURE_ALGORITHMS = new Map<string, { digest: string; keyType: 'ec' | 'rsa' }>([
+  ['300a06082a8648ce3d040302', { digest: 'sha256', keyType: 'ec' }],
+  ['300a06082a8648ce3d040303', { digest: 'sha384', keyType: 'ec' }],
+  ['300a06082a8648ce3d040304', { digest: 'sha512', keyType: 'ec' }],
+  ['300d06092a864886f70d01010b0500', { digest: 'sha256', keyType: 'rsa' }],
+  ['300d06092a864886f70d01010c0500', { digest: 'sha384', keyType: 'rsa' }],
+  ['300d06092a864886f70d01010d0500', { digest: 'sha512', keyType: 'rsa' }],
+  ['300b06092a864886f70d01010b', { digest: 'sha256', keyType: 'rsa' }],
+  ['300b06092a864886f70d01010c', { digest: 'sha384', keyType: 'rsa' }],
+  ['300b06092a864886f70d01010d', { digest: 'sha512', keyType: 'rsa' }],
 ]);
 
 /**
  * Whether `issuer` (a CA) signed `subject`, its signature checked on libuv's thread pool
  * (`crypto.verify` with a callback) so a validation does not hold the event loop for the P-384
- * verify. Refused as OpenSSL's X509_verify refuses: a tbsCertificate whose own signature algorithm
- * differs from the outer one, or a signature that does not verify. Names are not compared: x5c
- * fixes the order, and only the issuer's key signature binds anything.
+ * verify. Refused, as OpenSSL's X509_verify refuses, when the tbsCertificate's own signature
+ * algorithm is not the outer one (compared byte for byte, stricter than OpenSSL's comparison by
+ * meaning), when the issuer's key is not of the type the algorithm names, or when the signature
+ * does not verify. Names are not compared: x5c fixes the order, and only the issuer's key
+ * signature binds anything.
  */
 async function isIssuedBy(subject: X509Certificate, issuer: X509Certificate, key: KeyObject): Promise<boolean> {
   if (!issuer.ca) return false;
   const parts = readSignedParts(subject.raw);
   if (!parts.algorithm.equals(parts.innerAlgorithm)) return false;
-  const digest = DIGEST_OF_ALGORITHM.get(parts.algorithm.toString('hex'));
-  if (!digest) return subject.verify(key);
+  const algorithm = SIGNATURE_ALGORITHMS.get(parts.algorithm.toString('hex'));
+  if (!algorithm || key.asymmetricKeyType !== algorithm.keyType) return subject.verify(key);
+  const options =
+    algorithm.keyType === 'ec' ? { key, dsaEncoding: 'der' as const } : { key, padding: constants.RSA_PKCS1_PADDING };
   return new Promise((resolve) => {
-    verify(digest, parts.tbs, key, parts.signature, (error, valid) => resolve(!error && valid));
+    verify(algorithm.digest, parts.tbs, options, parts.signature, (error, valid) => resolve(!error && valid));
   });
 }
 
@@ -99,15 +105,28 @@ async function issuersAmong(anchors: readonly TrustAnchor[], top: X509Certificat
   return anchors.filter((_, index) => signed[index]);
 }
 
+/**
+ * The certificates of x5c, each exactly its bytes: OpenSSL ignores bytes after a certificate, and
+ * a certificate with some appended would be another entry of the verified issuers for the same CA.
+ */
 function parseChain(x5c: readonly Buffer[]): X509Certificate[] {
   return x5c.map((der, index) => {
+    let certificate: X509Certificate;
     try {
-      return new X509Certificate(der);
+      certificate = new X509Certificate(der);
     } catch {
       return fail('certificate_chain_invalid', `x5c[${index}] is not a DER X.509 certificate`);
     }
+    if (!certificate.raw.equals(der)) fail('certificate_chain_invalid', `x5c[${index}] is not exactly one certificate`);
+    return certificate;
   });
 }
+
+/**
+ * Apple sends the credential certificate and its intermediate; a longer x5c is refused before any
+ * signature is checked, so no request costs more than a few signature checks.
+ */
+export const MAX_CHAIN_LENGTH = 3;
 
 /**
  * Checks that x5c (leaf first) chains to one of the store's anchors, with every certificate,
@@ -118,6 +137,9 @@ export async function verifyCertificateChain(
   store: TrustStore,
   now: Date,
 ): Promise<X509Certificate> {
+  if (x5c.length > MAX_CHAIN_LENGTH) {
+    fail('certificate_chain_invalid', `x5c holds ${x5c.length} certificates, more than ${MAX_CHAIN_LENGTH}`);
+  }
   const topIndex = x5c.length - 1;
   const topKey = topIndex > 0 ? x5c[topIndex].toString('base64') : null;
   const known = topKey === null ? undefined : store.verifiedIssuers.get(topKey);
@@ -128,18 +150,19 @@ export async function verifyCertificateChain(
       fail('certificate_chain_invalid', `x5c[${index}] is not valid at ${now.toISOString()}`);
     }
   });
+  // The top first: a chain that leads to no trusted root costs one check per anchor, whatever it holds.
+  const top = chain[topIndex];
+  const issuers = known ? known.anchors : await issuersAmong(store.anchors, top);
+  if (issuers.length === 0) fail('certificate_chain_invalid', 'the chain does not lead to a trusted root');
+  if (!issuers.some((anchor) => isWithin(anchor, now))) {
+    fail('certificate_chain_invalid', `the trusted root is not valid at ${now.toISOString()}`);
+  }
   for (let index = 1; index < chain.length; index += 1) {
     const [subject, issuer] = [chain[index - 1], chain[index]];
     const key = index === topIndex && known ? known.publicKey : issuer.publicKey;
     if (!(await isIssuedBy(subject, issuer, key))) {
       fail('certificate_chain_invalid', `x5c[${index - 1}] is not signed by x5c[${index}]`);
     }
-  }
-  const top = chain[topIndex];
-  const issuers = known ? known.anchors : await issuersAmong(store.anchors, top);
-  if (issuers.length === 0) fail('certificate_chain_invalid', 'the chain does not lead to a trusted root');
-  if (!issuers.some((anchor) => isWithin(anchor, now))) {
-    fail('certificate_chain_invalid', `the trusted root is not valid at ${now.toISOString()}`);
   }
   if (topKey !== null && !known && top.ca && store.verifiedIssuers.size < MAX_VERIFIED_ISSUERS) {
     store.verifiedIssuers.set(topKey, {
