@@ -43,6 +43,7 @@ import {
   type RegisteredApp,
 } from '../support/sdk-client.js';
 import { sleep, WebhookReceivers } from '../support/webhook-receiver.js';
+import { endMadGrace, madCounter } from '../support/mad-counters.js';
 
 const t: TestApp = await startTestApp(await fabricatedRootEnv());
 const receivers = new WebhookReceivers();
@@ -768,16 +769,11 @@ describe('Android attestation', () => {
 
       const inGrace = await validate(fabricated);
       expect(inGrace.response.status).toBe(200);
-      const [counter] = await t.sql<{ active_devices: number; over_limit_since: Date | null }>(
-        `SELECT active_devices, over_limit_since FROM mad_counters WHERE organization_id = $1`,
-        [app.org.id],
-      );
+      const counter = await madCounter(t, app.org.id);
       expect(counter.active_devices).toBe(1001);
       expect(counter.over_limit_since).not.toBeNull();
 
-      await t.sql(`UPDATE mad_counters SET over_limit_since = now() - interval '8 days' WHERE organization_id = $1`, [
-        app.org.id,
-      ]);
+      await endMadGrace(t, app.org.id);
       const refused = await validate(fabricated);
       expect(refused.response.status).toBe(402);
       expect(refused.response.body).toEqual({

@@ -11,6 +11,7 @@ import { TEAM_ID, fabricatedRootEnv, registerApp, sdk, type RegisteredApp } from
 import { createHash, randomBytes, X509Certificate } from 'node:crypto';
 import { ChallengeService } from '../../src/attestation/challenge.service.js';
 import { decode as decodeCbor, Encoder } from 'cbor-x';
+import { endMadGrace, madCounter } from '../support/mad-counters.js';
 
 describe('device attestation', () => {
   let t: TestApp;
@@ -538,16 +539,11 @@ describe('device attestation', () => {
 
       const inGrace = await attest(app, authority.createDevice());
       expect(inGrace.status).toBe(200);
-      const [counter] = await t.sql<{ active_devices: number; over_limit_since: Date | null }>(
-        `SELECT active_devices, over_limit_since FROM mad_counters WHERE organization_id = $1`,
-        [app.org.id],
-      );
+      const counter = await madCounter(t, app.org.id);
       expect(counter.active_devices).toBe(1001);
       expect(counter.over_limit_since).not.toBeNull();
 
-      await t.sql(`UPDATE mad_counters SET over_limit_since = now() - interval '8 days' WHERE organization_id = $1`, [
-        app.org.id,
-      ]);
+      await endMadGrace(t, app.org.id);
       const refused = await attest(app, authority.createDevice());
       expect(refused.status).toBe(402);
       expect(refused.body).toEqual({
