@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../common/crypto.js';
 import ipaddr from 'ipaddr.js';
 import { tierDefinition, type RateLimitBucket } from '../common/tiers.js';
 
@@ -222,5 +222,5 @@ export function ipSubject(ip: string | undefined): string {
 /** An address counts by the SHA-256 of its trimmed lower-case form: the same mailbox, however typed. */
 export function emailSubject(value: unknown): string | null {
   if (typeof value !== 'string' || value.trim() === '') return null;
-  return createHash('sha256').update(value.trim().toLowerCase()).digest('hex');
+  return sha256Hex(value.trim().toLowerCase());
 }

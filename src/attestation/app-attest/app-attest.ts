@@ -1,4 +1,4 @@
-import { createHash, createPublicKey, verify, type KeyObject } from 'node:crypto';
+import { createPublicKey, hash, verify, type KeyObject } from 'node:crypto';
 import { Decoder } from 'cbor-x';
 import { during, duringAsync, fail, refusalAsResultAsync, type AppAttestFailure } from './app-attest-errors.js';
 import { parseAttestedAuthenticatorData, parseAuthenticatorData } from './auth-data.js';
@@ -61,9 +61,7 @@ const cbor = new Decoder({ useRecords: false, mapsAsObjects: true });
 const PADDED_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 function sha256(...parts: Buffer[]): Buffer {
-  const hash = createHash('sha256');
-  for (const part of parts) hash.update(part);
-  return hash.digest();
+  return hash('sha256', parts.length === 1 ? parts[0] : Buffer.concat(parts), 'buffer');
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -116,6 +116,13 @@ describe('flag set plans', () => {
     expect(inputs('production', base)).not.toBe(inputs('production', { ...base, appVersion: '1.0' }));
     expect(inputs('production', base)).not.toBe(inputs('production', { ...base, custom: { plan: 'free' } }));
     expect(inputs('production', base)).not.toBe(inputs('staging', base));
+    // One way to read the text back: no value can pass for another value, or for a missing one.
+    expect(inputs('production', { ...base, appVersion: '2.1\n-' })).not.toBe(
+      inputs('production', { ...base, appVersion: '2.1' }),
+    );
+    expect(inputs('production', { ...base, appVersion: '-' })).not.toBe(
+      inputs('production', { ...base, appVersion: undefined }),
+    );
     // Development serves fixed values only: every device has the same inputs there.
     expect(inputs('development', base)).toBe(inputs('development', { deviceId: 'other' }));
     // Equal inputs, equal answers.

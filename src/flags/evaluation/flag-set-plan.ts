@@ -83,12 +83,17 @@ export function planFlagSet(flags: readonly CompiledFlag[]): FlagSetPlan {
 
 /**
  * The device's inputs that decide its answer in `environment`, as text: equal texts (for the same
- * set) mean byte-identical answers. For a device without overrides.
+ * set) mean byte-identical answers. For a device without overrides. Each input is written as `-`
+ * when missing, else its length, a colon and the text: one way to read any text back, whatever
+ * it holds, without the cost of JSON-quoting it on every conditional fetch.
  */
 export function plannedInputs(plan: FlagSetPlan, environment: Environment, context: EvaluationContext): string {
   const { inputs } = plan.environments[environment];
   let text = environment;
-  for (const attribute of inputs) text += `\n${JSON.stringify(attributeText(context, attribute))}`;
+  for (const attribute of inputs) {
+    const value = attributeText(context, attribute);
+    text += value === null ? '\n-' : `\n${value.length}:${value}`;
+  }
   return text;
 }
 
