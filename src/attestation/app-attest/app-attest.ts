@@ -117,7 +117,7 @@ function readAttestationObject(bytes: Buffer): AttestationObject {
 }
 
 function checkNonce(nonce: Buffer, authData: Buffer, clientDataHashes: readonly Buffer[]): void {
-  if (!clientDataHashes.some((hash) => sha256(authData, hash).equals(nonce))) {
+  if (!clientDataHashes.some((clientDataHash) => sha256(authData, clientDataHash).equals(nonce))) {
     fail('nonce_mismatch', 'the certificate nonce is not SHA256(authData || clientDataHash)');
   }
 }
@@ -229,8 +229,8 @@ async function signsAnyNonce(
   clientDataHashes: readonly Buffer[],
 ): Promise<boolean> {
   const key = devicePublicKey(publicKeyPem);
-  for (const hash of clientDataHashes) {
-    const nonce = sha256(assertion.authenticatorData, hash);
+  for (const clientDataHash of clientDataHashes) {
+    const nonce = sha256(assertion.authenticatorData, clientDataHash);
     // The device signs the nonce itself with ECDSA-SHA256, so the digest is SHA256(nonce).
     if (await verifiesOffLoop(nonce, key, assertion.signature)) return true;
   }
