@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { trustAppId, trustOrganizationId } from '../common/access/tenant-id.js';
 import type { AndroidIdentityRepository, AndroidTenantRow } from './android-identity.repository.js';
 import type { AppsRepository, TenantRow } from './apps.repository.js';
-import { MAX_ENTRIES, MAX_MISSES, TenantResolver } from './tenant-resolver.js';
+import { IDENTITY_HEADER_LIMITS, MAX_ENTRIES, MAX_MISSES, TenantResolver } from './tenant-resolver.js';
 
 const APP: TenantRow = {
   id: trustAppId('00000000-0000-4000-8000-000000000001'),
@@ -99,5 +99,21 @@ describe('TenantResolver under a flood of made-up identities', () => {
     tenants.forgetPackage('com.example.later');
     await tenants.resolveAndroid('com.example.later');
     expect(lookups).toEqual(['android com.example.later', 'android com.example.later']);
+  });
+});
+
+describe('TenantResolver and identities longer than any app has', () => {
+  it('never looks them up nor caches them, by any of its lookups', async () => {
+    const { tenants, lookups } = resolver();
+    const { bundleId, teamId, packageName } = IDENTITY_HEADER_LIMITS;
+    expect(await tenants.resolve('a'.repeat(bundleId + 1), 'ABCDE12345')).toBeNull();
+    expect(await tenants.resolve('com.example.ios', 'T'.repeat(teamId + 1))).toBeNull();
+    expect(await tenants.lookup('a'.repeat(16_000), 'ABCDE12345')).toBeNull();
+    expect(await tenants.resolveAndroid('p'.repeat(packageName + 1))).toBeNull();
+    expect(lookups).toEqual([]);
+    // At the limits, a lookup as any other.
+    await tenants.resolve('a'.repeat(bundleId), 'T'.repeat(teamId));
+    await tenants.resolveAndroid('p'.repeat(packageName));
+    expect(lookups).toHaveLength(2);
   });
 });

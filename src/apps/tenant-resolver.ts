@@ -45,6 +45,18 @@ export const MAX_ENTRIES = 50_000;
 export const MAX_MISSES = 10_000;
 
 /**
+ * The longest identity headers that can name an app: apps are created with a Bundle ID of at most
+ * 155 characters and a Team ID of 10 (64 allowed here, with room), and a package name of at most
+ * 150. Longer ones are never looked up, so no caller can make a lookup or a cached miss of them.
+ */
+export const IDENTITY_HEADER_LIMITS = { bundleId: 155, teamId: 64, packageName: 150 } as const;
+
+/** Whether iOS identity headers are short enough to name an app. */
+export function iosIdentityFits(bundleId: string, teamId: string): boolean {
+  return bundleId.length <= IDENTITY_HEADER_LIMITS.bundleId && teamId.length <= IDENTITY_HEADER_LIMITS.teamId;
+}
+
+/**
  * The cache keys of the two ways to name an app, each in a namespace of its own: no pair of iOS
  * headers writes the entry of a package name (`X-Bundle-ID: android` with a package as team id
  * once cached a miss under an Android app's key, shutting its SDK calls out for 30 s). Header
@@ -74,6 +86,7 @@ export class TenantResolver {
 
   /** The app whose Android build has `packageName` (`X-Package-Name`), cached like `resolve`. */
   resolveAndroid(packageName: string): Promise<Tenant | null> {
+    if (packageName.length > IDENTITY_HEADER_LIMITS.packageName) return Promise.resolve(null);
     return this.cached(androidKey(packageName), async () => {
       const row = await this.android.tenantByPackage(packageName);
       return row ? androidTenantOf(row, packageName) : null;
@@ -81,6 +94,7 @@ export class TenantResolver {
   }
 
   resolve(bundleId: string, teamId: string): Promise<Tenant | null> {
+    if (!iosIdentityFits(bundleId, teamId)) return Promise.resolve(null);
     return this.cached(iosKey(bundleId, teamId), () => this.lookup(bundleId, teamId));
   }
 
@@ -133,6 +147,7 @@ export class TenantResolver {
 
   /** The app and its organization as they are now, past the cache (diagnostics). */
   async lookup(bundleId: string, teamId: string): Promise<Tenant | null> {
+    if (!iosIdentityFits(bundleId, teamId)) return null;
     const row = await this.apps.tenantOf(bundleId, teamId);
     return row ? tenantOf(row, bundleId, teamId) : null;
   }

@@ -7,7 +7,7 @@ import { hasRole, type AuthContext } from '../common/access/auth-context.js';
 import { badRequest, forbidden, unauthorized } from '../common/errors/app-exception.js';
 import { appInactive, organizationInactive, sdkAndroidAppNotFound, sdkAppNotFound } from './auth.exceptions.js';
 import type { AuthenticatedKey } from '../api-keys/api-keys.service.js';
-import { TenantResolver, type Tenant } from '../apps/tenant-resolver.js';
+import { IDENTITY_HEADER_LIMITS, iosIdentityFits, TenantResolver, type Tenant } from '../apps/tenant-resolver.js';
 import type { DeviceToken } from '../device-tokens/device-token-verifier.js';
 import { invalidInputStatusOf } from '../common/validation/validation.js';
 import { STRATEGY, type Principal } from './strategies/principal.js';
@@ -44,10 +44,6 @@ const KEY_ONLY = [STRATEGY.apiKey];
 const DEVICE_TOKEN_OR_KEY = [STRATEGY.deviceToken, STRATEGY.apiKey];
 /** Routes that read a device token when one is sent (`deviceTokenIfSent`): an API key there is not a credential. */
 const DEVICE_TOKEN_ONLY = [STRATEGY.deviceToken];
-
-/** The longest identity headers that can name an app: a Bundle ID is at most 155 characters; a Team ID is 10, with room. */
-const MAX_BUNDLE_ID_HEADER = 155;
-const MAX_TEAM_ID_HEADER = 64;
 
 @Injectable()
 export class AccessGuard implements CanActivate {
@@ -201,24 +197,27 @@ export class AccessGuard implements CanActivate {
     const teamId = request.headers['x-team-id'];
     const packageName = request.headers['x-package-name'];
     const android = bundleId === undefined && teamId === undefined && typeof packageName === 'string';
-    if (android && (!packageName || packageName.length > 150)) {
-      throw badRequest('The X-Package-Name header must be an Android package name of at most 150 characters', {
-        hint: "Send the app's Android application id",
-      });
+    if (android && (!packageName || packageName.length > IDENTITY_HEADER_LIMITS.packageName)) {
+      throw badRequest(
+        `The X-Package-Name header must be an Android package name of at most ${IDENTITY_HEADER_LIMITS.packageName} characters`,
+        {
+          hint: "Send the app's Android application id",
+        },
+      );
     }
     if (!android && (typeof bundleId !== 'string' || !bundleId || typeof teamId !== 'string' || !teamId)) {
       throw badRequest('The X-Bundle-ID and X-Team-ID headers are required', {
         hint: "Send the app's Bundle ID and developer Team ID (iOS), or X-Package-Name alone (Android)",
       });
     }
-    // Longer identities name no app (apps are created with at most these), and each miss is cached.
-    if (
-      !android &&
-      ((bundleId as string).length > MAX_BUNDLE_ID_HEADER || (teamId as string).length > MAX_TEAM_ID_HEADER)
-    ) {
+    // Longer identities name no app (apps are created with at most these): refused before any lookup.
+    if (!android && !iosIdentityFits(bundleId as string, teamId as string)) {
+      const { bundleId: bundleMax, teamId: teamMax } = IDENTITY_HEADER_LIMITS;
       throw badRequest(
-        `The X-Bundle-ID header must be at most ${MAX_BUNDLE_ID_HEADER} characters and X-Team-ID at most ${MAX_TEAM_ID_HEADER}`,
-        { hint: "Send the app's Bundle ID and developer Team ID" },
+        `The X-Bundle-ID header must be at most ${bundleMax} characters and X-Team-ID at most ${teamMax}`,
+        {
+          hint: "Send the app's Bundle ID and developer Team ID",
+        },
       );
     }
     const tenant = android

@@ -31,14 +31,21 @@ export const SECURITY_SCHEMES: OpenApiDocument['components']['securitySchemes'] 
     type: 'apiKey',
     in: 'header',
     name: 'X-Bundle-ID',
-    description: "The app's Bundle ID; with X-Team-ID it names the app (the SDK surfaces).",
+    description:
+      "The app's Bundle ID, at most 155 characters; with X-Team-ID it names the app (the SDK surfaces). Longer is 400.",
   },
-  teamId: { type: 'apiKey', in: 'header', name: 'X-Team-ID', description: "The app's developer Team ID." },
+  teamId: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-Team-ID',
+    description: "The app's developer Team ID (Apple's have 10 characters; over 64 is 400).",
+  },
   packageName: {
     type: 'apiKey',
     in: 'header',
     name: 'X-Package-Name',
-    description: "The app's Android package name: names the app instead of X-Bundle-ID and X-Team-ID (Android SDK).",
+    description:
+      "The app's Android package name, at most 150 characters: names the app instead of X-Bundle-ID and X-Team-ID (Android SDK).",
   },
 };
 

@@ -91,7 +91,7 @@ describe('device attestation', () => {
       expect((await sdk(t, inactive).get('/api/v1/attestation/challenge').expect(403)).body.code).toBe('app_inactive');
     });
 
-    it('refuses identity headers longer than any app can have (400), before looking them up', async () => {
+    it('refuses identity headers longer than any app can have (400)', async () => {
       const app = await registerApp(t);
       for (const [bundleId, teamId] of [
         ['a'.repeat(156), TEAM_ID],

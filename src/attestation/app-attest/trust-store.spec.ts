@@ -198,7 +198,7 @@ describe('verifyCertificateChain, signatures checked on the thread pool', () => 
     );
   });
 
-  it('refuses more than 3 certificates before checking any signature', async () => {
+  it('refuses more than 3 certificates, and keeps none of them', async () => {
     expect(MAX_CHAIN_LENGTH).toBe(3);
     const leaf = await leafOf(ecdsa, { name: 'ECDSA', hash: 'SHA-384' });
     const root = Buffer.from(ecdsa.root.rawData);

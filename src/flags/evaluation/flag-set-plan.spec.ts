@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { compileFlagSet } from './compile-flag.js';
 import { evaluateFlagSetJson } from './evaluate-flag.js';
+import { strongEtag } from '../conditional-fetch.js';
 import { evaluatePlannedJson, planFlagSet, plannedInputs } from './flag-set-plan.js';
 import {
   ENVIRONMENTS,
@@ -123,6 +124,11 @@ describe('flag set plans', () => {
     expect(inputs('production', { ...base, appVersion: '-' })).not.toBe(
       inputs('production', { ...base, appVersion: undefined }),
     );
+    // Nor once digested as UTF-8, which turns every lone surrogate into U+FFFD.
+    const tags = ['\ud800', '\ud801', '\ufffd'].map((appVersion) =>
+      strongEtag(inputs('production', { ...base, appVersion })),
+    );
+    expect(new Set(tags).size).toBe(3);
     // Development serves fixed values only: every device has the same inputs there.
     expect(inputs('development', base)).toBe(inputs('development', { deviceId: 'other' }));
     // Equal inputs, equal answers.

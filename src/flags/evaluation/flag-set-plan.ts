@@ -81,18 +81,26 @@ export function planFlagSet(flags: readonly CompiledFlag[]): FlagSetPlan {
   return { environments };
 }
 
+/** ES2024's `String.prototype.isWellFormed` (Node 20 and newer), not in the project's ES2023 lib. */
+function isWellFormed(text: string): boolean {
+  return (text as string & { isWellFormed(): boolean }).isWellFormed();
+}
+
 /**
  * The device's inputs that decide its answer in `environment`, as text: equal texts (for the same
  * set) mean byte-identical answers. For a device without overrides. Each input is written as `-`
- * when missing, else its length, a colon and the text: one way to read any text back, whatever
- * it holds, without the cost of JSON-quoting it on every conditional fetch.
+ * when missing, else its length, a colon and the text: one way to read any well-formed text back
+ * without the cost of JSON-quoting it on every conditional fetch. A text with a lone surrogate
+ * (which UTF-8, and so the tag's digest, would turn into U+FFFD) is JSON-quoted instead, after a
+ * `j`, as JSON escapes lone surrogates.
  */
 export function plannedInputs(plan: FlagSetPlan, environment: Environment, context: EvaluationContext): string {
   const { inputs } = plan.environments[environment];
   let text = environment;
   for (const attribute of inputs) {
     const value = attributeText(context, attribute);
-    text += value === null ? '\n-' : `\n${value.length}:${value}`;
+    if (value === null) text += '\n-';
+    else text += isWellFormed(value) ? `\n${value.length}:${value}` : `\nj${JSON.stringify(value)}`;
   }
   return text;
 }
