@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { ExpiringCache } from '../common/expiring-cache.js';
 import type { AppId, OrganizationId } from '../common/access/tenant-id.js';
 import type { JwtConfiguration, RiskThresholds } from './app.entity.js';
 import { jwtConfigurationOf, riskThresholdsOf } from './app.entity.js';
@@ -26,11 +27,6 @@ export interface Tenant {
   subjectSigningSecret: string | null;
   /** Set when the app was named by `X-Package-Name` (an Android build). */
   packageName?: string;
-}
-
-interface Entry {
-  tenant: Tenant;
-  expiresAt: number;
 }
 
 /** Apps change rarely and SDK traffic is heavy: lookups are cached briefly per instance. */
@@ -73,9 +69,9 @@ const androidKey = (packageName: string) => `android\n${packageName}`;
  */
 @Injectable()
 export class TenantResolver {
-  private readonly cache = new Map<string, Entry>();
-  /** When each identity that named no app may be looked up again. */
-  private readonly misses = new Map<string, number>();
+  private readonly cache = new ExpiringCache<Tenant>(MAX_ENTRIES, Date.now);
+  /** The identities that named no app, until they may be looked up again. */
+  private readonly misses = new ExpiringCache<true>(MAX_MISSES, Date.now);
   /** Moves on every forget: a lookup that started before it must not cache what it read. */
   private generation = 0;
 
@@ -100,21 +96,18 @@ export class TenantResolver {
 
   /** The entry under `key` while fresh, else what `load` reads, cached unless a forget came meanwhile. */
   private async cached(key: string, load: () => Promise<Tenant | null>): Promise<Tenant | null> {
-    const now = Date.now();
     const cached = this.cache.get(key);
-    if (cached && cached.expiresAt > now) return cached.tenant;
-    const missed = this.misses.get(key);
-    if (missed !== undefined && missed > now) return null;
+    if (cached) return cached;
+    if (this.misses.get(key)) return null;
     const generation = this.generation;
     const tenant = await load();
     if (generation !== this.generation) return tenant;
-    const expiresAt = Date.now() + TTL_MS;
     if (tenant) {
       this.misses.delete(key);
-      remember(this.cache, key, { tenant, expiresAt }, MAX_ENTRIES);
+      this.cache.set(key, tenant, TTL_MS);
     } else {
       this.cache.delete(key);
-      remember(this.misses, key, expiresAt, MAX_MISSES);
+      this.misses.set(key, true, TTL_MS);
     }
     return tenant;
   }
@@ -135,7 +128,7 @@ export class TenantResolver {
   /** Drops the cached app with this id, whatever identity headers it was looked up by. */
   forgetApp(appId: string): void {
     this.generation++;
-    for (const [key, entry] of this.cache) if (entry.tenant.appId === appId) this.cache.delete(key);
+    this.cache.deleteWhere((tenant) => tenant.appId === appId);
   }
 
   /** Drops every cached app of an organization (its tier or state changed). */
@@ -151,13 +144,6 @@ export class TenantResolver {
     const row = await this.apps.tenantOf(bundleId, teamId);
     return row ? tenantOf(row, bundleId, teamId) : null;
   }
-}
-
-/** Sets `key` in `map`, forgetting its oldest entry first when it holds `max` already. */
-function remember<T>(map: Map<string, T>, key: string, value: T, max: number): void {
-  map.delete(key);
-  if (map.size >= max) map.delete(map.keys().next().value!);
-  map.set(key, value);
 }
 
 /** The tenant of an app row, named by its iOS identity. */

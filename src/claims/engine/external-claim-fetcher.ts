@@ -12,7 +12,7 @@ import type {
   JsonValue,
   ResponseMapping,
 } from './claim-types.js';
-import { ExpiringCache } from './expiring-cache.js';
+import { ExpiringCache } from '../../common/expiring-cache.js';
 import type { CredentialName } from './external-config.js';
 import { compileExpression, evaluateExpression } from './expression-language.js';
 import {

@@ -26,4 +26,17 @@ export class ExpiringCache<V> {
     }
     this.entries.set(key, { value, expiresAt: this.now() + ttlMs });
   }
+
+  delete(key: string): void {
+    this.entries.delete(key);
+  }
+
+  /** Forgets every entry whose value `matches`, expired or not. */
+  deleteWhere(matches: (value: V) => boolean): void {
+    for (const [key, entry] of this.entries) if (matches(entry.value)) this.entries.delete(key);
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
 }
