@@ -43,7 +43,7 @@ import {
   type RegisteredApp,
 } from '../support/sdk-client.js';
 import { sleep, WebhookReceivers } from '../support/webhook-receiver.js';
-import { endMadGrace, madCounter } from '../support/mad-counters.js';
+import { endMadGrace, freePlanQuotaRefusal, madCounter } from '../support/mad-counters.js';
 
 const t: TestApp = await startTestApp(await fabricatedRootEnv());
 const receivers = new WebhookReceivers();
@@ -776,16 +776,7 @@ describe('Android attestation', () => {
       await endMadGrace(t, app.org.id);
       const refused = await validate(fabricated);
       expect(refused.response.status).toBe(402);
-      expect(refused.response.body).toEqual({
-        error: 'quota_exceeded',
-        code: 'quota_exceeded',
-        message: expect.any(String),
-        hint: 'Retrying does not help',
-        upgradeUrl: 'http://127.0.0.1:3000/billing',
-        limit: 1000,
-        current: 1001,
-        requestId: refused.response.headers['x-request-id'],
-      });
+      expect(refused.response.body).toEqual(freePlanQuotaRefusal(refused.response.headers['x-request-id']));
       // The refused installation is no device and its challenge is spent; the failure is recorded.
       const devices = await t.sql<{ key_id: string }>(`SELECT key_id FROM devices WHERE app_id = $1`, [app.id]);
       expect(devices).toHaveLength(2);

@@ -11,7 +11,7 @@ import { TEAM_ID, fabricatedRootEnv, registerApp, sdk, type RegisteredApp } from
 import { createHash, randomBytes, X509Certificate } from 'node:crypto';
 import { ChallengeService } from '../../src/attestation/challenge.service.js';
 import { decode as decodeCbor, Encoder } from 'cbor-x';
-import { endMadGrace, madCounter } from '../support/mad-counters.js';
+import { endMadGrace, freePlanQuotaRefusal, madCounter } from '../support/mad-counters.js';
 
 describe('device attestation', () => {
   let t: TestApp;
@@ -546,16 +546,7 @@ describe('device attestation', () => {
       await endMadGrace(t, app.org.id);
       const refused = await attest(app, authority.createDevice());
       expect(refused.status).toBe(402);
-      expect(refused.body).toEqual({
-        error: 'quota_exceeded',
-        code: 'quota_exceeded',
-        message: expect.any(String),
-        hint: 'Retrying does not help',
-        upgradeUrl: 'http://127.0.0.1:3000/billing',
-        limit: 1000,
-        current: 1001,
-        requestId: refused.headers['x-request-id'],
-      });
+      expect(refused.body).toEqual(freePlanQuotaRefusal(refused.headers['x-request-id']));
       const [after] = await t.sql<{ active_devices: number }>(
         `SELECT active_devices FROM mad_counters WHERE organization_id = $1`,
         [app.org.id],
