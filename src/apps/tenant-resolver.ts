@@ -47,6 +47,11 @@ export const MAX_MISSES = 10_000;
  */
 export const IDENTITY_HEADER_LIMITS = { bundleId: 155, teamId: 64, packageName: 150 } as const;
 
+/** Whether an `X-Package-Name` is short enough to name an app. */
+export function packageNameFits(packageName: string): boolean {
+  return packageName.length <= IDENTITY_HEADER_LIMITS.packageName;
+}
+
 /** Whether iOS identity headers are short enough to name an app. */
 export function iosIdentityFits(bundleId: string, teamId: string): boolean {
   return bundleId.length <= IDENTITY_HEADER_LIMITS.bundleId && teamId.length <= IDENTITY_HEADER_LIMITS.teamId;
@@ -82,7 +87,7 @@ export class TenantResolver {
 
   /** The app whose Android build has `packageName` (`X-Package-Name`), cached like `resolve`. */
   resolveAndroid(packageName: string): Promise<Tenant | null> {
-    if (packageName.length > IDENTITY_HEADER_LIMITS.packageName) return Promise.resolve(null);
+    if (!packageNameFits(packageName)) return Promise.resolve(null);
     return this.cached(androidKey(packageName), async () => {
       const row = await this.android.tenantByPackage(packageName);
       return row ? androidTenantOf(row, packageName) : null;

@@ -7,7 +7,13 @@ import { hasRole, type AuthContext } from '../common/access/auth-context.js';
 import { badRequest, forbidden, unauthorized } from '../common/errors/app-exception.js';
 import { appInactive, organizationInactive, sdkAndroidAppNotFound, sdkAppNotFound } from './auth.exceptions.js';
 import type { AuthenticatedKey } from '../api-keys/api-keys.service.js';
-import { IDENTITY_HEADER_LIMITS, iosIdentityFits, TenantResolver, type Tenant } from '../apps/tenant-resolver.js';
+import {
+  IDENTITY_HEADER_LIMITS,
+  iosIdentityFits,
+  packageNameFits,
+  TenantResolver,
+  type Tenant,
+} from '../apps/tenant-resolver.js';
 import type { DeviceToken } from '../device-tokens/device-token-verifier.js';
 import { invalidInputStatusOf } from '../common/validation/validation.js';
 import { STRATEGY, type Principal } from './strategies/principal.js';
@@ -197,7 +203,7 @@ export class AccessGuard implements CanActivate {
     const teamId = request.headers['x-team-id'];
     const packageName = request.headers['x-package-name'];
     const android = bundleId === undefined && teamId === undefined && typeof packageName === 'string';
-    if (android && (!packageName || packageName.length > IDENTITY_HEADER_LIMITS.packageName)) {
+    if (android && (!packageName || !packageNameFits(packageName))) {
       throw badRequest(
         `The X-Package-Name header must be an Android package name of at most ${IDENTITY_HEADER_LIMITS.packageName} characters`,
         {
