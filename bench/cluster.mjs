@@ -56,7 +56,7 @@ let second = null;
 let context;
 let report;
 try {
-  context = await createContext(first, { authority, smoke });
+  context = await createContext(first, { authority, smoke, duration });
   const request = await flagsScenario.prepare(context);
 
   const one = summary(await load(first.baseUrl, request));

@@ -22,15 +22,18 @@ export async function connect(dataDir) {
   return client;
 }
 
-/** Enterprise organizations with one app each: enough budget that the limiter is not what is measured. */
-export async function seedTenants(db) {
+/**
+ * Enterprise organizations with one app each: enough budget that the limiter is not what is
+ * measured. `label` tells sets apart (their names, slugs and bundle ids).
+ */
+export async function seedTenants(db, count = ORG_COUNT, label = 'app') {
   const apps = [];
-  for (let i = 0; i < ORG_COUNT; i++) {
+  for (let i = 0; i < count; i++) {
     const { rows } = await db.query(
       `INSERT INTO organizations (name, slug, service_tier) VALUES ($1, $2, 'enterprise') RETURNING id`,
-      [`Bench ${i}`, `bench-${i}-${randomUUID().slice(0, 8)}`],
+      [`Bench ${label} ${i}`, `bench-${label}-${i}-${randomUUID().slice(0, 8)}`],
     );
-    const bundleId = `com.bench.app${i}`;
+    const bundleId = `com.bench.${label}${i}`;
     const app = await db.query(
       `INSERT INTO apps (organization_id, app_name, bundle_id, team_id, is_primary) VALUES ($1, $2, $3, $4, true) RETURNING id`,
       [rows[0].id, `Bench ${i}`, bundleId, TEAM_ID],

@@ -2,41 +2,29 @@
 // beside GET /api/v1/flags, measured one after the other in the same run on the same apps (50
 // flags, 5 rules each), devices and context: the ratio says what the OFREP answer (a reason,
 // variant and metadata per flag, from the kernel's traced evaluation) costs over the SDK's own.
+import { roundTheFlagApps } from './scenarios.mjs';
 
 /**
  * `load(baseUrl, scenario)` is bench/run.mjs's autocannon run; `context` the scenarios' fixtures
- * (`flagClients`: one device token per flag app). Each request goes round the flag apps, so no
- * app's plan bucket runs out during the run.
+ * (`flagGroup()`: the flag apps for a load, each with a device token). Each request goes round
+ * the apps of a group of its own, so no app's plan bucket runs out during the run.
  */
 export async function measureOfrepBulk({ context, load }) {
-  const round = (method, vary) => {
-    let sent = 0;
-    return {
-      requests: [
-        {
-          method,
-          setupRequest: (request) => {
-            const own = vary(context.flagClients[sent++ % context.flagClients.length]);
-            return { ...request, ...own, headers: { ...request.headers, ...own.headers } };
-          },
-        },
-      ],
-    };
-  };
+  const round = async (method, vary) => roundTheFlagApps(await context.flagGroup(), method, vary);
   // The same device (the token's subject) and attributes on both routes.
   const withoutContextHeaders = (headers) =>
     Object.fromEntries(Object.entries(headers).filter(([name]) => name !== 'x-app-version'));
   const body = JSON.stringify({ context: { appVersion: '3.1.0', country: 'DE' } });
   const flags = await load(
     context.baseUrl,
-    round('GET', (client) => ({
+    await round('GET', (client) => ({
       path: '/api/v1/flags',
       headers: { ...withoutContextHeaders(client.headers), 'x-app-version': '3.1.0', 'x-country': 'DE' },
     })),
   );
   const ofrep = await load(
     context.baseUrl,
-    round('POST', (client) => ({
+    await round('POST', (client) => ({
       path: '/ofrep/v1/evaluate/flags',
       headers: { ...withoutContextHeaders(client.headers), 'content-type': 'application/json' },
       body,

@@ -332,7 +332,7 @@ const report = { unleashVersion: null, rounds: [], ours: null, unleash: null };
 try {
   cleanup.server = await startServer({ APP_ATTEST_ROOT_CA: rootPemPath });
   const server = cleanup.server;
-  cleanup.context = await createContext(server, { authority, smoke });
+  cleanup.context = await createContext(server, { authority, smoke, duration });
   const context = cleanup.context;
   // On Ctrl-C the whole process group is signalled: the server stops its PostgreSQL, whose closing
   // connections must not crash the bench before it has removed what it made.

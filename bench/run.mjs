@@ -95,6 +95,17 @@ async function measuredLoad(pid, baseUrl, scenario) {
   return result;
 }
 
+/**
+ * The statuses a load got other than the expected one (any 2xx when none is named), with their
+ * counts ("429 × 1200"): a row measured on refusals must say so.
+ */
+function otherStatuses(result, expected) {
+  return Object.entries(result.statusCodeStats ?? {})
+    .filter(([code]) => (expected ? Number(code) !== expected : Number(code) < 200 || Number(code) >= 300))
+    .map(([code, { count }]) => `${code} × ${count}`)
+    .join(', ');
+}
+
 /** A first burst of requests, so neither side of a ratio is measured while its code is still being compiled. */
 async function warmUp(baseUrl) {
   await load(baseUrl, { path: '/health', amount: smoke ? 200 : 2000 });
@@ -148,7 +159,7 @@ try {
   await new Promise((resolve) => setTimeout(resolve, 3000));
   memory.idleRssMb = residentMemoryMb(server.pid);
   say(`${'server resident memory, idle after start'.padEnd(44)} ${String(memory.idleRssMb).padStart(7)} MB`);
-  context = await createContext(server, { authority, smoke });
+  context = await createContext(server, { authority, smoke, duration });
   // The framework's ceiling next to the reference it is compared with (the server waits, idle).
   ceilings.bareNest = await measureBareNest();
   const bare = ceilings.bareNest;
@@ -172,6 +183,8 @@ try {
       p50Ms: result.latency.p50,
       p99Ms: result.latency.p99,
       non2xx: unexpected,
+      unexpectedStatuses: otherStatuses(result, expected),
+      total: result.requests.total,
       errors: result.errors + result.timeouts,
       ratio: null,
       name: scenario.name,
@@ -182,7 +195,7 @@ try {
     results.push(row);
     if (!asJson) {
       console.log(
-        `${row.scenario.padEnd(44)} ${String(row.requestsPerSecond).padStart(7)} req/s  p50 ${row.p50Ms} ms  p99 ${row.p99Ms} ms  cpu ${row.cpuUsPerRequest} µs/req  ratio ${row.ratio ?? '-'}${row.non2xx ? `  ${expected ? `not ${expected}` : 'non-2xx'} ${row.non2xx}` : ''}${row.errors ? `  errors ${row.errors}` : ''}`,
+        `${row.scenario.padEnd(44)} ${String(row.requestsPerSecond).padStart(7)} req/s  p50 ${row.p50Ms} ms  p99 ${row.p99Ms} ms  cpu ${row.cpuUsPerRequest} µs/req  ratio ${row.ratio ?? '-'}${row.non2xx ? `  ${expected ? `not ${expected}` : 'non-2xx'} ${row.non2xx} (${row.unexpectedStatuses})` : ''}${row.errors ? `  errors ${row.errors}` : ''}`,
       );
     }
     // Refresh and validate: their floor next, loaded alike with requests of the same kind (new
