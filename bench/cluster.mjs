@@ -10,7 +10,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { startServer } from './server.mjs';
+import { requestsPerSecond, startServer } from './server.mjs';
 import { createContext, loadFabricator, scenarios } from './scenarios.mjs';
 
 const args = process.argv.slice(3);
@@ -37,7 +37,7 @@ function load(baseUrl, options) {
 }
 
 const summary = (result) => ({
-  requestsPerSecond: Math.round(result.requests.average),
+  requestsPerSecond: requestsPerSecond(result),
   p50Ms: result.latency.p50,
   p99Ms: result.latency.p99,
   non2xx: result.non2xx,

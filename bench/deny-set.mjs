@@ -5,7 +5,7 @@
 // (one in a hundred marked exchanged, which the deny set must hold; the rest created and revoked
 // unused, as the flood of issue 30 made them); after two reread periods the flag scenario again,
 // with the rereads happening under it. The ratio is p99 with the rows over p99 without.
-import { residentMemoryMb } from './server.mjs';
+import { requestsPerSecond, residentMemoryMb } from './server.mjs';
 import { scenarios } from './scenarios.mjs';
 
 /** How long the deny set waits between rereads (DenySet): after twice that, a reread has read the rows. */
@@ -22,7 +22,7 @@ export async function measureDenySetLoad({ server, context, load, rows, smoke = 
     const prepared = await flags.prepare(context);
     const result = await load(server.baseUrl, { ...flags, ...prepared });
     return {
-      requestsPerSecond: Math.round(result.requests.average),
+      requestsPerSecond: requestsPerSecond(result),
       p50Ms: result.latency.p50,
       p99Ms: result.latency.p99,
       non2xx: result.non2xx,

@@ -18,7 +18,8 @@
 //   every device of a period shows the same one); the nonce, key id, rpIdHash, counter, aaguid
 //   and credential id checked; one durable statement that consumes the challenge and inserts the
 //   device; the RS256 token signed on the thread pool; answer.
-// No middleware, guards, interceptors, filters, pipes, logs, metrics, risk scoring or events.
+// Its statements are named prepared ones (parsed and planned once per connection). No middleware,
+// guards, interceptors, filters, pipes, logs, metrics, risk scoring or events.
 import 'reflect-metadata';
 import { Buffer } from 'node:buffer';
 import { X509Certificate, createHash, createPublicKey, generateKeyPairSync, sign, verify } from 'node:crypto';
@@ -45,7 +46,8 @@ const refuse = (status, message) => new HttpException({ message }, status);
 const AAGUID_PRODUCTION = Buffer.concat([Buffer.from('appattest'), Buffer.alloc(7)]);
 const AAGUID_DEVELOPMENT = Buffer.from('appattestdevelop');
 
-// A pool as large as the service's default, every session committing durably.
+// A pool as large as the service's default, every session committing durably. Each statement is a
+// named prepared one, parsed and planned once per connection, as the service's hot statements are.
 const db = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10, options: '-c synchronous_commit=on' });
 const rootCertificate = new X509Certificate(readFileSync(process.env.APP_ATTEST_ROOT_CA));
 const tokenKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
@@ -167,12 +169,13 @@ class FloorController {
       throw refuse(401, 'rpIdHash mismatch');
     }
     const counter = authData.readUInt32BE(33);
-    const { rows } = await db.query(
-      `SELECT d.id, d.public_key_pem, d.sign_counter, a.id AS app_id, a.organization_id
-         FROM apps a JOIN devices d ON d.app_id = a.id
-        WHERE a.bundle_id = $1 AND a.team_id = $2 AND d.key_id = $3`,
-      [bundleId, teamId, keyId],
-    );
+    const { rows } = await db.query({
+      name: 'floor_read_key',
+      text: `SELECT d.id, d.public_key_pem, d.sign_counter, a.id AS app_id, a.organization_id
+               FROM apps a JOIN devices d ON d.app_id = a.id
+              WHERE a.bundle_id = $1 AND a.team_id = $2 AND d.key_id = $3`,
+      values: [bundleId, teamId, keyId],
+    });
     const device = rows[0];
     if (!device) throw refuse(401, 'unknown key');
     if (counter <= Number(device.sign_counter)) throw refuse(401, 'counter not increasing');
@@ -181,13 +184,14 @@ class FloorController {
       throw refuse(401, 'signature invalid');
     }
     const [advanced, token] = await Promise.all([
-      db.query(
-        `WITH consumed AS (
-           DELETE FROM attestation_challenges WHERE challenge_hash = $1 AND app_id = $2 AND expires_at > now() RETURNING 1)
-         UPDATE devices SET sign_counter = $3, last_seen_at = now()
-          WHERE id = $4 AND sign_counter < $3 AND EXISTS (SELECT 1 FROM consumed) RETURNING 1`,
-        [sha256(Buffer.from(challenge)).toString('hex'), device.app_id, counter, device.id],
-      ),
+      db.query({
+        name: 'floor_refresh',
+        text: `WITH consumed AS (
+                 DELETE FROM attestation_challenges WHERE challenge_hash = $1 AND app_id = $2 AND expires_at > now() RETURNING 1)
+               UPDATE devices SET sign_counter = $3, last_seen_at = now()
+                WHERE id = $4 AND sign_counter < $3 AND EXISTS (SELECT 1 FROM consumed) RETURNING 1`,
+        values: [sha256(Buffer.from(challenge)).toString('hex'), device.app_id, counter, device.id],
+      }),
       signToken(tokenClaims(keyId, device.app_id, device.organization_id, bundleId)),
     ]);
     if (advanced.rowCount !== 1) throw refuse(401, 'challenge invalid or counter raced');
@@ -233,16 +237,17 @@ class FloorController {
     const credentialLength = authData.readUInt16BE(53);
     if (!authData.subarray(55, 55 + credentialLength).equals(keyIdBytes)) throw refuse(401, 'credential id mismatch');
     const publicKeyPem = spkiPem(credentialKey.spki);
-    const { rows } = await db.query(
-      `WITH app AS (SELECT id, organization_id FROM apps WHERE bundle_id = $1 AND team_id = $2),
-            consumed AS (
-              DELETE FROM attestation_challenges
-               WHERE challenge_hash = $3 AND app_id = (SELECT id FROM app) AND expires_at > now() RETURNING 1)
-       INSERT INTO devices (organization_id, app_id, key_id, public_key_pem, environment, attestation_count)
-       SELECT organization_id, id, $4, $5, $6, 1 FROM app WHERE EXISTS (SELECT 1 FROM consumed)
-       RETURNING app_id, organization_id`,
-      [bundleId, teamId, sha256(Buffer.from(challenge)).toString('hex'), keyId, publicKeyPem, environment],
-    );
+    const { rows } = await db.query({
+      name: 'floor_validate',
+      text: `WITH app AS (SELECT id, organization_id FROM apps WHERE bundle_id = $1 AND team_id = $2),
+                  consumed AS (
+                    DELETE FROM attestation_challenges
+                     WHERE challenge_hash = $3 AND app_id = (SELECT id FROM app) AND expires_at > now() RETURNING 1)
+             INSERT INTO devices (organization_id, app_id, key_id, public_key_pem, environment, attestation_count)
+             SELECT organization_id, id, $4, $5, $6, 1 FROM app WHERE EXISTS (SELECT 1 FROM consumed)
+             RETURNING app_id, organization_id`,
+      values: [bundleId, teamId, sha256(Buffer.from(challenge)).toString('hex'), keyId, publicKeyPem, environment],
+    });
     if (!rows[0]) throw refuse(401, 'challenge invalid');
     const token = await signToken(tokenClaims(keyId, rows[0].app_id, rows[0].organization_id, bundleId));
     return { token, expiresIn: 3600 };

@@ -3,6 +3,7 @@
 // flags, 5 rules each), devices and context: the ratio says what the OFREP answer (a reason,
 // variant and metadata per flag, from the kernel's traced evaluation) costs over the SDK's own.
 import { roundTheFlagApps } from './scenarios.mjs';
+import { requestsPerSecond } from './server.mjs';
 
 /**
  * `load(baseUrl, scenario)` is bench/run.mjs's autocannon run; `context` the scenarios' fixtures
@@ -31,7 +32,7 @@ export async function measureOfrepBulk({ context, load }) {
     })),
   );
   const row = (result) => ({
-    requestsPerSecond: Math.round(result.requests.average),
+    requestsPerSecond: requestsPerSecond(result),
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
     non2xx: result.non2xx,

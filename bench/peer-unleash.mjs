@@ -24,7 +24,7 @@ import { promisify } from 'node:util';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { flagEnvironments } from './fixtures.mjs';
-import { processCpuMs, startServer } from './server.mjs';
+import { processCpuMs, requestsPerSecond, startServer } from './server.mjs';
 import { createContext, loadFabricator, scenarios } from './scenarios.mjs';
 
 const args = process.argv.slice(2);
@@ -288,7 +288,7 @@ async function measured(pid, baseUrl, options) {
   const result = await load(baseUrl, options);
   const total = result.requests.total;
   return {
-    requestsPerSecond: Math.round(result.requests.average),
+    requestsPerSecond: requestsPerSecond(result),
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
     cpuUsPerRequest: total ? Math.round(((processCpuMs(pid) - before) * 1000) / total) : null,

@@ -19,7 +19,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import autocannon from 'autocannon';
-import { processCpuMs, residentMemoryMb, startAttestationFloor, startCeilingNest, startServer } from './server.mjs';
+import {
+  databaseCpuMs,
+  mainThreadCpuMs,
+  processCpuMs,
+  requestsPerSecond,
+  residentMemoryMb,
+  startAttestationFloor,
+  startCeilingNest,
+  startServer,
+} from './server.mjs';
 import { createContext, loadFabricator, scenarios } from './scenarios.mjs';
 import { measureWebhookDelivery } from './webhook-delivery.mjs';
 import { HEALTH_P99_LIMIT_MS, measureAdversarialHealth } from './adversarial.mjs';
@@ -86,13 +95,30 @@ function load(baseUrl, scenario) {
   });
 }
 
+let databaseDir = null;
+
 /** Loads `baseUrl` as `load` does and adds the CPU time the process `pid` spent per request, in µs. */
 async function measuredLoad(pid, baseUrl, scenario) {
   const before = processCpuMs(pid);
+  const mainBefore = mainThreadCpuMs(pid);
+  const databaseBefore = databaseDir ? databaseCpuMs(databaseDir) : null;
   const result = await load(baseUrl, scenario);
   const total = result.requests.total;
-  result.cpuUsPerRequest = total ? Math.round(((processCpuMs(pid) - before) * 1000) / total) : null;
+  const perRequest = (ms) => (total ? Math.round((ms * 1000) / total) : null);
+  result.cpuUsPerRequest = perRequest(processCpuMs(pid) - before);
+  result.mainCpuUsPerRequest = perRequest(mainThreadCpuMs(pid) - mainBefore);
+  const databaseAfter = databaseBefore === null ? null : databaseCpuMs(databaseDir);
+  result.databaseCpuUsPerRequest = databaseAfter === null ? null : perRequest(databaseAfter - databaseBefore);
   return result;
+}
+
+/**
+ * "cpu 904 µs/req (loop 510), db 400": the process's CPU per request, its event loop's part, and
+ * the embedded PostgreSQL's CPU per request (whoever's load it served: the service's or a floor's).
+ */
+function cpuText(row) {
+  const database = row.databaseCpuUsPerRequest === null || row.databaseCpuUsPerRequest === undefined;
+  return `cpu ${row.cpuUsPerRequest} µs/req (loop ${row.mainCpuUsPerRequest})${database ? '' : `, db ${row.databaseCpuUsPerRequest}`}`;
 }
 
 /**
@@ -119,13 +145,15 @@ async function measureBareNest() {
     const result = await measuredLoad(bare.pid, bare.baseUrl, { path: '/health' });
     return {
       scenario: 'bare NestJS route, GET /health (ceiling)',
-      requestsPerSecond: Math.round(result.requests.average),
+      requestsPerSecond: requestsPerSecond(result),
       p50Ms: result.latency.p50,
       p99Ms: result.latency.p99,
       non2xx: result.non2xx,
       total: result.requests.total,
       errors: result.errors + result.timeouts,
       cpuUsPerRequest: result.cpuUsPerRequest,
+      mainCpuUsPerRequest: result.mainCpuUsPerRequest,
+      databaseCpuUsPerRequest: result.databaseCpuUsPerRequest,
     };
   } finally {
     await bare.stop();
@@ -149,6 +177,8 @@ const rootPemPath = join(mkdtempSync(join(tmpdir(), 'attestly-bench-root-')), 'r
 writeFileSync(rootPemPath, authority.rootPem);
 
 const server = await startServer({ APP_ATTEST_ROOT_CA: rootPemPath });
+// The embedded PostgreSQL whose CPU each load is charged with (measuredLoad).
+databaseDir = server.dataDir;
 const results = [];
 /** The attestation floors (bench/floor-attestation.mjs), started when a scenario first needs them. */
 let floor = null;
@@ -164,7 +194,7 @@ try {
   ceilings.bareNest = await measureBareNest();
   const bare = ceilings.bareNest;
   say(
-    `${bare.scenario.padEnd(44)} ${String(bare.requestsPerSecond).padStart(7)} req/s  p50 ${bare.p50Ms} ms  p99 ${bare.p99Ms} ms  cpu ${bare.cpuUsPerRequest} µs/req${bare.non2xx ? `  non-2xx ${bare.non2xx}` : ''}${bare.errors ? `  errors ${bare.errors}` : ''}`,
+    `${bare.scenario.padEnd(44)} ${String(bare.requestsPerSecond).padStart(7)} req/s  p50 ${bare.p50Ms} ms  p99 ${bare.p99Ms} ms  ${cpuText(bare)}${bare.non2xx ? `  non-2xx ${bare.non2xx}` : ''}${bare.errors ? `  errors ${bare.errors}` : ''}`,
   );
   await warmUp(server.baseUrl);
   let reference = null;
@@ -179,7 +209,7 @@ try {
       : result.non2xx;
     const row = {
       scenario: scenario.title,
-      requestsPerSecond: Math.round(result.requests.average),
+      requestsPerSecond: requestsPerSecond(result),
       p50Ms: result.latency.p50,
       p99Ms: result.latency.p99,
       non2xx: unexpected,
@@ -189,13 +219,15 @@ try {
       ratio: null,
       name: scenario.name,
       cpuUsPerRequest: result.cpuUsPerRequest,
+      mainCpuUsPerRequest: result.mainCpuUsPerRequest,
+      databaseCpuUsPerRequest: result.databaseCpuUsPerRequest,
     };
     if (scenario.name === 'reference') reference = row.requestsPerSecond;
     row.ratio = reference ? Math.round((row.requestsPerSecond / reference) * 100) / 100 : null;
     results.push(row);
     if (!asJson) {
       console.log(
-        `${row.scenario.padEnd(44)} ${String(row.requestsPerSecond).padStart(7)} req/s  p50 ${row.p50Ms} ms  p99 ${row.p99Ms} ms  cpu ${row.cpuUsPerRequest} µs/req  ratio ${row.ratio ?? '-'}${row.non2xx ? `  ${expected ? `not ${expected}` : 'non-2xx'} ${row.non2xx} (${row.unexpectedStatuses})` : ''}${row.errors ? `  errors ${row.errors}` : ''}`,
+        `${row.scenario.padEnd(44)} ${String(row.requestsPerSecond).padStart(7)} req/s  p50 ${row.p50Ms} ms  p99 ${row.p99Ms} ms  ${cpuText(row)}  ratio ${row.ratio ?? '-'}${row.non2xx ? `  ${expected ? `not ${expected}` : 'non-2xx'} ${row.non2xx} (${row.unexpectedStatuses})` : ''}${row.errors ? `  errors ${row.errors}` : ''}`,
       );
     }
     // Refresh and validate: their floor next, loaded alike with requests of the same kind (new
@@ -206,15 +238,17 @@ try {
       const measured = await measuredLoad(floor.pid, floor.baseUrl, { ...scenario, ...again });
       const floorRow = {
         scenario: `${scenario.title} floor (bare NestJS)`,
-        requestsPerSecond: Math.round(measured.requests.average),
+        requestsPerSecond: requestsPerSecond(measured),
         p50Ms: measured.latency.p50,
         p99Ms: measured.latency.p99,
         non2xx: measured.non2xx,
         total: measured.requests.total,
         errors: measured.errors + measured.timeouts,
-        ratio: reference ? Math.round((measured.requests.average / reference) * 100) / 100 : null,
+        ratio: reference ? Math.round((requestsPerSecond(measured) / reference) * 100) / 100 : null,
         name: `${scenario.name}-floor`,
         cpuUsPerRequest: measured.cpuUsPerRequest,
+        mainCpuUsPerRequest: measured.mainCpuUsPerRequest,
+        databaseCpuUsPerRequest: measured.databaseCpuUsPerRequest,
       };
       results.push(floorRow);
       const share = floorRow.requestsPerSecond
@@ -222,7 +256,7 @@ try {
         : '-';
       if (!asJson) {
         console.log(
-          `${floorRow.scenario.padEnd(44)} ${String(floorRow.requestsPerSecond).padStart(7)} req/s  p50 ${floorRow.p50Ms} ms  p99 ${floorRow.p99Ms} ms  cpu ${floorRow.cpuUsPerRequest} µs/req  service/floor ${share}${floorRow.non2xx ? `  non-2xx ${floorRow.non2xx}` : ''}${floorRow.errors ? `  errors ${floorRow.errors}` : ''}`,
+          `${floorRow.scenario.padEnd(44)} ${String(floorRow.requestsPerSecond).padStart(7)} req/s  p50 ${floorRow.p50Ms} ms  p99 ${floorRow.p99Ms} ms  ${cpuText(floorRow)}  service/floor ${share}${floorRow.non2xx ? `  non-2xx ${floorRow.non2xx}` : ''}${floorRow.errors ? `  errors ${floorRow.errors}` : ''}`,
         );
       }
     }

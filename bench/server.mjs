@@ -1,7 +1,7 @@
 // Starts the built service on a fresh embedded database for a benchmark run (or, given a
 // DATABASE_URL, as a further instance on another's database), and the bare NestJS ceiling.
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,9 +28,7 @@ export async function startServer(env = {}) {
   const dataDir = mkdtempSync(join(tmpdir(), 'attestly-bench-'));
   // As root, the embedded server runs as the postgres user, which must reach its directory.
   chmodSync(dataDir, 0o755);
-  // BENCH_NODE_ARGS passes flags to the server process, e.g. --cpu-prof --cpu-prof-dir=/tmp/prof.
-  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const started = await startProcess([...nodeArgs, join(root, 'dist/src/main.js')], {
+  const started = await startProcess([...nodeArgs(), join(root, 'dist/src/main.js')], {
     DATA_DIR: dataDir,
     LOG_LEVEL: 'warn',
     DATABASE_URL: '',
@@ -55,7 +53,7 @@ export async function startServer(env = {}) {
 
 /** The bare NestJS application of bench/ceiling-nest.mjs, as its own process. */
 export function startCeilingNest() {
-  return startProcess([join(root, 'bench/ceiling-nest.mjs')], {});
+  return startProcess([...nodeArgs(), join(root, 'bench/ceiling-nest.mjs')], {});
 }
 
 /**
@@ -63,7 +61,7 @@ export function startCeilingNest() {
  * `databaseUrl` (the bench server's) and trusting the same App Attest root.
  */
 export function startAttestationFloor({ databaseUrl, rootPemPath }) {
-  return startProcess([join(root, 'bench/floor-attestation.mjs')], {
+  return startProcess([...nodeArgs(), join(root, 'bench/floor-attestation.mjs')], {
     DATABASE_URL: databaseUrl,
     APP_ATTEST_ROOT_CA: rootPemPath,
   });
@@ -74,8 +72,51 @@ export function startAttestationFloor({ databaseUrl, rootPemPath }) {
  * second). Per request, it is what a route costs the server whatever else loads the machine.
  */
 export function processCpuMs(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return statCpuMs(`/proc/${pid}/stat`);
+}
+
+/**
+ * CPU time of the process's main thread (the event loop) alone, in ms: beside `processCpuMs`, it
+ * tells the loop's share from the thread pool's (crypto, compression) and V8's helper threads'.
+ */
+export function mainThreadCpuMs(pid) {
+  return statCpuMs(`/proc/${pid}/task/${pid}/stat`);
+}
+
+function statCpuMs(path) {
+  const fields = readFileSync(path, 'utf8').split(') ')[1].split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/**
+ * CPU time of the embedded PostgreSQL under `dataDir` so far, in ms: its postmaster (with the
+ * children it has reaped) and every live child (backends, WAL writer, checkpointer). Null when it
+ * is not found. The database shares the two cores with the service and the load generator, so
+ * what a route costs it counts as much as the service's own CPU.
+ */
+export function databaseCpuMs(dataDir) {
+  const stats = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      stats.push({ pid: Number(entry), fields: readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1].split(' ') });
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  const postmaster = stats.find(({ pid }) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(dataDir);
+    } catch {
+      return false;
+    }
+  });
+  if (!postmaster) return null;
+  const [utime, stime, cutime, cstime] = [11, 12, 13, 14].map((i) => Number(postmaster.fields[i]));
+  let ticks = utime + stime + cutime + cstime;
+  for (const { fields } of stats)
+    if (Number(fields[1]) === postmaster.pid) ticks += Number(fields[11]) + Number(fields[12]);
+  return ticks * 10;
 }
 
 /** Resident memory of a process in MB, as the kernel counts it (VmRSS of /proc/<pid>/status). */
@@ -83,6 +124,23 @@ export function residentMemoryMb(pid) {
   const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   if (!match) throw new Error(`no VmRSS for process ${pid}`);
   return Math.round((Number(match[1]) / 1024) * 10) / 10;
+}
+
+/**
+ * A load's rate: its requests over its duration. autocannon's `requests.average` is the mean of
+ * its per-second samples, which a run of a few seconds (validate's 2,000 attestations) quantises:
+ * 2,000 requests in 2.3 s came out as 1,000 req/s, and in 3.6 s as 500.
+ */
+export function requestsPerSecond(result) {
+  return result.duration > 0 ? Math.round(result.requests.total / result.duration) : 0;
+}
+
+/**
+ * BENCH_NODE_ARGS: flags for the server, the bare route's and the floors' processes alike, e.g.
+ * `--cpu-prof --cpu-prof-dir=/tmp/prof` (one profile per process, named by its pid).
+ */
+function nodeArgs() {
+  return (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 }
 
 /** Spawns node with `args` on a free loopback port and waits until GET /health answers 200. */

@@ -1,9 +1,24 @@
 import { Injectable } from '@nestjs/common';
 import type { AppId } from '../common/access/tenant-id.js';
 import { RelaxedCommits } from '../database/relaxed-commits.js';
-import { queryRows } from '../database/sql.js';
+import { preparedStatement, queryRows } from '../database/sql.js';
 import { storedServiceSecret } from '../database/service-settings.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
+
+const INSERT_CHALLENGE = preparedStatement(
+  'challenges_insert',
+  `INSERT INTO attestation_challenges (challenge_hash, app_id, expires_at) VALUES ($1, $2, $3)`,
+);
+
+const USE_CHALLENGE = preparedStatement(
+  'challenges_use',
+  `WITH used AS (
+     DELETE FROM attestation_challenges
+      WHERE challenge_hash = $1 AND app_id = $2 AND expires_at > $3 RETURNING 1)
+   SELECT EXISTS (SELECT 1 FROM used) AS used,
+          EXISTS (SELECT 1 FROM attestation_challenges
+                   WHERE challenge_hash = $1 AND app_id = $2 AND expires_at <= $3) AS expired`,
+);
 
 /**
  * The owner of `attestation_challenges` (only the challenges' hashes are stored). Issuing and
@@ -18,10 +33,7 @@ export class ChallengesRepository {
   ) {}
 
   async insert(appId: AppId, challengeHash: string, expiresAt: Date): Promise<void> {
-    await this.relaxed.query(
-      `INSERT INTO attestation_challenges (challenge_hash, app_id, expires_at) VALUES ($1, $2, $3)`,
-      [challengeHash, appId, expiresAt],
-    );
+    await this.relaxed.query(INSERT_CHALLENGE, [challengeHash, appId, expiresAt]);
   }
 
   /**
@@ -29,15 +41,11 @@ export class ChallengesRepository {
    * one is still kept (`expired`): one statement, so a second use, even a concurrent one, fails.
    */
   async use(appId: AppId, challengeHash: string, now: Date): Promise<{ used: boolean; expired: boolean }> {
-    const [outcome] = await this.relaxed.query<{ used: boolean; expired: boolean }>(
-      `WITH used AS (
-         DELETE FROM attestation_challenges
-          WHERE challenge_hash = $1 AND app_id = $2 AND expires_at > $3 RETURNING 1)
-       SELECT EXISTS (SELECT 1 FROM used) AS used,
-              EXISTS (SELECT 1 FROM attestation_challenges
-                       WHERE challenge_hash = $1 AND app_id = $2 AND expires_at <= $3) AS expired`,
-      [challengeHash, appId, now],
-    );
+    const [outcome] = await this.relaxed.query<{ used: boolean; expired: boolean }>(USE_CHALLENGE, [
+      challengeHash,
+      appId,
+      now,
+    ]);
     return outcome;
   }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { sqlIdentifier, sqlReference } from './sql.js';
+import { preparedStatement, sqlIdentifier, sqlReference } from './sql.js';
 
 describe('what an owner splices into its SQL fragments', () => {
   it.each(['$1', '$12', 'a.organization_id', 'ev.organization_id', 'u.id'])('admits the reference %s', (reference) => {
@@ -23,5 +23,19 @@ describe('what an owner splices into its SQL fragments', () => {
     expect(sqlIdentifier('member_1')).toBe('member_1');
     expect(() => sqlIdentifier('o) x ON true; --')).toThrow('not an SQL identifier');
     expect(() => sqlIdentifier('O')).toThrow('not an SQL identifier');
+  });
+});
+
+describe('prepared statements', () => {
+  it('gives one name one text: the same declaration twice is one statement, another text under it a programming error', () => {
+    const first = preparedStatement('spec_probe', 'SELECT 1');
+    expect(preparedStatement('spec_probe', 'SELECT 1')).toEqual(first);
+    expect(() => preparedStatement('spec_probe', 'SELECT 2')).toThrow(
+      'the prepared statement spec_probe has two texts',
+    );
+  });
+
+  it.each(['', 'Upper', '1st', 'with space', 'x'.repeat(64), 'a;b'])('refuses the name %j', (name) => {
+    expect(() => preparedStatement(name, 'SELECT 1')).toThrow('not a statement name');
   });
 });

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { AppId, OrganizationId } from '../common/access/tenant-id.js';
 import { readChanges } from '../database/change-cursor.js';
-import { queryRows } from '../database/sql.js';
+import { preparedStatement, queryPrepared, queryRows } from '../database/sql.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { highRiskThresholdInputs } from '../compliance/compliance-settings.js';
 import type { TierDefinition } from '../common/tiers.js';
@@ -253,6 +253,63 @@ const TOUCH = `
          sign_counter = COALESCE($10, sign_counter),
          last_seen_at = now(), updated_at = now()`;
 
+const FIND_BY_KEY = preparedStatement(
+  'devices_find_by_key',
+  `SELECT ${DEVICE_COLUMNS}, false AS inserted, xmin::text AS version,
+          velocity_window_start < now() - interval '1 hour' AS velocity_window_expired
+     FROM devices
+    WHERE app_id = $2 AND key_id = $3 AND organization_id = $1`,
+);
+
+/** `refreshClean`'s statement: see there. */
+const REFRESH_CLEAN = preparedStatement(
+  'devices_refresh_clean',
+  `WITH touched AS (
+     UPDATE devices SET ${TOUCH}, risk_score = $16
+      WHERE id = $1 AND organization_id = $12 AND xmin::text = $14 AND sign_counter < $10
+        AND ${VELOCITY_AFTER_TOUCH} = $15 AND NOT COALESCE($8, jailbreak_detected)
+        AND mad_device_counted($12, $13::date[], devices.id)
+        AND $16 <= compliance_high_risk_threshold($12, $19::boolean, $20::int)
+     RETURNING ${DEVICE_COLUMNS}
+   ), recorded AS (
+     INSERT INTO device_events (organization_id, app_id, device_id, key_id, event_type, result, risk_score)
+     SELECT $12, $17::uuid, id, $18::text, 'assertion', 'success', $16 FROM touched
+   )
+   SELECT ${DEVICE_COLUMNS}, false AS inserted, true AS mad_counted FROM touched`,
+);
+
+/** `upsertAttested`'s statement. */
+const UPSERT_ATTESTED = preparedStatement(
+  'devices_upsert_attested',
+  `INSERT INTO devices (organization_id, app_id, key_id, public_key_pem, sign_counter, environment, receipt,
+                        client_device_id, subject_id, device_model, os_version, app_version, country,
+                        jailbreak_detected, attestation_count, velocity_count, subject_verified, platform)
+   VALUES ($1, $2, $3, $4, 0, $5, $6, COALESCE($7, ''), $8, $9, $10, $11, upper($12), COALESCE($13, false), 1, 1,
+           $8::text IS NOT NULL AND $14::boolean, $15)
+   ON CONFLICT (app_id, key_id) DO UPDATE SET
+     public_key_pem = EXCLUDED.public_key_pem, sign_counter = 0, environment = EXCLUDED.environment,
+     receipt = EXCLUDED.receipt
+   RETURNING ${DEVICE_COLUMNS}, (xmax = 0) AS inserted`,
+);
+
+/** `touch`'s statement. */
+const TOUCH_DEVICE = preparedStatement(
+  'devices_touch',
+  `UPDATE devices SET ${TOUCH}
+    WHERE id = $1 AND organization_id = $12 AND ($10::bigint IS NULL OR sign_counter < $10)
+   RETURNING ${DEVICE_COLUMNS}, false AS inserted,
+             CASE WHEN $13::date[] IS NULL THEN false ELSE mad_device_counted($12, $13::date[], devices.id) END
+               AS mad_counted`,
+);
+
+/** `recordSuccess`'s statement. */
+const RECORD_SUCCESS = preparedStatement(
+  'devices_record_success',
+  `WITH scored AS (UPDATE devices SET risk_score = $6 WHERE id = $3 AND organization_id = $1)
+   INSERT INTO device_events (organization_id, app_id, device_id, key_id, event_type, result, risk_score)
+   VALUES ($1, $2, $3, $4, $5, 'success', $6)`,
+);
+
 /**
  * The devices feature's tables, `devices` and `device_events`, as other features reach them: the
  * attestation path's writes and the reads of app statistics and risk alerts (the devices feature's
@@ -269,14 +326,7 @@ export class DevicesRepository {
 
   /** The key's device in the app, or null. */
   async findByKey(organizationId: OrganizationId, appId: string, keyId: string): Promise<ReadDeviceRow | null> {
-    const rows = await queryRows<ReadDeviceRow>(
-      this.runner,
-      `SELECT ${DEVICE_COLUMNS}, false AS inserted, xmin::text AS version,
-              velocity_window_start < now() - interval '1 hour' AS velocity_window_expired
-         FROM devices
-        WHERE app_id = $2 AND key_id = $3 AND organization_id = $1`,
-      [organizationId, appId, keyId],
-    );
+    const rows = await queryPrepared<ReadDeviceRow>(this.runner, FIND_BY_KEY, [organizationId, appId, keyId]);
     return rows[0] ?? null;
   }
 
@@ -286,35 +336,23 @@ export class DevicesRepository {
    */
   async upsertAttested(organizationId: OrganizationId, appId: string, key: AttestedKey): Promise<DeviceRow> {
     const report = key.report;
-    const rows = await queryRows<DeviceRow>(
-      this.runner,
-      `INSERT INTO devices (organization_id, app_id, key_id, public_key_pem, sign_counter, environment, receipt,
-                           client_device_id, subject_id, device_model, os_version, app_version, country,
-                           jailbreak_detected, attestation_count, velocity_count, subject_verified, platform)
-       VALUES ($1, $2, $3, $4, 0, $5, $6, COALESCE($7, ''), $8, $9, $10, $11, upper($12), COALESCE($13, false), 1, 1,
-               $8::text IS NOT NULL AND $14::boolean, $15)
-       ON CONFLICT (app_id, key_id) DO UPDATE SET
-         public_key_pem = EXCLUDED.public_key_pem, sign_counter = 0, environment = EXCLUDED.environment,
-         receipt = EXCLUDED.receipt
-       RETURNING ${DEVICE_COLUMNS}, (xmax = 0) AS inserted`,
-      [
-        organizationId,
-        appId,
-        key.keyId,
-        key.publicKeyPem,
-        key.environment,
-        key.receipt,
-        report.deviceId ?? null,
-        report.subjectId ?? null,
-        report.deviceModel ?? null,
-        report.osVersion ?? null,
-        report.appVersion ?? null,
-        report.country ?? null,
-        report.jailbreakDetected ?? null,
-        key.subjectVerified,
-        key.platform ?? 'ios',
-      ],
-    );
+    const rows = await queryPrepared<DeviceRow>(this.runner, UPSERT_ATTESTED, [
+      organizationId,
+      appId,
+      key.keyId,
+      key.publicKeyPem,
+      key.environment,
+      key.receipt,
+      report.deviceId ?? null,
+      report.subjectId ?? null,
+      report.deviceModel ?? null,
+      report.osVersion ?? null,
+      report.appVersion ?? null,
+      report.country ?? null,
+      report.jailbreakDetected ?? null,
+      key.subjectVerified,
+      key.platform ?? 'ios',
+    ]);
     const device = rows[0];
     if (device.inserted) return device;
     const touched = await this.touch(organizationId, device.id, report, {
@@ -342,25 +380,11 @@ export class DevicesRepository {
       madPeriods?: readonly string[];
     },
   ): Promise<DeviceRow | null> {
-    const rows = await queryRows<DeviceRow>(
-      this.runner,
-      `UPDATE devices SET ${TOUCH}
-       WHERE id = $1 AND organization_id = $12 AND ($10::bigint IS NULL OR sign_counter < $10)
-       RETURNING ${DEVICE_COLUMNS}, false AS inserted,
-                 CASE WHEN $13::date[] IS NULL THEN false ELSE mad_device_counted($12, $13::date[], devices.id) END
-                   AS mad_counted`,
-      [
-        ...touchParameters(
-          deviceId,
-          report,
-          options.attested,
-          options.advanceCounterTo ?? null,
-          options.subjectVerified,
-        ),
-        organizationId,
-        options.madPeriods ?? null,
-      ],
-    );
+    const rows = await queryPrepared<DeviceRow>(this.runner, TOUCH_DEVICE, [
+      ...touchParameters(deviceId, report, options.attested, options.advanceCounterTo ?? null, options.subjectVerified),
+      organizationId,
+      options.madPeriods ?? null,
+    ]);
     return rows[0] ?? null;
   }
 
@@ -383,33 +407,18 @@ export class DevicesRepository {
     refresh: CleanRefresh,
   ): Promise<DeviceRow | null> {
     const threshold = highRiskThresholdInputs(refresh.plan);
-    const rows = await queryRows<DeviceRow>(
-      this.runner,
-      `WITH touched AS (
-         UPDATE devices SET ${TOUCH}, risk_score = $16
-          WHERE id = $1 AND organization_id = $12 AND xmin::text = $14 AND sign_counter < $10
-            AND ${VELOCITY_AFTER_TOUCH} = $15 AND NOT COALESCE($8, jailbreak_detected)
-            AND mad_device_counted($12, $13::date[], devices.id)
-            AND $16 <= compliance_high_risk_threshold($12, $19::boolean, $20::int)
-         RETURNING ${DEVICE_COLUMNS}
-       ), recorded AS (
-         INSERT INTO device_events (organization_id, app_id, device_id, key_id, event_type, result, risk_score)
-         SELECT $12, $17::uuid, id, $18::text, 'assertion', 'success', $16 FROM touched
-       )
-       SELECT *, false AS inserted, true AS mad_counted FROM touched`,
-      [
-        ...touchParameters(deviceId, report, false, refresh.counter, refresh.subjectVerified),
-        organizationId,
-        refresh.madPeriods,
-        refresh.version,
-        refresh.velocityCount,
-        refresh.riskScore,
-        appId,
-        keyId,
-        threshold.complianceRules,
-        threshold.fallback,
-      ],
-    );
+    const rows = await queryPrepared<DeviceRow>(this.runner, REFRESH_CLEAN, [
+      ...touchParameters(deviceId, report, false, refresh.counter, refresh.subjectVerified),
+      organizationId,
+      refresh.madPeriods,
+      refresh.version,
+      refresh.velocityCount,
+      refresh.riskScore,
+      appId,
+      keyId,
+      threshold.complianceRules,
+      threshold.fallback,
+    ]);
     return rows[0] ?? null;
   }
 
@@ -436,12 +445,7 @@ export class DevicesRepository {
     eventType: 'attestation' | 'assertion',
     riskScore: number,
   ): Promise<void> {
-    await this.runner.query(
-      `WITH scored AS (UPDATE devices SET risk_score = $6 WHERE id = $3 AND organization_id = $1)
-       INSERT INTO device_events (organization_id, app_id, device_id, key_id, event_type, result, risk_score)
-       VALUES ($1, $2, $3, $4, $5, 'success', $6)`,
-      [organizationId, appId, deviceId, keyId, eventType, riskScore],
-    );
+    await queryPrepared(this.runner, RECORD_SUCCESS, [organizationId, appId, deviceId, keyId, eventType, riskScore]);
   }
 
   /** A debug-token exchange: a success event of the debug subject, which has no device row. */

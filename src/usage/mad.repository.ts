@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { OrganizationId } from '../common/access/tenant-id.js';
-import { queryRows } from '../database/sql.js';
+import { preparedStatement, queryPrepared, queryRows } from '../database/sql.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 
 /** A period's counter after a device was counted in it. */
@@ -9,6 +9,20 @@ export interface MadCounter {
   /** When the organization first went over its limit this period. */
   overLimitSince: Date | null;
 }
+
+/** `count`'s statement (prepared: it runs with every new device, decision 0077). */
+const COUNT_DEVICE = preparedStatement(
+  'mad_count_device',
+  `WITH fresh AS (
+     INSERT INTO mad_devices (organization_id, period_start, device_id) VALUES ($1, $2, $3)
+     ON CONFLICT DO NOTHING RETURNING 1
+   )
+   INSERT INTO mad_counters (organization_id, period_start, active_devices)
+   SELECT $1, $2, 1 FROM fresh
+   ON CONFLICT (organization_id, period_start)
+   DO UPDATE SET active_devices = mad_counters.active_devices + 1
+   RETURNING active_devices, over_limit_since`,
+);
 
 /**
  * The owner of `mad_devices` (which device counted in which period) and `mad_counters` (one row
@@ -25,17 +39,9 @@ export class MadRepository {
    * concurrent new devices of one organization on the counter row.
    */
   async count(organizationId: OrganizationId, periodStart: string, deviceId: string): Promise<MadCounter | null> {
-    const [row] = await queryRows<{ active_devices: number; over_limit_since: Date | null }>(
+    const [row] = await queryPrepared<{ active_devices: number; over_limit_since: Date | null }>(
       this.uow.manager(),
-      `WITH fresh AS (
-         INSERT INTO mad_devices (organization_id, period_start, device_id) VALUES ($1, $2, $3)
-         ON CONFLICT DO NOTHING RETURNING 1
-       )
-       INSERT INTO mad_counters (organization_id, period_start, active_devices)
-       SELECT $1, $2, 1 FROM fresh
-       ON CONFLICT (organization_id, period_start)
-       DO UPDATE SET active_devices = mad_counters.active_devices + 1
-       RETURNING active_devices, over_limit_since`,
+      COUNT_DEVICE,
       [organizationId, periodStart, deviceId],
     );
     return row ? { activeDevices: row.active_devices, overLimitSince: row.over_limit_since } : null;

@@ -4,7 +4,7 @@ import type { AppId, OrganizationId } from '../common/access/tenant-id.js';
 import { createLogger } from '../common/logging/logger.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { queryRows } from '../database/sql.js';
+import { preparedStatement, queryPrepared } from '../database/sql.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { WEBHOOK_EVENTS, tiersReceiving, type WebhookEventName } from './webhook-event-catalog.js';
 
@@ -15,6 +15,31 @@ export interface EnqueueOptions {
 
 /** Per event, the raw tiers that receive it; computed once. */
 const RECEIVING_TIERS = new Map(WEBHOOK_EVENTS.map((event) => [event, tiersReceiving(event)]));
+
+/** The events an organization's active endpoints listen to (every device event asks: prepared, decision 0077). */
+const SUBSCRIBED_EVENTS = preparedStatement(
+  'webhooks_subscribed_events',
+  `SELECT DISTINCT unnest(e.events) AS event, o.tier
+     FROM webhook_endpoints e JOIN organization_tenants o ON o.id = e.organization_id
+    WHERE e.organization_id = $1 AND e.is_active AND ($2::uuid IS NULL OR app_webhooks_enabled($2::uuid))`,
+);
+
+/** An event and its deliveries, written only when some endpoint receives it (`insert`). */
+const INSERT_EVENT = preparedStatement(
+  'webhooks_insert_event',
+  `WITH targets AS (
+     SELECT e.id FROM webhook_endpoints e JOIN organization_tenants o ON o.id = e.organization_id
+      WHERE e.organization_id = $1 AND e.is_active AND $2 = ANY (e.events) AND o.tier = ANY ($4::text[])
+        AND ($5::uuid IS NULL OR app_webhooks_enabled($5::uuid))
+   ), event AS (
+     INSERT INTO webhook_events (organization_id, event_type, data)
+     SELECT $1, $2, $3::jsonb WHERE EXISTS (SELECT 1 FROM targets)
+     RETURNING id
+   )
+   INSERT INTO webhook_deliveries (organization_id, endpoint_id, event_id)
+   SELECT $1, targets.id, event.id FROM targets CROSS JOIN event
+   RETURNING id`,
+);
 
 /**
  * The outbox (`webhook_events`, `webhook_deliveries` as written by producers). An event is written
@@ -46,12 +71,10 @@ export class WebhookOutboxRepository {
 
   /** The events some active endpoint of the organization would receive now. */
   async subscribedEvents(organizationId: OrganizationId, options: EnqueueOptions = {}): Promise<Set<WebhookEventName>> {
-    const rows = await this.uow.manager().query<{ event: WebhookEventName; tier: string }[]>(
-      `SELECT DISTINCT unnest(e.events) AS event, o.tier
-         FROM webhook_endpoints e JOIN organization_tenants o ON o.id = e.organization_id
-        WHERE e.organization_id = $1 AND e.is_active AND ($2::uuid IS NULL OR app_webhooks_enabled($2::uuid))`,
-      [organizationId, options.appId ?? null],
-    );
+    const rows = await queryPrepared<{ event: WebhookEventName; tier: string }>(this.uow.manager(), SUBSCRIBED_EVENTS, [
+      organizationId,
+      options.appId ?? null,
+    ]);
     return new Set(rows.filter((row) => RECEIVING_TIERS.get(row.event)?.includes(row.tier)).map((row) => row.event));
   }
 
@@ -85,22 +108,13 @@ export class WebhookOutboxRepository {
     data: Record<string, unknown>,
     options: EnqueueOptions = {},
   ): Promise<number> {
-    const deliveries = await queryRows<{ id: string }>(
-      this.uow.manager(),
-      `WITH targets AS (
-         SELECT e.id FROM webhook_endpoints e JOIN organization_tenants o ON o.id = e.organization_id
-          WHERE e.organization_id = $1 AND e.is_active AND $2 = ANY (e.events) AND o.tier = ANY ($4::text[])
-            AND ($5::uuid IS NULL OR app_webhooks_enabled($5::uuid))
-       ), event AS (
-         INSERT INTO webhook_events (organization_id, event_type, data)
-         SELECT $1, $2, $3::jsonb WHERE EXISTS (SELECT 1 FROM targets)
-         RETURNING id
-       )
-       INSERT INTO webhook_deliveries (organization_id, endpoint_id, event_id)
-       SELECT $1, targets.id, event.id FROM targets CROSS JOIN event
-       RETURNING id`,
-      [organizationId, event, JSON.stringify(data), RECEIVING_TIERS.get(event) ?? [], options.appId ?? null],
-    );
+    const deliveries = await queryPrepared<{ id: string }>(this.uow.manager(), INSERT_EVENT, [
+      organizationId,
+      event,
+      JSON.stringify(data),
+      RECEIVING_TIERS.get(event) ?? [],
+      options.appId ?? null,
+    ]);
     return deliveries.length;
   }
 }

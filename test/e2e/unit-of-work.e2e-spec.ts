@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../../src/database/data-source-options.js';
 import { AdvisoryLocks } from '../../src/database/advisory-lock.js';
+import { preparedStatement, queryPrepared } from '../../src/database/sql.js';
 import { UnitOfWork } from '../../src/database/unit-of-work.js';
 import { createTestDatabase, dropTestDatabase } from '../harness/database.js';
 
@@ -21,6 +22,11 @@ describe('unit of work', () => {
     (await dataSource.query<{ label: string }[]>('SELECT label FROM uow_probe ORDER BY label')).map((r) => r.label);
   const backendPid = async () =>
     (await uow.manager().query<{ pid: number }[]>('SELECT pg_backend_pid() AS pid'))[0].pid;
+  /** The same, as prepared statements (decision 0077): they must run where `manager()` runs. */
+  const PREPARED_WRITE = preparedStatement('uow_probe_write', 'INSERT INTO uow_probe (label) VALUES ($1)');
+  const PREPARED_PID = preparedStatement('uow_probe_pid', 'SELECT pg_backend_pid() AS pid');
+  const writePrepared = (label: string) => queryPrepared(uow.manager(), PREPARED_WRITE, [label]);
+  const preparedPid = async () => (await queryPrepared<{ pid: number }>(uow.manager(), PREPARED_PID, []))[0].pid;
 
   beforeAll(async () => {
     database = await createTestDatabase();
@@ -94,6 +100,44 @@ describe('unit of work', () => {
       }),
     ).rejects.toThrow('rolled back');
     expect(never).toEqual([]);
+  });
+
+  it('runs prepared statements in the open unit of work: they commit and roll back with it, on its connection', async () => {
+    await dataSource.query('DELETE FROM uow_probe');
+    await expect(
+      uow.run(async () => {
+        await writePrepared('p1');
+        await write('p2');
+        expect(await preparedPid()).toBe(await backendPid());
+        throw new Error('refused');
+      }),
+    ).rejects.toThrow('refused');
+    expect(await committed()).toEqual([]);
+
+    // The same statements again (now prepared on some of the pool's connections) commit with the run.
+    for (let round = 0; round < 3; round++) {
+      await uow.run(async () => {
+        await writePrepared(`k${round}`);
+        expect(await preparedPid()).toBe(await backendPid());
+      });
+    }
+    // Outside a run, each is autocommitted on the pool.
+    await writePrepared('alone');
+    expect(await committed()).toEqual(['alone', 'k0', 'k1', 'k2']);
+  });
+
+  it("runs a locked job's prepared statements on the lock's own connection", async () => {
+    const LOCK = 727_997;
+    const locks = new AdvisoryLocks(dataSource, uow);
+    const outcome = await locks.run(LOCK, async () => {
+      const [lockHolder] = await dataSource.query<{ pid: number }[]>(
+        `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND objid = $1 AND granted`,
+        [LOCK],
+      );
+      return { holder: lockHolder.pid, prepared: [await preparedPid(), await uow.run(preparedPid)] };
+    });
+    expect(outcome.ran).toBe(true);
+    if (outcome.ran) expect(outcome.result.prepared).toEqual([outcome.result.holder, outcome.result.holder]);
   });
 
   it("runs a locked job's units of work on the lock's own connection, and what outlives the job on the pool", async () => {
