@@ -86,10 +86,17 @@ function load(baseUrl, scenario) {
     for (const key of Object.keys(options)) if (options[key] === undefined) delete options[key];
     // Ctrl-C stops the load under way; the listener goes with it (one load after another would pile them up).
     const stop = () => instance.stop();
+    const started = performance.now();
+    let lastResponse = started;
     const instance = autocannon(options, (error, result) => {
       process.off('SIGINT', stop);
       if (error) reject(error);
-      else resolve(result);
+      // A run of a fixed amount ends on autocannon's next one-second tick after its last answer:
+      // the rate is taken over the time until that answer (requestsPerSecond).
+      else resolve({ ...result, activeSeconds: (lastResponse - started) / 1000 });
+    });
+    instance.on('response', () => {
+      lastResponse = performance.now();
     });
     process.once('SIGINT', stop);
   });

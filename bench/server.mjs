@@ -127,12 +127,14 @@ export function residentMemoryMb(pid) {
 }
 
 /**
- * A load's rate: its requests over its duration. autocannon's `requests.average` is the mean of
- * its per-second samples, which a run of a few seconds (validate's 2,000 attestations) quantises:
- * 2,000 requests in 2.3 s came out as 1,000 req/s, and in 3.6 s as 500.
+ * A load's rate: its requests over the time they took (`activeSeconds`, until the last answer,
+ * when the load measured it; else autocannon's duration). autocannon's `requests.average` is the
+ * mean of its per-second samples, and a run of a fixed amount ends on a one-second tick: validate's
+ * 2,000 attestations came out as exactly 500, 667 or 1,000 req/s.
  */
 export function requestsPerSecond(result) {
-  return result.duration > 0 ? Math.round(result.requests.total / result.duration) : 0;
+  const seconds = result.activeSeconds > 0 ? result.activeSeconds : result.duration;
+  return seconds > 0 ? Math.round(result.requests.total / seconds) : 0;
 }
 
 /**
