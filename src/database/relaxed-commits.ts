@@ -6,7 +6,7 @@ import { DataSource } from 'typeorm';
 import { createLogger } from '../common/logging/logger.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import type { PreparedStatement } from './sql.js';
+import { queryPreparedOnPool, type PreparedStatement } from './sql.js';
 
 /**
  * A small pool of its own whose sessions run with `synchronous_commit = off`: a statement on it
@@ -58,10 +58,8 @@ export class RelaxedCommits implements OnModuleInit, OnApplicationShutdown {
 
   /** The rows of one autocommitted statement (a prepared one is parsed once per connection). */
   async query<T>(statement: string | PreparedStatement, parameters?: unknown[]): Promise<T[]> {
-    const result =
-      typeof statement === 'string'
-        ? await this.pool.query(statement, parameters)
-        : await this.pool.query({ name: statement.name, text: statement.text, values: parameters });
+    if (typeof statement !== 'string') return queryPreparedOnPool<T>(this.pool, statement, parameters ?? []);
+    const result = await this.pool.query(statement, parameters);
     return result.rows as T[];
   }
 

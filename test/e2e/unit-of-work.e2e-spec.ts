@@ -126,6 +126,71 @@ describe('unit of work', () => {
     expect(await committed()).toEqual(['alone', 'k0', 'k1', 'k2']);
   });
 
+  it('refuses a prepared statement from a task that outlived its unit of work, and writes nothing', async () => {
+    await dataSource.query('DELETE FROM uow_probe');
+    let late: Promise<unknown> | null = null;
+    let committedNow = () => {};
+    const committedYet = new Promise<void>((resolve) => (committedNow = resolve));
+    await uow.run(async () => {
+      // Started inside the run, not awaited: it runs once the run has committed and given back its connection.
+      late = committedYet.then(() => writePrepared('late'));
+      await writePrepared('in-run');
+    });
+    committedNow();
+    await expect(late).rejects.toThrow('the connection of this unit of work was released');
+    expect(await committed()).toEqual(['in-run']);
+  });
+
+  it('runs a prepared statement outside the open unit of work when asked: its own connection and commit', async () => {
+    await dataSource.query('DELETE FROM uow_probe');
+    await expect(
+      uow.run(async () => {
+        const inside = await preparedPid();
+        const outside = await uow.outside(async () => {
+          await writePrepared('outside');
+          return preparedPid();
+        });
+        expect(outside).not.toBe(inside);
+        throw new Error('refused');
+      }),
+    ).rejects.toThrow('refused');
+    expect(await committed()).toEqual(['outside']);
+  });
+
+  it('keeps a connection whose prepared statement failed, and the statement runs again there', async () => {
+    await dataSource.query('DELETE FROM uow_probe');
+    await writePrepared('dup');
+    const before = await preparedPid();
+    // A unique violation: the connection goes back to the pool, not out of it.
+    await expect(writePrepared('dup')).rejects.toMatchObject({ code: '23505', statement: 'uow_probe_write' });
+    expect(await preparedPid()).toBe(before);
+    await expect(uow.run(() => writePrepared('dup'))).rejects.toMatchObject({ code: '23505' });
+    await uow.run(() => writePrepared('after'));
+    expect(await committed()).toEqual(['after', 'dup']);
+  });
+
+  it('parses a prepared statement again once a migration changed its result type, on every connection', async () => {
+    await dataSource.query('CREATE TABLE uow_typed (x integer)');
+    await dataSource.query('INSERT INTO uow_typed VALUES (7)');
+    const READ = preparedStatement('uow_typed_read', 'SELECT x FROM uow_typed');
+    const read = async () => (await queryPrepared<{ x: unknown }>(uow.manager(), READ, []))[0].x;
+    // Parsed on several of the pool's connections, in and out of units of work.
+    await Promise.all([read(), read(), read(), uow.run(read), uow.run(read)]);
+    await dataSource.query('ALTER TABLE uow_typed ALTER COLUMN x TYPE bigint');
+    const outcomes: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      outcomes.push(
+        await (i % 2 ? uow.run(read) : read()).then(
+          (x) => `ok ${String(x)}`,
+          (error: Error & { code?: string }) => `failed ${error.code ?? error.message}`,
+        ),
+      );
+    }
+    // At most the first run meets a stale copy; from then on the statement has a new name everywhere.
+    expect(outcomes.slice(1)).toEqual(Array.from({ length: 11 }, () => 'ok 7'));
+    expect(['ok 7', 'failed 0A000']).toContain(outcomes[0]);
+  });
+
   it("runs a locked job's prepared statements on the lock's own connection", async () => {
     const LOCK = 727_997;
     const locks = new AdvisoryLocks(dataSource, uow);
