@@ -27,6 +27,7 @@ import { ComplianceHighRiskThreshold1795719485975 } from './1795719485975-compli
 import { MadDeviceCounted1795719485976 } from './1795719485976-mad-device-counted.js';
 import { AndroidOnlyApps1795719485977 } from './1795719485977-android-only-apps.js';
 import { OrganizationTenants1795719485978 } from './1795719485978-organization-tenants.js';
+import { DeviceByKey1795719485979 } from './1795719485979-device-by-key.js';
 
 /** Every migration, in order. Migrations are never edited after they land. */
 export const migrations = [
@@ -59,4 +60,5 @@ export const migrations = [
   MadDeviceCounted1795719485976,
   AndroidOnlyApps1795719485977,
   OrganizationTenants1795719485978,
+  DeviceByKey1795719485979,
 ];

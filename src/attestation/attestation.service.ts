@@ -126,8 +126,8 @@ export class AttestationService {
     const clientDataHashes = input.clientData
       ? clientDataHashesFor(Buffer.from(input.clientData, 'base64'), input.challenge)
       : challengeClientDataHashes(input.challenge);
-    return this.verdict(tenant, input.keyId, 'assertion', input.challenge, async (attempt) => {
-      const known = await this.devices.findByKey(tenant.organizationId, tenant.appId, input.keyId);
+    // The challenge's use reads the key's device in the same statement (decision 0077).
+    return this.verdict(tenant, input.keyId, 'assertion', input.challenge, async (attempt, known) => {
       if (!known) throw unknownKey();
       const result = await verifyAssertion({
         assertion: Buffer.from(input.assertion, 'base64'),
@@ -204,7 +204,8 @@ export class AttestationService {
 
   /**
    * The one gate of validate and refresh (docs/security.md, "Every verdict spends the
-   * challenge"). The challenge is used up first, in its own commit; then `decide` runs, and any
+   * challenge"). The challenge is used up first, in its own commit (for an assertion the same
+   * statement reads the key's device, handed to `decide`: decision 0077); then `decide` runs, and any
    * refusal it makes, whatever the step (verification, receipt, unknown or blocked key, age, the
    * admission rule, quota, counter), is recorded as a failure event before it is answered, with
    * its domain events (the `device.attestation_failed` webhook through the outbox) in the same
@@ -218,12 +219,21 @@ export class AttestationService {
     keyId: string,
     eventType: 'attestation' | 'assertion',
     challenge: string,
-    decide: (attempt: AttemptFacts) => Promise<T>,
+    decide: (attempt: AttemptFacts, known: ReadDeviceRow | null) => Promise<T>,
   ): Promise<T> {
-    await this.challenges.consume(tenant.appId, challenge);
+    // An assertion is made by a known key: the challenge's use reads it in the same statement.
+    let known: ReadDeviceRow | null = null;
+    if (eventType === 'assertion') {
+      known = await this.challenges.consumeReadingKey(tenant.appId, challenge, {
+        organizationId: tenant.organizationId,
+        keyId,
+      });
+    } else {
+      await this.challenges.consume(tenant.appId, challenge);
+    }
     const attempt: AttemptFacts = { deviceId: null, countAgainstStoredKey: false, scored: null, isNewDevice: false };
     try {
-      return await decide(attempt);
+      return await decide(attempt, known);
     } catch (error) {
       if (error instanceof AppException && error.getStatus() < 500) {
         const deviceId =

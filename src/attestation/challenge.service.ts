@@ -1,12 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
-import type { AppId } from '../common/access/tenant-id.js';
+import type { AppId, OrganizationId } from '../common/access/tenant-id.js';
+import type { ReadDeviceRow } from '../devices/devices.repository.js';
 import { AdvisoryLocks } from '../database/advisory-lock.js';
 import { deleteInBatches } from '../database/batches.js';
 import { randomSecret, sha256Hex } from '../common/crypto.js';
 import { challengeExpired, challengeInvalid } from './attestation.exceptions.js';
 import { stampChallenge, stampedExpiry } from './challenge-stamp.js';
-import { ChallengesRepository } from './challenges.repository.js';
+import { ChallengesRepository, type ChallengeUse } from './challenges.repository.js';
 
 export const CHALLENGE_TTL_MS = 5 * 60 * 1000;
 /**
@@ -54,15 +55,32 @@ export class ChallengeService {
    * all (used, never issued, another app's) is `challenge_invalid`.
    */
   async consume(appId: AppId, challenge: string): Promise<void> {
+    const hash = await this.usable(appId, challenge);
+    answer(await this.challenges.use(appId, hash.challengeHash, hash.now));
+  }
+
+  /**
+   * `consume`, reading in the same statement the key's device in the app (null without one), as
+   * `DevicesRepository.findByKey` reads it: a refresh spends its challenge and finds its key in one
+   * round trip. The device is read only for a challenge used now.
+   */
+  async consumeReadingKey(
+    appId: AppId,
+    challenge: string,
+    key: { organizationId: OrganizationId; keyId: string },
+  ): Promise<ReadDeviceRow | null> {
+    const hash = await this.usable(appId, challenge);
+    const outcome = await this.challenges.useReadingKey(appId, hash.challengeHash, hash.now, key);
+    answer(outcome);
+    return outcome.device;
+  }
+
+  /** Refuses at once a challenge whose own stamp says it expired; else what its use looks for. */
+  private async usable(appId: AppId, challenge: string): Promise<{ challengeHash: string; now: Date }> {
     const now = this.now();
     const stamped = stampedExpiry(await this.key(), appId, challenge);
     if (stamped !== null && stamped * 1000 <= now) throw challengeExpired();
-    const outcome = await this.challenges.use(appId, sha256Hex(challenge), new Date(now));
-    if (outcome.used) return;
-    if (outcome.expired) {
-      throw challengeExpired();
-    }
-    throw challengeInvalid();
+    return { challengeHash: sha256Hex(challenge), now: new Date(now) };
   }
 
   /**
@@ -92,4 +110,11 @@ export class ChallengeService {
     }
     return this.stampKey;
   }
+}
+
+/** Nothing for a challenge used now; otherwise the refusal its row (or its absence) says. */
+function answer(outcome: ChallengeUse): void {
+  if (outcome.used) return;
+  if (outcome.expired) throw challengeExpired();
+  throw challengeInvalid();
 }

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import type { AppId } from '../common/access/tenant-id.js';
+import type { AppId, OrganizationId } from '../common/access/tenant-id.js';
+import type { ReadDeviceRow } from '../devices/devices.repository.js';
 import { RelaxedCommits } from '../database/relaxed-commits.js';
 import { preparedStatement, queryRows } from '../database/sql.js';
 import { storedServiceSecret } from '../database/service-settings.js';
@@ -21,6 +22,29 @@ const USE_CHALLENGE = preparedStatement(
 );
 
 /**
+ * `USE_CHALLENGE`, and in the same statement the key's device as the devices feature reads it (its
+ * SQL function `device_by_key`): a refresh spends its challenge and reads the key in one round trip.
+ * The device's columns are null when the app has no such key.
+ */
+const USE_CHALLENGE_READING_KEY = preparedStatement(
+  'challenges_use_reading_key',
+  `WITH used AS (
+     DELETE FROM attestation_challenges
+      WHERE challenge_hash = $1 AND app_id = $2 AND expires_at > $3 RETURNING 1)
+   SELECT EXISTS (SELECT 1 FROM used) AS used,
+          EXISTS (SELECT 1 FROM attestation_challenges
+                   WHERE challenge_hash = $1 AND app_id = $2 AND expires_at <= $3) AS expired,
+          device.*
+     FROM (SELECT 1) AS one LEFT JOIN device_by_key($4, $2, $5) AS device ON true`,
+);
+
+/** What using a challenge up says: whether it was used now, else whether it is known as expired. */
+export interface ChallengeUse {
+  used: boolean;
+  expired: boolean;
+}
+
+/**
  * The owner of `attestation_challenges` (only the challenges' hashes are stored). Issuing and
  * using one up commit without waiting for the WAL flush (`RelaxedCommits`, decision 0062), each
  * one statement on the attestation's hot path.
@@ -40,13 +64,30 @@ export class ChallengesRepository {
    * Deletes the app's challenge if it is unexpired at `now` (`used`), and says whether an expired
    * one is still kept (`expired`): one statement, so a second use, even a concurrent one, fails.
    */
-  async use(appId: AppId, challengeHash: string, now: Date): Promise<{ used: boolean; expired: boolean }> {
-    const [outcome] = await this.relaxed.query<{ used: boolean; expired: boolean }>(USE_CHALLENGE, [
+  async use(appId: AppId, challengeHash: string, now: Date): Promise<ChallengeUse> {
+    const [outcome] = await this.relaxed.query<ChallengeUse>(USE_CHALLENGE, [challengeHash, appId, now]);
+    return outcome;
+  }
+
+  /**
+   * `use`, and in the same statement the key's device in the app (null without one), read as
+   * `DevicesRepository.findByKey` reads it.
+   */
+  async useReadingKey(
+    appId: AppId,
+    challengeHash: string,
+    now: Date,
+    key: { organizationId: OrganizationId; keyId: string },
+  ): Promise<ChallengeUse & { device: ReadDeviceRow | null }> {
+    const [row] = await this.relaxed.query<ChallengeUse & Omit<ReadDeviceRow, 'inserted'>>(USE_CHALLENGE_READING_KEY, [
       challengeHash,
       appId,
       now,
+      key.organizationId,
+      key.keyId,
     ]);
-    return outcome;
+    const { used, expired, ...device } = row;
+    return { used, expired, device: device.id === null ? null : { ...device, inserted: false } };
   }
 
   /**

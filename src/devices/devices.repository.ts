@@ -253,12 +253,14 @@ const TOUCH = `
          sign_counter = COALESCE($10, sign_counter),
          last_seen_at = now(), updated_at = now()`;
 
+/**
+ * The key's device as the attestation path reads it: the SQL function `device_by_key` (migration
+ * DeviceByKey), which the challenge's use on refresh also reads in its statement, so the read has
+ * one definition.
+ */
 const FIND_BY_KEY = preparedStatement(
   'devices_find_by_key',
-  `SELECT ${DEVICE_COLUMNS}, false AS inserted, xmin::text AS version,
-          velocity_window_start < now() - interval '1 hour' AS velocity_window_expired
-     FROM devices
-    WHERE app_id = $2 AND key_id = $3 AND organization_id = $1`,
+  `SELECT ${DEVICE_COLUMNS}, false AS inserted, version, velocity_window_expired FROM device_by_key($1, $2, $3)`,
 );
 
 /** `refreshClean`'s statement: see there. */

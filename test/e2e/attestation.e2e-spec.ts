@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import pg from 'pg';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
 import { SigningKeysService } from '../../src/device-tokens/signing-keys.service.js';
 import {
@@ -377,6 +378,35 @@ describe('device attestation', () => {
   });
 
   describe('refresh', () => {
+    it('spends the challenge and reads the key in one statement: a usual refresh is two prepared statements', async () => {
+      const app = await registerApp(t);
+      const device = authority.createDevice();
+      expect((await attest(app, device)).status).toBe(200);
+      expect((await refresh(app, device, 1)).status).toBe(200);
+      const value = await challenge(app);
+      const assertion = device.assert({ challenge: value, counter: 2, teamId: TEAM_ID, bundleId: app.bundleId });
+      // The hot statements are named (decision 0077); the service's jobs use none of these names.
+      const named: string[] = [];
+      const prototype = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+      const original = prototype.query;
+      prototype.query = function (this: unknown, ...args: unknown[]) {
+        const config = args[0];
+        if (typeof config === 'object' && config !== null && 'name' in config && typeof config.name === 'string') {
+          named.push(config.name);
+        }
+        return original.apply(this, args);
+      };
+      try {
+        const refreshed = await sdk(t, app)
+          .post('/api/v1/attestation/refresh')
+          .send({ keyId: device.keyId, assertion, challenge: value });
+        expect(refreshed.status).toBe(200);
+      } finally {
+        prototype.query = original;
+      }
+      expect(named).toEqual(['challenges_use_reading_key', 'devices_refresh_clean']);
+    });
+
     it('mints a fresh token for an assertion with a higher counter and refuses a replay', async () => {
       const app = await registerApp(t);
       const device = authority.createDevice();
