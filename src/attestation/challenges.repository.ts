@@ -11,15 +11,18 @@ const INSERT_CHALLENGE = preparedStatement(
   `INSERT INTO attestation_challenges (challenge_hash, app_id, expires_at) VALUES ($1, $2, $3)`,
 );
 
-const USE_CHALLENGE = preparedStatement(
-  'challenges_use',
-  `WITH used AS (
+/**
+ * Using a challenge up: deleting the app's challenge if unexpired at $3 (`used`), and whether an
+ * expired one is still kept (`expired`).
+ */
+const USED_OR_EXPIRED = `WITH used AS (
      DELETE FROM attestation_challenges
       WHERE challenge_hash = $1 AND app_id = $2 AND expires_at > $3 RETURNING 1)
    SELECT EXISTS (SELECT 1 FROM used) AS used,
           EXISTS (SELECT 1 FROM attestation_challenges
-                   WHERE challenge_hash = $1 AND app_id = $2 AND expires_at <= $3) AS expired`,
-);
+                   WHERE challenge_hash = $1 AND app_id = $2 AND expires_at <= $3) AS expired`;
+
+const USE_CHALLENGE = preparedStatement('challenges_use', USED_OR_EXPIRED);
 
 /**
  * `USE_CHALLENGE`, and in the same statement the key's device as the devices feature reads it (its
@@ -28,13 +31,7 @@ const USE_CHALLENGE = preparedStatement(
  */
 const USE_CHALLENGE_READING_KEY = preparedStatement(
   'challenges_use_reading_key',
-  `WITH used AS (
-     DELETE FROM attestation_challenges
-      WHERE challenge_hash = $1 AND app_id = $2 AND expires_at > $3 RETURNING 1)
-   SELECT EXISTS (SELECT 1 FROM used) AS used,
-          EXISTS (SELECT 1 FROM attestation_challenges
-                   WHERE challenge_hash = $1 AND app_id = $2 AND expires_at <= $3) AS expired,
-          device.*
+  `${USED_OR_EXPIRED}, device.*
      FROM (SELECT 1) AS one LEFT JOIN device_by_key($4, $2, $5) AS device ON true`,
 );
 
