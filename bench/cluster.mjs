@@ -6,9 +6,9 @@
 // instance gets --connections of its own; the two loads run together and their requests/s are
 // summed. Prints both and the 2-instance / 1-instance ratio: what a second process on this
 // machine's cores adds (server, database and load generator share them).
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import autocannon from 'autocannon';
 import { requestsPerSecond, startServer } from './server.mjs';
 import { createContext, loadFabricator, scenarios } from './scenarios.mjs';
@@ -82,6 +82,7 @@ try {
   await context?.close();
   await second?.stop();
   await first.stop();
+  rmSync(dirname(rootPemPath), { recursive: true, force: true });
 }
 
 if (asJson) {

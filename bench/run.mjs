@@ -14,9 +14,9 @@
 // them in the same run. It closes with each ratio of issues 22 and 33 beside its target, PASS or
 // BELOW; BELOW is reported, never an exit status (a loaded machine must not fail CI).
 import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import autocannon from 'autocannon';
 import {
@@ -399,6 +399,7 @@ try {
   await floor?.stop();
   await context?.close();
   await server.stop();
+  rmSync(dirname(rootPemPath), { recursive: true, force: true });
 }
 
 // The flag store for 10,000 apps × 50 flags, in a process of its own (after the server stopped).
