@@ -62,7 +62,8 @@ export class ChallengeService {
   /**
    * `consume`, reading in the same statement the key's device in the app (null without one), as
    * `DevicesRepository.findByKey` reads it: a refresh spends its challenge and finds its key in one
-   * round trip. The device is read only for a challenge used now.
+   * round trip. The statement reads the device whatever the challenge's fate; it is returned only
+   * for a challenge used now (an unusable one is refused first).
    */
   async consumeReadingKey(
     appId: AppId,

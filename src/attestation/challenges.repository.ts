@@ -35,6 +35,9 @@ const USE_CHALLENGE_READING_KEY = preparedStatement(
      FROM (SELECT 1) AS one LEFT JOIN device_by_key($4, $2, $5) AS device ON true`,
 );
 
+/** A row of a LEFT JOIN: every column may be null. */
+type NullableColumns<T> = { [K in keyof T]: T[K] | null };
+
 /** What using a challenge up says: whether it was used now, else whether it is known as expired. */
 export interface ChallengeUse {
   used: boolean;
@@ -76,15 +79,14 @@ export class ChallengesRepository {
     now: Date,
     key: { organizationId: OrganizationId; keyId: string },
   ): Promise<ChallengeUse & { device: ReadDeviceRow | null }> {
-    const [row] = await this.relaxed.query<ChallengeUse & Omit<ReadDeviceRow, 'inserted'>>(USE_CHALLENGE_READING_KEY, [
-      challengeHash,
-      appId,
-      now,
-      key.organizationId,
-      key.keyId,
-    ]);
+    const [row] = await this.relaxed.query<ChallengeUse & NullableColumns<Omit<ReadDeviceRow, 'inserted'>>>(
+      USE_CHALLENGE_READING_KEY,
+      [challengeHash, appId, now, key.organizationId, key.keyId],
+    );
     const { used, expired, ...device } = row;
-    return { used, expired, device: device.id === null ? null : { ...device, inserted: false } };
+    // The LEFT JOIN's columns are all null when the app has no such key, and none is otherwise (`id`).
+    if (device.id === null) return { used, expired, device: null };
+    return { used, expired, device: { ...(device as Omit<ReadDeviceRow, 'inserted'>), inserted: false } };
   }
 
   /**

@@ -28,7 +28,9 @@ export class RelaxedCommits implements OnModuleInit, OnApplicationShutdown {
     this.logger = createLogger(config).child({ component: 'relaxed-commits' });
     this.pool = new pg.Pool({
       connectionString: (dataSource.options as { url?: string }).url,
-      options: '-c synchronous_commit=off',
+      // A statement that waits over 2 s for a lock fails instead of holding one of the 4 connections
+      // every tenant's challenges share (a migration locking `devices`, which a refresh's use reads).
+      options: '-c synchronous_commit=off -c lock_timeout=2000',
       max: 4,
       idleTimeoutMillis: 10_000,
       connectionTimeoutMillis: 5_000,

@@ -11,6 +11,7 @@ import { startTestApp, type TestApp } from '../harness/test-app.js';
 import { TEAM_ID, fabricatedRootEnv, registerApp, sdk, type RegisteredApp } from '../support/sdk-client.js';
 import { createHash, randomBytes, X509Certificate } from 'node:crypto';
 import { ChallengeService } from '../../src/attestation/challenge.service.js';
+import { DevicesRepository } from '../../src/devices/devices.repository.js';
 import { decode as decodeCbor, Encoder } from 'cbor-x';
 import { endMadGrace, freePlanQuotaRefusal, madCounter } from '../support/mad-counters.js';
 
@@ -389,6 +390,14 @@ describe('device attestation', () => {
       const named: string[] = [];
       const prototype = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
       const original = prototype.query;
+      // Nor any other read of the key, named or not.
+      const devices = t.app.get(DevicesRepository);
+      const findByKey = devices.findByKey.bind(devices);
+      let separateReads = 0;
+      devices.findByKey = (...args) => {
+        separateReads += 1;
+        return findByKey(...args);
+      };
       prototype.query = function (this: unknown, ...args: unknown[]) {
         const config = args[0];
         if (typeof config === 'object' && config !== null && 'name' in config && typeof config.name === 'string') {
@@ -403,8 +412,40 @@ describe('device attestation', () => {
         expect(refreshed.status).toBe(200);
       } finally {
         prototype.query = original;
+        devices.findByKey = findByKey;
       }
       expect(named).toEqual(['challenges_use_reading_key', 'devices_refresh_clean']);
+      expect(separateReads).toBe(0);
+      // The challenge was spent in that statement: the same payload is refused.
+      const replay = await sdk(t, app)
+        .post('/api/v1/attestation/refresh')
+        .send({ keyId: device.keyId, assertion, challenge: value });
+      expect(replay.body.code).toBe('challenge_invalid');
+    });
+
+    it("spends another organization's key's refresh on its own app only: no device of the other is read or touched", async () => {
+      const mine = await registerApp(t);
+      const theirs = await registerApp(t);
+      const device = authority.createDevice();
+      expect((await attest(theirs, device)).status).toBe(200);
+      const before = await t.sql(`SELECT sign_counter, last_seen_at, failure_count FROM devices WHERE key_id = $1`, [
+        device.keyId,
+      ]);
+      // Through my app, with my challenge: my app has no such key.
+      const refused = await refresh(mine, device, 5);
+      expect([refused.status, refused.body.code]).toEqual([401, 'reattest_required']);
+      expect(
+        await t.sql(`SELECT sign_counter, last_seen_at, failure_count FROM devices WHERE key_id = $1`, [device.keyId]),
+      ).toEqual(before);
+      // The failure is my app's, against no device.
+      expect(
+        await t.sql<{ app_id: string; device_id: string | null; error_code: string }>(
+          `SELECT app_id, device_id, error_code FROM device_events WHERE key_id = $1 AND result = 'failure'`,
+          [device.keyId],
+        ),
+      ).toEqual([{ app_id: mine.id, device_id: null, error_code: 'reattest_required' }]);
+      // Their device still refreshes.
+      expect((await refresh(theirs, device, 1)).status).toBe(200);
     });
 
     it('mints a fresh token for an assertion with a higher counter and refuses a replay', async () => {
