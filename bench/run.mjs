@@ -119,6 +119,20 @@ async function measuredLoad(pid, baseUrl, scenario) {
   return result;
 }
 
+/** What every measured row reports of its load: rate, latency, answers and CPU per request. */
+function measuredFigures(result) {
+  return {
+    requestsPerSecond: requestsPerSecond(result),
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    total: result.requests.total,
+    errors: result.errors + result.timeouts,
+    cpuUsPerRequest: result.cpuUsPerRequest,
+    mainCpuUsPerRequest: result.mainCpuUsPerRequest,
+    databaseCpuUsPerRequest: result.databaseCpuUsPerRequest,
+  };
+}
+
 /**
  * "cpu 904 µs/req (loop 510), db 400": the process's CPU per request, its event loop's part, and
  * the embedded PostgreSQL's CPU per request (whoever's load it served: the service's or a floor's).
@@ -162,18 +176,7 @@ async function measureBareNest() {
   try {
     await warmUp(bare.baseUrl);
     const result = await measuredLoad(bare.pid, bare.baseUrl, { path: '/health' });
-    return {
-      scenario: 'bare NestJS route, GET /health (ceiling)',
-      requestsPerSecond: requestsPerSecond(result),
-      p50Ms: result.latency.p50,
-      p99Ms: result.latency.p99,
-      non2xx: result.non2xx,
-      total: result.requests.total,
-      errors: result.errors + result.timeouts,
-      cpuUsPerRequest: result.cpuUsPerRequest,
-      mainCpuUsPerRequest: result.mainCpuUsPerRequest,
-      databaseCpuUsPerRequest: result.databaseCpuUsPerRequest,
-    };
+    return { scenario: 'bare NestJS route, GET /health (ceiling)', ...measuredFigures(result), non2xx: result.non2xx };
   } finally {
     await bare.stop();
   }
@@ -231,18 +234,11 @@ try {
       : result.non2xx;
     const row = {
       scenario: scenario.title,
-      requestsPerSecond: requestsPerSecond(result),
-      p50Ms: result.latency.p50,
-      p99Ms: result.latency.p99,
+      ...measuredFigures(result),
       non2xx: unexpected,
       unexpectedStatuses: otherStatuses(result, expected),
-      total: result.requests.total,
-      errors: result.errors + result.timeouts,
       ratio: null,
       name: scenario.name,
-      cpuUsPerRequest: result.cpuUsPerRequest,
-      mainCpuUsPerRequest: result.mainCpuUsPerRequest,
-      databaseCpuUsPerRequest: result.databaseCpuUsPerRequest,
     };
     if (scenario.name === 'reference') reference = row.requestsPerSecond;
     row.ratio = reference ? Math.round((row.requestsPerSecond / reference) * 100) / 100 : null;
@@ -259,19 +255,13 @@ try {
       const again = await scenario.prepare(context);
       await settleDatabase();
       const measured = await measuredLoad(floor.pid, floor.baseUrl, { ...scenario, ...again });
+      const figures = measuredFigures(measured);
       const floorRow = {
         scenario: `${scenario.title} floor (bare NestJS)`,
-        requestsPerSecond: requestsPerSecond(measured),
-        p50Ms: measured.latency.p50,
-        p99Ms: measured.latency.p99,
+        ...figures,
         non2xx: measured.non2xx,
-        total: measured.requests.total,
-        errors: measured.errors + measured.timeouts,
-        ratio: reference ? Math.round((requestsPerSecond(measured) / reference) * 100) / 100 : null,
+        ratio: reference ? Math.round((figures.requestsPerSecond / reference) * 100) / 100 : null,
         name: `${scenario.name}-floor`,
-        cpuUsPerRequest: measured.cpuUsPerRequest,
-        mainCpuUsPerRequest: measured.mainCpuUsPerRequest,
-        databaseCpuUsPerRequest: measured.databaseCpuUsPerRequest,
       };
       results.push(floorRow);
       const share = floorRow.requestsPerSecond
