@@ -28,6 +28,8 @@ import { MadDeviceCounted1795719485976 } from './1795719485976-mad-device-counte
 import { AndroidOnlyApps1795719485977 } from './1795719485977-android-only-apps.js';
 import { OrganizationTenants1795719485978 } from './1795719485978-organization-tenants.js';
 import { DeviceByKey1795719485979 } from './1795719485979-device-by-key.js';
+import { MadCountNewDevice1795719485980 } from './1795719485980-mad-count-new-device.js';
+import { WebhooksListening1795719485981 } from './1795719485981-webhooks-listening.js';
 
 /** Every migration, in order. Migrations are never edited after they land. */
 export const migrations = [
@@ -61,4 +63,6 @@ export const migrations = [
   AndroidOnlyApps1795719485977,
   OrganizationTenants1795719485978,
   DeviceByKey1795719485979,
+  MadCountNewDevice1795719485980,
+  WebhooksListening1795719485981,
 ];

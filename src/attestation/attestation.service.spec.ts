@@ -57,7 +57,7 @@ function deviceRow(overrides: Partial<DeviceRow> = {}): DeviceRow {
 }
 
 /** The gate over fakes: what it spent, stored, counted, emitted and minted, in order. */
-function gate(device: Partial<DeviceRow> = {}) {
+function gate(device: Partial<DeviceRow> = {}, oneStatement?: 'applies' | 'declines' | 'at the limit') {
   const steps: string[] = [];
   const emitted: string[] = [];
   const minted: TokenSubject[] = [];
@@ -78,7 +78,12 @@ function gate(device: Partial<DeviceRow> = {}) {
         return Promise.resolve({ token: 'token', tokenType: 'Bearer', expiresAt: 0, riskScore: subject.riskScore });
       },
     } as unknown as TokenService,
-    { count: () => Promise.resolve(void steps.push('counted active')) } as unknown as MadService,
+    {
+      count: () => Promise.resolve(void steps.push('counted active')),
+      newDeviceCount: () => ({ billing: '2026-11-01', calendar: null, limit: 1000 }),
+      countedNewDevice: (_tenant: unknown, _count: unknown, current: number) =>
+        void steps.push(`alerts told of ${current}`),
+    } as unknown as MadService,
     {
       upsertAttested: (
         _org: string,
@@ -89,6 +94,12 @@ function gate(device: Partial<DeviceRow> = {}) {
         return Promise.resolve(deviceRow({ jailbreak_detected: key.report.jailbreakDetected === true, ...device }));
       },
       recordSuccess: () => Promise.resolve(void steps.push('success recorded')),
+      insertAdmitted: (_org: string, _app: string, key: { platform?: string }, admitted: { riskScore: number }) => {
+        steps.push(`one statement tried (${key.platform ?? 'ios'}, score ${admitted.riskScore})`);
+        if (oneStatement === 'at the limit')
+          return Promise.reject(Object.assign(new Error('limit'), { code: 'AT402' }));
+        return Promise.resolve(oneStatement === 'applies' ? { ...deviceRow(device), active_devices: 7 } : null);
+      },
       // A device the service already knew stays stored past a refusal; a new one is rolled back.
       findByKey: () => Promise.resolve(device.inserted === false ? { id: 'device-1' } : null),
       countFailure: (_org: string, deviceId: string) =>
@@ -100,6 +111,8 @@ function gate(device: Partial<DeviceRow> = {}) {
     } as unknown as DevicesRepository,
     {
       emit: (events: { type: string }[]) => Promise.resolve(void emitted.push(...events.map((e) => e.type))),
+      // Without `oneStatement`, a subscriber of new devices writes more than webhooks: the transaction.
+      webhooksOnPublishing: () => (oneStatement ? ['device.new'] : null),
     } as unknown as DomainEvents,
     { onDeviceEvent: () => undefined } as unknown as RiskAlertsService,
     { attestationFailure: () => undefined } as unknown as Metrics,
@@ -135,6 +148,42 @@ describe('AttestationService: the gate every platform passes', () => {
     ]);
     expect(emitted).toEqual(['DeviceRegistered']);
     expect(minted).toEqual([expect.objectContaining({ keyId: 'key-1', riskScore: 0, deviceModel: 'Pixel 9' })]);
+  });
+
+  it('stores, counts and records a usual new key in one statement, then mints; otherwise the transaction decides', async () => {
+    const verify = () => Promise.resolve(android);
+    const clean = gate({}, 'applies');
+    expect((await clean.service.validateVerified(tenantOf(), input(), verify)).token).toBe('token');
+    expect(clean.steps).toEqual(['challenge spent', 'one statement tried (android, score 0)', 'alerts told of 7']);
+    expect(clean.emitted).toEqual([]);
+    expect(clean.minted).toEqual([expect.objectContaining({ keyId: 'key-1', riskScore: 0 })]);
+    // The key was known, or someone listens, or the score is over the high-risk threshold: nothing written.
+    const declined = gate({}, 'declines');
+    await declined.service.validateVerified(tenantOf(), input(), verify);
+    expect(declined.steps).toEqual([
+      'challenge spent',
+      'one statement tried (android, score 0)',
+      'device stored (android)',
+      'counted active',
+      'success recorded',
+    ]);
+    expect(declined.emitted).toEqual(['DeviceRegistered']);
+    // The count would pass the plan's limit: the statement undid itself, the quota decides.
+    const limited = gate({}, 'at the limit');
+    await limited.service.validateVerified(tenantOf(), input(), verify);
+    expect(limited.steps.slice(1, 4)).toEqual([
+      'one statement tried (android, score 0)',
+      'device stored (android)',
+      'counted active',
+    ]);
+    // A device the admission rule refuses is not tried in one statement: the transaction refuses and records it.
+    const strict = gate({}, 'applies');
+    const rooted = strict.service.validateVerified(tenantOf({}, { blockOnJailbreak: true }), input(), () =>
+      Promise.resolve({ ...android, rooted: true }),
+    );
+    expect(await refusalCode(rooted)).toBe('jailbreak_detected');
+    expect(strict.steps).toEqual(['challenge spent', 'device stored (android)']);
+    expect(strict.failures).toEqual([{ deviceId: null, errorCode: 'jailbreak_detected' }]);
   });
 
   it('records a refused verification as a failure against no stored device, the challenge already spent', async () => {

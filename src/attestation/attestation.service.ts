@@ -20,6 +20,7 @@ import { ComplianceService } from '../compliance/compliance.service.js';
 import type { AttestingApp, DeviceDomainEvent, DeviceFacts } from '../devices/device-domain-events.js';
 import {
   DevicesRepository,
+  type AttestedKey,
   type DeviceRow,
   type FailedDeviceRow,
   type ReadDeviceRow,
@@ -27,6 +28,7 @@ import {
 import { scoreStoredDevice } from '../devices/risk-score.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { MadService } from '../usage/mad.service.js';
+import { isMadLimitReached } from '../usage/mad.repository.js';
 import { Metrics } from '../metrics/metrics.js';
 import { RiskAlertsService } from '../risk-alerts/risk-alerts.service.js';
 import { anomaliesOf, FAILURE_BURST, isHighRisk } from './anomalies.js';
@@ -105,17 +107,13 @@ export class AttestationService {
       if (!result.ok) throw attestationFailure(result.code, result.message);
       if (tenant.riskThresholds.requireAppStoreReceipt && result.receipt.length === 0) throw receiptMissing();
       attempt.countAgainstStoredKey = true;
-      const now = new Date();
-      return this.admitInTransaction(tenant, input.keyId, attempt, async () => {
-        const device = await this.devices.upsertAttested(tenant.organizationId, tenant.appId, {
-          keyId: input.keyId,
-          publicKeyPem: result.publicKeyPem,
-          environment: result.environment,
-          receipt: result.receipt,
-          report: input,
-          subjectVerified,
-        });
-        return this.admit(tenant, device, input.keyId, 'attestation', device.inserted, attempt, { now });
+      return this.storeAttested(tenant, attempt, {
+        keyId: input.keyId,
+        publicKeyPem: result.publicKeyPem,
+        environment: result.environment,
+        receipt: result.receipt,
+        report: input,
+        subjectVerified,
       });
     });
   }
@@ -186,20 +184,75 @@ export class AttestationService {
     return this.verdict(tenant, input.keyId, 'attestation', input.challenge, async (attempt) => {
       const verified = await verify();
       attempt.countAgainstStoredKey = true;
-      const now = new Date();
-      return this.admitInTransaction(tenant, input.keyId, attempt, async () => {
-        const device = await this.devices.upsertAttested(tenant.organizationId, tenant.appId, {
-          keyId: input.keyId,
-          publicKeyPem: '',
-          environment: verified.environment,
-          receipt: Buffer.alloc(0),
-          report: { ...input.report, jailbreakDetected: verified.rooted || input.report.jailbreakDetected === true },
-          subjectVerified,
-          platform: verified.platform,
-        });
-        return this.admit(tenant, device, input.keyId, 'attestation', device.inserted, attempt, { now });
+      return this.storeAttested(tenant, attempt, {
+        keyId: input.keyId,
+        publicKeyPem: '',
+        environment: verified.environment,
+        receipt: Buffer.alloc(0),
+        report: { ...input.report, jailbreakDetected: verified.rooted || input.report.jailbreakDetected === true },
+        subjectVerified,
+        platform: verified.platform,
       });
     });
+  }
+
+  /**
+   * A verified key stored and admitted: a key new to the app in one statement when it can be
+   * (`validateClean`), otherwise, and for a key already known (re-attestation), in the
+   * transaction: the upsert, then the admission rule, the quota, the events and the token.
+   */
+  private async storeAttested(tenant: Tenant, attempt: AttemptFacts, key: AttestedKey): Promise<MintedToken> {
+    const now = new Date();
+    const clean = await this.validateClean(tenant, key, now);
+    if (clean) return clean;
+    return this.admitInTransaction(tenant, key.keyId, attempt, async () => {
+      const device = await this.devices.upsertAttested(tenant.organizationId, tenant.appId, key);
+      return this.admit(tenant, device, key.keyId, 'attestation', device.inserted, attempt, { now });
+    });
+  }
+
+  /**
+   * The usual validate, in one statement (decision 0078): a key new to the app, whose device the
+   * admission rule admits with a score that does not make it high risk, counted as monthly active
+   * within the plan's limit, in an organization where no webhook endpoint listens to a new device's
+   * events (so its publication would write nothing). The decision is made on the row the insert
+   * will make, which the verified key and the report fully determine, and the statement applies
+   * only if the key is still new, the score within the high-risk threshold, nobody listening, and
+   * the count within the limit. Null when the attempt is not such a one: the transactional path then
+   * decides, by the same rule, from the row as it is then. The token is minted after the commit.
+   */
+  private async validateClean(tenant: Tenant, key: AttestedKey, now: Date): Promise<MintedToken | null> {
+    // Null when a subscriber of new devices writes more than webhook deliveries: it must hear them.
+    const webhooks = this.domainEvents.webhooksOnPublishing('DeviceRegistered');
+    if (webhooks === null) return null;
+    const candidate = newDeviceRow(key, now);
+    const risk = scoreStoredDevice(candidate, candidate.velocity_count);
+    // Any refusal is the transactional path's, with its rollback and failure event.
+    if (admissionRefusal('attestation', tenant.riskThresholds, candidate, risk, now.getTime())) return null;
+    const count = this.mad.newDeviceCount(tenant, now);
+    let device: (DeviceRow & { active_devices: number }) | null;
+    try {
+      device = await this.devices.insertAdmitted(tenant.organizationId, tenant.appId, key, {
+        riskScore: risk.score,
+        plan: tierDefinition(tenant.serviceTier),
+        webhooks,
+        count,
+      });
+    } catch (error) {
+      // The count would pass the plan's limit: nothing was written; the quota decides in the transaction.
+      if (isMadLimitReached(error)) return null;
+      throw error;
+    }
+    if (!device) return null;
+    this.mad.countedNewDevice(tenant, count, device.active_devices);
+    this.riskAlerts.onDeviceEvent(tenant, {
+      keyId: key.keyId,
+      result: 'success',
+      riskScore: risk.score,
+      isNewDevice: true,
+      errorCode: null,
+    });
+    return this.tokens.mint(subjectOf(tenant, key.keyId, device, risk.score));
   }
 
   /**
@@ -479,6 +532,24 @@ function iosIdentityOf(tenant: Tenant): { teamId: string; bundleId: string } {
 /** Where a device event happened, without the rest of the tenant (its secrets stay here). */
 function attestingApp(tenant: Tenant): AttestingApp {
   return { organizationId: tenant.organizationId, appId: tenant.appId, bundleId: tenant.bundleId };
+}
+
+/**
+ * The row a verified key new to the app is inserted as, as the admission rule and the score read
+ * it (`ATTESTED_VALUES` in the devices repository: no failures or anomalies yet, one attestation
+ * in a new velocity window, not blocked, first seen now).
+ */
+function newDeviceRow(key: AttestedKey, now: Date) {
+  return {
+    is_blocked: false,
+    jailbreak_detected: key.report.jailbreakDetected === true,
+    environment: key.environment,
+    failure_count: 0,
+    counter_anomalies: 0,
+    attestation_count: 1,
+    velocity_count: 1,
+    first_seen_at: now,
+  };
 }
 
 /** A known device's facts with a failure just counted: its current signals, scored. */

@@ -132,6 +132,18 @@ export interface CleanRefresh {
   readonly plan: TierDefinition;
 }
 
+/** What `insertAdmitted` needs beyond the verified key: see there. */
+export interface AdmittedNewDevice {
+  /** The score of the device the key's row will be, which the admission rule admitted. */
+  readonly riskScore: number;
+  /** The organization's plan, which decides the high-risk threshold the score must not exceed. */
+  readonly plan: TierDefinition;
+  /** The webhook events publishing the new device may write (`DomainEvents.webhooksOnPublishing`). */
+  readonly webhooks: readonly string[];
+  /** The count as monthly active: the periods and the limit (`MadService.newDeviceCount`). */
+  readonly count: { readonly billing: string; readonly calendar: string | null; readonly limit: number | null };
+}
+
 /** A device's risk signals after a failure was counted. */
 export interface FailedDeviceRow {
   client_device_id: string;
@@ -280,18 +292,51 @@ const REFRESH_CLEAN = preparedStatement(
    SELECT ${DEVICE_COLUMNS}, false AS inserted, true AS mad_counted FROM touched`,
 );
 
+/** The columns a verified key's new row sets, for `upsertAttested` and `insertAdmitted`. */
+const ATTESTED_COLUMNS = `organization_id, app_id, key_id, public_key_pem, sign_counter, environment, receipt,
+  client_device_id, subject_id, device_model, os_version, app_version, country, jailbreak_detected,
+  attestation_count, velocity_count, subject_verified, platform`;
+
+/**
+ * Their values, from `attestedParameters` ($1-$15: organization, app, key, public key, environment,
+ * receipt, then the report, whether a subject is verified, and the platform).
+ */
+const ATTESTED_VALUES = `$1::uuid, $2::uuid, $3::text, $4::text, 0, $5::text, $6::bytea, COALESCE($7::text, ''),
+  $8::text, $9::text, $10::text, $11::text, upper($12::text), COALESCE($13::boolean, false), 1, 1,
+  $8::text IS NOT NULL AND $14::boolean, $15::text`;
+
 /** `upsertAttested`'s statement. */
 const UPSERT_ATTESTED = preparedStatement(
   'devices_upsert_attested',
-  `INSERT INTO devices (organization_id, app_id, key_id, public_key_pem, sign_counter, environment, receipt,
-                        client_device_id, subject_id, device_model, os_version, app_version, country,
-                        jailbreak_detected, attestation_count, velocity_count, subject_verified, platform)
-   VALUES ($1, $2, $3, $4, 0, $5, $6, COALESCE($7, ''), $8, $9, $10, $11, upper($12), COALESCE($13, false), 1, 1,
-           $8::text IS NOT NULL AND $14::boolean, $15)
+  `INSERT INTO devices (${ATTESTED_COLUMNS})
+   VALUES (${ATTESTED_VALUES})
    ON CONFLICT (app_id, key_id) DO UPDATE SET
      public_key_pem = EXCLUDED.public_key_pem, sign_counter = 0, environment = EXCLUDED.environment,
      receipt = EXCLUDED.receipt
    RETURNING ${DEVICE_COLUMNS}, (xmax = 0) AS inserted`,
+);
+
+/**
+ * `insertAdmitted`'s statement: see there. $16 the score, $17-$18 the high-risk threshold's
+ * inputs, $19 the webhook events a new device is published as, $20-$22 the count's periods and limit.
+ */
+const INSERT_ADMITTED = preparedStatement(
+  'devices_insert_admitted',
+  `WITH inserted AS (
+     INSERT INTO devices (${ATTESTED_COLUMNS}, risk_score)
+     SELECT ${ATTESTED_VALUES}, $16::int
+      WHERE $16::int <= compliance_high_risk_threshold($1::uuid, $17::boolean, $18::int)
+        AND NOT webhooks_listening($1::uuid, $19::text[])
+     ON CONFLICT (app_id, key_id) DO NOTHING
+     RETURNING ${DEVICE_COLUMNS}
+   ), counted AS (
+     SELECT mad_count_new_device($1::uuid, $20::date, $21::date, inserted.id, $22::int) AS active_devices FROM inserted
+   ), recorded AS (
+     INSERT INTO device_events (organization_id, app_id, device_id, key_id, event_type, result, risk_score)
+     SELECT $1::uuid, $2::uuid, id, $3::text, 'attestation', 'success', $16::int FROM inserted
+   )
+   SELECT inserted.*, true AS inserted, true AS mad_counted, counted.active_devices
+     FROM inserted CROSS JOIN counted`,
 );
 
 /** `touch`'s statement. */
@@ -338,23 +383,11 @@ export class DevicesRepository {
    */
   async upsertAttested(organizationId: OrganizationId, appId: string, key: AttestedKey): Promise<DeviceRow> {
     const report = key.report;
-    const rows = await queryPrepared<DeviceRow>(this.runner, UPSERT_ATTESTED, [
-      organizationId,
-      appId,
-      key.keyId,
-      key.publicKeyPem,
-      key.environment,
-      key.receipt,
-      report.deviceId ?? null,
-      report.subjectId ?? null,
-      report.deviceModel ?? null,
-      report.osVersion ?? null,
-      report.appVersion ?? null,
-      report.country ?? null,
-      report.jailbreakDetected ?? null,
-      key.subjectVerified,
-      key.platform ?? 'ios',
-    ]);
+    const rows = await queryPrepared<DeviceRow>(
+      this.runner,
+      UPSERT_ATTESTED,
+      attestedParameters(organizationId, appId, key),
+    );
     const device = rows[0];
     if (device.inserted) return device;
     const touched = await this.touch(organizationId, device.id, report, {
@@ -362,6 +395,36 @@ export class DevicesRepository {
       subjectVerified: key.subjectVerified,
     });
     return { ...touched!, inserted: false };
+  }
+
+  /**
+   * A verified key new to the app, admitted, in one autocommitted statement (decision 0078): its
+   * row (with its score), its count as monthly active (the usage feature's `mad_count_new_device`)
+   * and its success event. It applies only when the key has no row in the app, the score is no
+   * higher than the organization's high-risk threshold, and no active endpoint of the organization
+   * listens to `admitted.webhooks` (the webhooks feature's `webhooks_listening`): then publishing the
+   * device's events would write nothing. Otherwise it changes nothing and answers null. A count that
+   * would pass the plan's limit makes the function raise, undoing the statement (the caller checks
+   * `isMadLimitReached`). The answer carries `active_devices`, the billing period's count after it.
+   */
+  async insertAdmitted(
+    organizationId: OrganizationId,
+    appId: string,
+    key: AttestedKey,
+    admitted: AdmittedNewDevice,
+  ): Promise<(DeviceRow & { active_devices: number }) | null> {
+    const threshold = highRiskThresholdInputs(admitted.plan);
+    const rows = await queryPrepared<DeviceRow & { active_devices: number }>(this.runner, INSERT_ADMITTED, [
+      ...attestedParameters(organizationId, appId, key),
+      admitted.riskScore,
+      threshold.complianceRules,
+      threshold.fallback,
+      admitted.webhooks,
+      admitted.count.billing,
+      admitted.count.calendar,
+      admitted.count.limit,
+    ]);
+    return rows[0] ?? null;
   }
 
   /**
@@ -849,5 +912,27 @@ function touchParameters(
     attested,
     advanceCounterTo,
     subjectVerified,
+  ];
+}
+
+/** The parameters of `ATTESTED_VALUES`. */
+function attestedParameters(organizationId: OrganizationId, appId: string, key: AttestedKey): unknown[] {
+  const report = key.report;
+  return [
+    organizationId,
+    appId,
+    key.keyId,
+    key.publicKeyPem,
+    key.environment,
+    key.receipt,
+    report.deviceId ?? null,
+    report.subjectId ?? null,
+    report.deviceModel ?? null,
+    report.osVersion ?? null,
+    report.appVersion ?? null,
+    report.country ?? null,
+    report.jailbreakDetected ?? null,
+    key.subjectVerified,
+    key.platform ?? 'ios',
   ];
 }

@@ -24,10 +24,23 @@ const COUNT_DEVICE = preparedStatement(
    RETURNING active_devices, over_limit_since`,
 );
 
+/** The SQLSTATE `mad_count_new_device` raises when a new device's count would pass the plan's limit. */
+const MAD_LIMIT_REACHED = 'AT402';
+
+/**
+ * Whether a statement failed because the usage feature's `mad_count_new_device` refused to pass the
+ * plan's limit (decision 0078): nothing of the statement was written, and the caller takes the
+ * transactional path, where `MadService.count` decides.
+ */
+export function isMadLimitReached(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: string }).code === MAD_LIMIT_REACHED;
+}
+
 /**
  * The owner of `mad_devices` (which device counted in which period) and `mad_counters` (one row
  * per organization and period). Statements run in the open unit of work. The device refresh of
- * decision 0062 reads the SQL function `mad_device_counted` (migration MadDeviceCounted).
+ * decision 0062 reads the SQL function `mad_device_counted` (migration MadDeviceCounted); the
+ * one-statement validate of decision 0078 counts through `mad_count_new_device` (MadCountNewDevice).
  */
 @Injectable()
 export class MadRepository {

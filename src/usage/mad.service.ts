@@ -23,6 +23,18 @@ export interface CountingTenant {
   readonly billingAnchorDay?: number | null;
 }
 
+/**
+ * The count of a new device in the one statement that stores it (decision 0078): the usage
+ * feature's SQL function `mad_count_new_device`, given these. See `MadService.newDeviceCount`.
+ */
+export interface NewDeviceCount {
+  readonly billing: string;
+  /** The calendar month's start when it differs from the billing period's, else null. */
+  readonly calendar: string | null;
+  /** The plan's limit the billing count must stay within (null: none). */
+  readonly limit: number | null;
+}
+
 export interface MadOutcome {
   /** The device was counted for the first time this period. */
   counted: boolean;
@@ -56,6 +68,23 @@ export class MadService {
     );
     const calendar = periodKey(calendarMonth(now).start);
     return calendar === billing ? [billing] : [billing, calendar];
+  }
+
+  /**
+   * What the one-statement validate (decision 0078) passes to `mad_count_new_device` for a new
+   * device at `now`: the periods of `periodStarts` and the plan's limit. The function counts the
+   * device as `count` would when the count stays within the limit, and otherwise raises
+   * (`isMadLimitReached`), undoing the statement: `count` then decides on the transactional path,
+   * with the grace period and the 402. So the one statement never passes the limit.
+   */
+  newDeviceCount(tenant: CountingTenant, now: Date): NewDeviceCount {
+    const [billing, calendar] = this.periodStarts(tenant, now);
+    return { billing, calendar: calendar ?? null, limit: tierDefinition(tenant.serviceTier).limits.maxMAD };
+  }
+
+  /** After a one-statement count committed with `current` devices in the billing period: the usage alerts, as `count` tells them. */
+  countedNewDevice(tenant: CountingTenant, count: NewDeviceCount, current: number): void {
+    this.alerts.notify(tenant.organizationId, count.billing, current, count.limit);
   }
 
   /**

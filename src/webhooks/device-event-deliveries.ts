@@ -16,6 +16,11 @@ export class DeviceEventDeliveries implements DomainEventSubscriber<DeviceDomain
 
   constructor(private readonly outbox: WebhookOutboxRepository) {}
 
+  /** The webhook events `receive` may write for a domain event of `type` (`webhooksOf`'s names). */
+  webhooksFor(type: DeviceDomainEvent['type']): readonly WebhookEventName[] {
+    return WEBHOOKS_OF[type];
+  }
+
   /** One query per app (a publication is about one app) for what its endpoints listen to, then the inserts. */
   async receive(events: readonly DeviceDomainEvent[]): Promise<void> {
     await this.outbox.guarded(async () => {
@@ -35,23 +40,33 @@ export class DeviceEventDeliveries implements DomainEventSubscriber<DeviceDomain
   }
 }
 
+/** The webhook events each device domain event is delivered as (`webhooksOf` gives their `data`). */
+const WEBHOOKS_OF = {
+  DeviceRegistered: ['device.new', 'device.attested.first'],
+  HighRiskDevice: ['device.high_risk'],
+  AttestationFailed: ['device.attestation_failed'],
+  DeviceAnomalyDetected: ['attestation.anomaly'],
+} as const satisfies Record<DeviceDomainEvent['type'], readonly WebhookEventName[]>;
+
 /** The webhook events a domain event is delivered as, with their `data`. */
 function webhooksOf(event: DeviceDomainEvent): [WebhookEventName, Record<string, unknown>][] {
   const data = deviceData(event.app, event.device);
   switch (event.type) {
-    case 'DeviceRegistered':
+    case 'DeviceRegistered': {
+      const [created, first] = WEBHOOKS_OF.DeviceRegistered;
       return [
-        ['device.new', data],
-        ['device.attested.first', data],
+        [created, data],
+        [first, data],
       ];
+    }
     case 'HighRiskDevice':
-      return [['device.high_risk', { ...data, threshold: event.threshold }]];
+      return [[WEBHOOKS_OF.HighRiskDevice[0], { ...data, threshold: event.threshold }]];
     case 'AttestationFailed':
-      return [['device.attestation_failed', { ...data, error_code: event.errorCode }]];
+      return [[WEBHOOKS_OF.AttestationFailed[0], { ...data, error_code: event.errorCode }]];
     case 'DeviceAnomalyDetected':
       return [
         [
-          'attestation.anomaly',
+          WEBHOOKS_OF.DeviceAnomalyDetected[0],
           {
             ...data,
             error_code: event.errorCode,

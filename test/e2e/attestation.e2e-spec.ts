@@ -14,6 +14,7 @@ import { ChallengeService } from '../../src/attestation/challenge.service.js';
 import { DevicesRepository } from '../../src/devices/devices.repository.js';
 import { decode as decodeCbor, Encoder } from 'cbor-x';
 import { endMadGrace, freePlanQuotaRefusal, madCounter } from '../support/mad-counters.js';
+import { createWebhookEndpoint } from '../factories/webhooks.js';
 
 describe('device attestation', () => {
   let t: TestApp;
@@ -53,6 +54,60 @@ describe('device attestation', () => {
     const value = await challenge(app);
     const assertion = device.assert({ challenge: value, counter, teamId: TEAM_ID, bundleId: app.bundleId });
     return sdk(t, app).post('/api/v1/attestation/refresh').send({ keyId: device.keyId, assertion, challenge: value });
+  }
+
+  /**
+   * The names of the prepared statements run while `work` runs (the hot statements are named,
+   * decision 0077; the service's jobs use none of these names).
+   */
+  async function namedStatementsDuring(work: () => Promise<void>): Promise<string[]> {
+    const named: string[] = [];
+    const prototype = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+    const original = prototype.query;
+    prototype.query = function (this: unknown, ...args: unknown[]) {
+      const config = args[0];
+      if (typeof config === 'object' && config !== null && 'name' in config && typeof config.name === 'string') {
+        named.push(config.name);
+      }
+      return original.apply(this, args);
+    };
+    try {
+      await work();
+    } finally {
+      prototype.query = original;
+    }
+    return named;
+  }
+
+  /** A validate of `device` and the prepared statements it ran (the challenge's issue before it not counted). */
+  async function attestCounting(app: RegisteredApp, device: FabricatedDevice) {
+    const value = await challenge(app);
+    const attestationObject = await device.attest({ challenge: value, teamId: TEAM_ID, bundleId: app.bundleId });
+    let response: Awaited<ReturnType<typeof attest>> | undefined;
+    const named = await namedStatementsDuring(async () => {
+      response = await sdk(t, app)
+        .post('/api/v1/attestation/validate')
+        .send({ keyId: device.keyId, attestationObject, challenge: value });
+    });
+    return { status: response!.status, body: response!.body as Record<string, unknown>, named };
+  }
+
+  /** What validate stored of a key: its row, its success events and its counts as monthly active. */
+  async function stored(app: RegisteredApp, keyId: string) {
+    const devices = await t.sql<{ attestation_count: number; velocity_count: number; risk_score: number }>(
+      `SELECT attestation_count, velocity_count, risk_score FROM devices WHERE app_id = $1 AND key_id = $2`,
+      [app.id, keyId],
+    );
+    const successes = await t.sql<{ event_type: string; risk_score: number }>(
+      `SELECT event_type, risk_score FROM device_events WHERE app_id = $1 AND key_id = $2 AND result = 'success'`,
+      [app.id, keyId],
+    );
+    const counted = await t.sql<{ n: number }>(
+      `SELECT count(*)::int AS n FROM mad_devices m JOIN devices d ON d.id = m.device_id
+        WHERE d.app_id = $1 AND d.key_id = $2`,
+      [app.id, keyId],
+    );
+    return { devices, successes, periods: counted[0].n };
   }
 
   async function jwks(): Promise<JSONWebKeySet> {
@@ -378,6 +433,116 @@ describe('device attestation', () => {
     });
   });
 
+  describe('a new key in one statement (decision 0078)', () => {
+    const ONE_STATEMENT = ['challenges_use', 'devices_insert_admitted'];
+
+    it('stores the key, its score, its count and its success event in one statement after the challenge', async () => {
+      const app = await registerApp(t);
+      const device = authority.createDevice();
+      const validated = await attestCounting(app, device);
+      expect(validated.status).toBe(200);
+      expect(validated.named).toEqual(ONE_STATEMENT);
+      const { payload } = await jwtVerify(validated.body.token as string, createLocalJWKSet(await jwks()));
+      expect(payload.sub).toBe(device.keyId);
+      const facts = await stored(app, device.keyId);
+      expect(facts.devices).toEqual([{ attestation_count: 1, velocity_count: 1, risk_score: 0 }]);
+      expect(facts.successes).toEqual([{ event_type: 'attestation', risk_score: 0 }]);
+      expect(facts.periods).toBeGreaterThan(0);
+      expect((await madCounter(t, app.org.id)).active_devices).toBe(1);
+      // A development key scores 15: stored with its score, as the transaction stores it.
+      const development = authority.createDevice();
+      expect((await attest(app, development, {}, 'development')).status).toBe(200);
+      expect((await stored(app, development.keyId)).devices).toEqual([
+        { attestation_count: 1, velocity_count: 1, risk_score: 15 },
+      ]);
+      // The key known now: re-attesting takes the transaction, and counts the device once.
+      const again = await attestCounting(app, device);
+      expect(again.status).toBe(200);
+      expect(again.named).toEqual([
+        ...ONE_STATEMENT,
+        'devices_upsert_attested',
+        'devices_touch',
+        'mad_count_device',
+        'devices_record_success',
+      ]);
+      const after = await stored(app, device.keyId);
+      expect(after.devices).toEqual([{ attestation_count: 2, velocity_count: 2, risk_score: 0 }]);
+      expect(after.successes).toHaveLength(2);
+      expect(after.periods).toBe(facts.periods);
+      expect((await madCounter(t, app.org.id)).active_devices).toBe(2);
+    });
+
+    it('takes the transaction where an endpoint listens to new devices, and writes their webhooks with the device', async () => {
+      const app = await registerApp(t);
+      await createWebhookEndpoint(app.owner, 'http://127.0.0.1:9/hook', ['flag.updated']);
+      // An endpoint listening to something else changes nothing.
+      const quiet = await attestCounting(app, authority.createDevice());
+      expect([quiet.status, quiet.named]).toEqual([200, ONE_STATEMENT]);
+      await createWebhookEndpoint(app.owner, 'http://127.0.0.1:9/hook', ['device.attested.first']);
+      const device = authority.createDevice();
+      const heard = await attestCounting(app, device);
+      expect(heard.status).toBe(200);
+      expect(heard.named).toEqual([
+        ...ONE_STATEMENT,
+        'devices_upsert_attested',
+        'mad_count_device',
+        'devices_record_success',
+        'webhooks_subscribed_events',
+        'webhooks_insert_event',
+      ]);
+      const events = await t.sql<{ event_type: string; key_id: string }>(
+        `SELECT event_type, data->>'key_id' AS key_id FROM webhook_events WHERE organization_id = $1`,
+        [app.org.id],
+      );
+      expect(events).toEqual([{ event_type: 'device.attested.first', key_id: device.keyId }]);
+      const facts = await stored(app, device.keyId);
+      expect(facts.devices).toEqual([{ attestation_count: 1, velocity_count: 1, risk_score: 0 }]);
+      expect(facts.successes).toHaveLength(1);
+      expect((await madCounter(t, app.org.id)).active_devices).toBe(2);
+    });
+
+    it("never passes the plan's limit in one statement: at the limit the transaction's quota decides", async () => {
+      const app = await registerApp(t, 'free');
+      expect((await attest(app, authority.createDevice())).status).toBe(200);
+      await t.sql(`UPDATE mad_counters SET active_devices = 999 WHERE organization_id = $1`, [app.org.id]);
+      // The 1,000th device is within the limit: one statement.
+      const last = await attestCounting(app, authority.createDevice());
+      expect([last.status, last.named]).toEqual([200, ONE_STATEMENT]);
+      expect(await madCounter(t, app.org.id)).toEqual({ active_devices: 1000, over_limit_since: null });
+      // The 1,001st would pass it: the statement writes nothing, and the transaction starts the grace period.
+      const device = authority.createDevice();
+      const over = await attestCounting(app, device);
+      expect(over.status).toBe(200);
+      expect(over.named.slice(0, 3)).toEqual([...ONE_STATEMENT, 'devices_upsert_attested']);
+      const counter = await madCounter(t, app.org.id);
+      expect(counter.active_devices).toBe(1001);
+      expect(counter.over_limit_since).not.toBeNull();
+      const facts = await stored(app, device.keyId);
+      expect(facts.devices).toHaveLength(1);
+      expect(facts.successes).toHaveLength(1);
+    });
+
+    it('counts concurrent new devices exactly, across the limit, and one key attested at once is one device', async () => {
+      const app = await registerApp(t, 'free');
+      expect((await attest(app, authority.createDevice())).status).toBe(200);
+      await t.sql(`UPDATE mad_counters SET active_devices = 995 WHERE organization_id = $1`, [app.org.id]);
+      const answers = await Promise.all(Array.from({ length: 10 }, () => attest(app, authority.createDevice())));
+      expect(answers.map((answer) => answer.status)).toEqual(answers.map(() => 200));
+      const counter = await madCounter(t, app.org.id);
+      expect(counter.active_devices).toBe(1005);
+      expect(counter.over_limit_since).not.toBeNull();
+
+      const enterprise = await registerApp(t, 'enterprise');
+      const device = authority.createDevice();
+      const same = await Promise.all(Array.from({ length: 4 }, () => attest(enterprise, device)));
+      expect(same.map((answer) => answer.status)).toEqual([200, 200, 200, 200]);
+      const facts = await stored(enterprise, device.keyId);
+      expect(facts.devices).toEqual([{ attestation_count: 4, velocity_count: 4, risk_score: 0 }]);
+      expect(facts.successes).toHaveLength(4);
+      expect((await madCounter(t, enterprise.org.id)).active_devices).toBe(1);
+    });
+  });
+
   describe('refresh', () => {
     it('spends the challenge and reads the key in one statement: a usual refresh is two prepared statements', async () => {
       const app = await registerApp(t);
@@ -386,10 +551,6 @@ describe('device attestation', () => {
       expect((await refresh(app, device, 1)).status).toBe(200);
       const value = await challenge(app);
       const assertion = device.assert({ challenge: value, counter: 2, teamId: TEAM_ID, bundleId: app.bundleId });
-      // The hot statements are named (decision 0077); the service's jobs use none of these names.
-      const named: string[] = [];
-      const prototype = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
-      const original = prototype.query;
       // Nor any other read of the key, named or not.
       const devices = t.app.get(DevicesRepository);
       const findByKey = devices.findByKey.bind(devices);
@@ -398,20 +559,16 @@ describe('device attestation', () => {
         separateReads += 1;
         return findByKey(...args);
       };
-      prototype.query = function (this: unknown, ...args: unknown[]) {
-        const config = args[0];
-        if (typeof config === 'object' && config !== null && 'name' in config && typeof config.name === 'string') {
-          named.push(config.name);
-        }
-        return original.apply(this, args);
-      };
+      let named: string[];
       try {
-        const refreshed = await sdk(t, app)
-          .post('/api/v1/attestation/refresh')
-          .send({ keyId: device.keyId, assertion, challenge: value });
-        expect(refreshed.status).toBe(200);
+        let refreshed: { status: number } | undefined;
+        named = await namedStatementsDuring(async () => {
+          refreshed = await sdk(t, app)
+            .post('/api/v1/attestation/refresh')
+            .send({ keyId: device.keyId, assertion, challenge: value });
+        });
+        expect(refreshed?.status).toBe(200);
       } finally {
-        prototype.query = original;
         devices.findByKey = findByKey;
       }
       expect(named).toEqual(['challenges_use_reading_key', 'devices_refresh_clean']);

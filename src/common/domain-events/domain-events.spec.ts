@@ -64,4 +64,17 @@ describe('DomainEvents', () => {
     const bus = busOf(new Subscriber(['A'], () => Promise.reject(new Error('refused'))));
     await expect(bus.emit([{ type: 'A', n: 1 } as Named])).rejects.toThrow('refused');
   });
+  it('says what a publication may write only when every subscriber of its type writes webhook deliveries alone', () => {
+    const webhooksOnly = Object.assign(recorder(['A', 'B']).subscriber, {
+      webhooksFor: (type: Named['type']) =>
+        type === 'A' ? ['device.new', 'device.attested.first'] : ['device.high_risk'],
+    });
+    const other = recorder(['B']).subscriber;
+    const bus = busOf(webhooksOnly, other);
+    expect(bus.webhooksOnPublishing('A')).toEqual(['device.new', 'device.attested.first']);
+    // B is also handled by a subscriber that writes something else: the publisher must emit.
+    expect(bus.webhooksOnPublishing('B')).toBeNull();
+    // Nobody handles C: publishing it writes nothing.
+    expect(bus.webhooksOnPublishing('C')).toEqual([]);
+  });
 });

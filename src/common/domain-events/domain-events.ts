@@ -16,6 +16,14 @@ export interface DomainEvent {
 export interface DomainEventSubscriber<E extends DomainEvent = DomainEvent> {
   readonly handles: readonly E['type'][];
   receive(events: readonly E[]): Promise<void>;
+  /**
+   * For a subscriber whose only effect is webhook deliveries: the webhook events it writes for an
+   * event of `type`, each only when an active endpoint of the organization listens to it. A
+   * publisher that makes its change in one statement (decision 0078) checks the webhooks feature's
+   * `webhooks_listening` for them in that statement, and may then skip the publication. Without
+   * it, a subscriber keeps every publisher of the types it handles on the transactional path.
+   */
+  webhooksFor?(type: E['type']): readonly string[];
 }
 
 /** Marks a provider as a `DomainEventSubscriber`: DomainEvents hands it the events it handles. */
@@ -37,6 +45,21 @@ export class DomainEvents implements OnModuleInit {
     this.subscribers = discovered<DomainEventSubscriber, void>(this.discovery, HandlesDomainEvents).map(
       ({ instance }) => instance,
     );
+  }
+
+  /**
+   * What publishing an event of `type` may write, when every subscriber of it writes only webhook
+   * deliveries for listening endpoints: their webhook events (none when nobody subscribes). Null
+   * when some subscriber of `type` writes anything else: the publisher must then `emit`.
+   */
+  webhooksOnPublishing(type: string): readonly string[] | null {
+    const webhooks: string[] = [];
+    for (const subscriber of this.subscribers) {
+      if (!subscriber.handles.includes(type)) continue;
+      if (!subscriber.webhooksFor) return null;
+      webhooks.push(...subscriber.webhooksFor(type));
+    }
+    return webhooks;
   }
 
   async emit(events: readonly DomainEvent[]): Promise<void> {

@@ -1,0 +1,53 @@
+import type { MigrationInterface, QueryRunner } from 'typeorm';
+
+/**
+ * The usage feature's count of a new device, for the one-statement validate of decision 0078:
+ * counts the device in the calendar month (when given, without a limit) and in the billing
+ * period, as `MadRepository.count` does, locking the counters in the same order. The billing
+ * count must stay within `p_limit` (null: none): a count that would pass it raises SQLSTATE
+ * AT402, which undoes the whole statement, and the caller takes the transactional path, where
+ * `MadService.count` decides (grace period or 402). The counter row's lock serialises concurrent
+ * new devices of one organization, so the limit cannot be passed by a race. The tables stay usage's.
+ */
+export class MadCountNewDevice1795719485980 implements MigrationInterface {
+  name = 'MadCountNewDevice1795719485980';
+
+  async up(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(`
+      CREATE FUNCTION mad_count_new_device(p_organization uuid, p_billing date, p_calendar date, p_device uuid, p_limit integer)
+      RETURNS integer LANGUAGE plpgsql VOLATILE AS $$
+      DECLARE
+        counted integer;
+      BEGIN
+        IF p_calendar IS NOT NULL THEN
+          WITH fresh AS (
+            INSERT INTO mad_devices (organization_id, period_start, device_id) VALUES (p_organization, p_calendar, p_device)
+            ON CONFLICT DO NOTHING RETURNING 1
+          )
+          INSERT INTO mad_counters AS c (organization_id, period_start, active_devices)
+          SELECT p_organization, p_calendar, 1 FROM fresh
+          ON CONFLICT (organization_id, period_start) DO UPDATE SET active_devices = c.active_devices + 1;
+        END IF;
+        WITH fresh AS (
+          INSERT INTO mad_devices (organization_id, period_start, device_id) VALUES (p_organization, p_billing, p_device)
+          ON CONFLICT DO NOTHING RETURNING 1
+        )
+        INSERT INTO mad_counters AS c (organization_id, period_start, active_devices)
+        SELECT p_organization, p_billing, 1 FROM fresh
+        ON CONFLICT (organization_id, period_start) DO UPDATE SET active_devices = c.active_devices + 1
+        RETURNING c.active_devices INTO counted;
+        IF counted IS NULL THEN
+          SELECT c.active_devices INTO counted FROM mad_counters c
+           WHERE c.organization_id = p_organization AND c.period_start = p_billing;
+        ELSIF p_limit IS NOT NULL AND counted > p_limit THEN
+          RAISE EXCEPTION 'the monthly active device limit would be passed' USING ERRCODE = 'AT402';
+        END IF;
+        RETURN counted;
+      END
+      $$`);
+  }
+
+  async down(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(`DROP FUNCTION mad_count_new_device(uuid, date, date, uuid, integer)`);
+  }
+}
