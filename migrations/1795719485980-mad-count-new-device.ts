@@ -1,21 +1,40 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * The usage feature's count of a new device, for the one-statement validate of decision 0078:
+ * The usage feature's count of a new device, for the one-statement validate of decision 0078.
+ *
+ * `mad_has_room`: whether the billing period's count is below `p_limit` (null: no limit), read
+ * without a lock. The statement inserts a device only then, so an organization at its limit is
+ * declined without an error; the count below decides under the lock.
+ *
+ * `mad_count_new_device`:
  * counts the device in the calendar month (when given, without a limit) and in the billing
  * period, as `MadRepository.count` does, locking the counters in the same order. The billing
  * count must stay within `p_limit` (null: none): a count that would pass it raises SQLSTATE
  * AT402, which undoes the whole statement, and the caller takes the transactional path, where
- * `MadService.count` decides (grace period or 402). The counter row's lock serialises concurrent
- * new devices of one organization, so the limit cannot be passed by a race. The tables stay usage's.
+ * `MadService.count` decides (grace period or 402); after `mad_has_room`, only when new devices
+ * race for the last places. The counter row's lock serialises concurrent new devices of one
+ * organization, so the limit cannot be passed by a race. `#variable_conflict error` whatever the
+ * server's setting: a later column named like a variable is refused, never taken for it. The
+ * tables stay usage's.
  */
 export class MadCountNewDevice1795719485980 implements MigrationInterface {
   name = 'MadCountNewDevice1795719485980';
 
   async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(`
+      CREATE FUNCTION mad_has_room(p_organization uuid, p_billing date, p_limit integer)
+      RETURNS boolean LANGUAGE sql STABLE PARALLEL SAFE
+      BEGIN ATOMIC
+        SELECT mad_has_room.p_limit IS NULL OR COALESCE((
+          SELECT c.active_devices FROM mad_counters c
+           WHERE c.organization_id = mad_has_room.p_organization AND c.period_start = mad_has_room.p_billing
+        ), 0) < mad_has_room.p_limit;
+      END`);
+    await queryRunner.query(`
       CREATE FUNCTION mad_count_new_device(p_organization uuid, p_billing date, p_calendar date, p_device uuid, p_limit integer)
       RETURNS integer LANGUAGE plpgsql VOLATILE AS $$
+      #variable_conflict error
       DECLARE
         counted integer;
       BEGIN
@@ -49,5 +68,6 @@ export class MadCountNewDevice1795719485980 implements MigrationInterface {
 
   async down(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(`DROP FUNCTION mad_count_new_device(uuid, date, date, uuid, integer)`);
+    await queryRunner.query(`DROP FUNCTION mad_has_room(uuid, date, integer)`);
   }
 }

@@ -222,6 +222,8 @@ export class AttestationService {
    * decides, by the same rule, from the row as it is then. The token is minted after the commit.
    */
   private async validateClean(tenant: Tenant, key: AttestedKey, now: Date): Promise<MintedToken | null> {
+    // Autocommitted, and undone by raising: inside a caller's unit of work it would abort that one.
+    if (this.uow.active) return null;
     // Null when a subscriber of new devices writes more than webhook deliveries: it must hear them.
     const webhooks = this.domainEvents.webhooksOnPublishing('DeviceRegistered');
     if (webhooks === null) return null;

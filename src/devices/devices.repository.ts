@@ -327,6 +327,7 @@ const INSERT_ADMITTED = preparedStatement(
      SELECT ${ATTESTED_VALUES}, $16::int
       WHERE $16::int <= compliance_high_risk_threshold($1::uuid, $17::boolean, $18::int)
         AND NOT webhooks_listening($1::uuid, $19::text[])
+        AND mad_has_room($1::uuid, $20::date, $22::int)
      ON CONFLICT (app_id, key_id) DO NOTHING
      RETURNING ${DEVICE_COLUMNS}
    ), counted AS (
@@ -403,9 +404,10 @@ export class DevicesRepository {
    * and its success event. It applies only when the key has no row in the app, the score is no
    * higher than the organization's high-risk threshold, and no active endpoint of the organization
    * listens to `admitted.webhooks` (the webhooks feature's `webhooks_listening`): then publishing the
-   * device's events would write nothing. Otherwise it changes nothing and answers null. A count that
-   * would pass the plan's limit makes the function raise, undoing the statement (the caller checks
-   * `isMadLimitReached`). The answer carries `active_devices`, the billing period's count after it.
+   * device's events would write nothing; and the billing period's count is below the plan's limit
+   * (the usage feature's `mad_has_room`). Otherwise it changes nothing and answers null. A count
+   * that would still pass the limit (new devices racing for the last places) makes the usage
+   * function raise, undoing the statement (the caller checks `isMadLimitReached`). The answer carries `active_devices`, the billing period's count after it.
    */
   async insertAdmitted(
     organizationId: OrganizationId,

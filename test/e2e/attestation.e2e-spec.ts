@@ -520,6 +520,28 @@ describe('device attestation', () => {
       const facts = await stored(app, device.keyId);
       expect(facts.devices).toHaveLength(1);
       expect(facts.successes).toHaveLength(1);
+      // Should devices race for the last place, the usage feature's count refuses to pass the limit
+      // under the counter's lock, and undoes the statement it runs in.
+      const [{ period }] = await t.sql<{ period: string }>(
+        `SELECT period_start::text AS period FROM mad_counters WHERE organization_id = $1`,
+        [app.org.id],
+      );
+      await t.sql(`UPDATE mad_counters SET active_devices = 1000, over_limit_since = NULL WHERE organization_id = $1`, [
+        app.org.id,
+      ]);
+      const [{ id }] = await t.sql<{ id: string }>(
+        `INSERT INTO devices (organization_id, app_id, key_id, public_key_pem, environment)
+         VALUES ($1, $2, 'racing-key', '', 'production') RETURNING id`,
+        [app.org.id, app.id],
+      );
+      await expect(
+        t.sql(`SELECT mad_count_new_device($1, $2::date, NULL, $3, 1000)`, [app.org.id, period, id]),
+      ).rejects.toMatchObject({ code: 'AT402' });
+      expect((await madCounter(t, app.org.id)).active_devices).toBe(1000);
+      expect(await t.sql(`SELECT 1 FROM mad_devices WHERE device_id = $1`, [id])).toEqual([]);
+      expect(
+        await t.sql(`SELECT mad_count_new_device($1, $2::date, NULL, $3, 1001) AS n`, [app.org.id, period, id]),
+      ).toEqual([{ n: 1001 }]);
     });
 
     it('counts concurrent new devices exactly, across the limit, and one key attested at once is one device', async () => {
