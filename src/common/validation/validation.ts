@@ -3,9 +3,11 @@ import type { Reflector } from '@nestjs/core';
 import type { ValidationError } from 'class-validator';
 import type { Request } from 'express';
 import { AppException, ValidationFailedException, describeFields, type FieldError } from '../errors/app-exception.js';
+import { cacheValidationMetadata } from './metadata-cache.js';
 
 /** Body, query and parameter validation for every route: 422 naming each field by default. */
 export function createValidationPipe(): ValidationPipe {
+  cacheValidationMetadata();
   return new InputValidationPipe({
     whitelist: true,
     forbidNonWhitelisted: true,
