@@ -256,8 +256,14 @@ describe('fail-open Redis store pointed at a closed port', () => {
         expect(store.isDegraded()).toBe(true);
 
         proxy.resume();
-        expect((await store.hit(key, 1, MINUTE, Date.now())).allowed).toBe(false);
+        // On a loaded machine the first command after the resume may still pass the 200 ms command
+        // timeout and fail open: the store is back once a command answers, and that answer counts.
+        let answer = await store.hit(key, 1, MINUTE, Date.now());
+        for (let tries = 0; store.isDegraded() && tries < 20; tries += 1) {
+          answer = await store.hit(key, 1, MINUTE, Date.now());
+        }
         expect(store.isDegraded()).toBe(false);
+        expect(answer.allowed).toBe(false);
       } finally {
         await store.close();
         await proxy.stop();
