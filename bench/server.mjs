@@ -8,6 +8,19 @@ import { join } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
 
+// Every process the bench starts runs on this Node (process.execPath): the project's, which npm
+// puts first on an npm script's PATH (`npm run bench`). Started as `node bench/run.mjs` on a
+// machine whose own Node is older, it would measure another runtime (Node 20's AsyncLocalStorage
+// alone costs the service a promise hook per promise), so it refuses.
+const supportedNode = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).devDependencies.node;
+if (Number(process.versions.node.split('.')[0]) < Number(supportedNode.split('.')[0])) {
+  process.stderr.write(
+    `The bench measures the service on Node ${supportedNode}, and this is Node ${process.versions.node}: ` +
+      'run it with `npm run bench`, which puts the project\'s Node first on the PATH.\n',
+  );
+  process.exit(1);
+}
+
 function freePort() {
   return new Promise((resolve, reject) => {
     const server = createServer();
