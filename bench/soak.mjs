@@ -1,7 +1,7 @@
 // npm run bench -- soak [--duration 300] [--connections 16] [--sample 10] [--json]
 // A bounded soak run (5 minutes by default; --duration in seconds, or with an m/s suffix): the hot
-// SDK endpoints in one mix (GET /api/v1/flags, flag evaluate, attestation challenge and refresh,
-// GET /api/v1/health) against the built service on the embedded database, while the server's
+// SDK endpoints in one mix (GET /api/v1/flags, flag evaluate, attestation challenge, refresh and
+// validate of a new device, GET /api/v1/health) against the built service on the embedded database, while the server's
 // resident memory is read from GET /metrics every --sample seconds. Reports requests, errors and
 // memory growth, and exits non-zero on any error or a steady growth trend. Not run in CI.
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -35,6 +35,7 @@ const MIX = [
   ['POST /api/v1/flags/:id/evaluate', 20],
   ['GET /api/v1/attestation/challenge', 10],
   ['challenge + POST /api/v1/attestation/refresh', 15],
+  ['challenge + POST /api/v1/attestation/validate (a new device)', 5],
   ['GET /api/v1/health', 15],
 ];
 const TOTAL_WEIGHT = MIX.reduce((sum, [, weight]) => sum + weight, 0);
@@ -63,7 +64,10 @@ const samples = [];
 try {
   db = await connect(server.dataDir);
   const apps = await seedTenants(db);
-  const flagIds = await seedFlags(db, apps[0]);
+  // Every app has the bench flags: each connection asks for its own device's app, so the flag load
+  // goes round the apps and no app's plan budget (flags and evaluate share one) is what is measured.
+  const flagIdsOf = new Map();
+  for (const app of apps) flagIdsOf.set(app.appId, await seedFlags(db, app));
   const identity = (app) => ({ 'x-bundle-id': app.bundleId, 'x-team-id': TEAM_ID });
 
   // One attested device per connection, each refreshing with its own increasing counter.
@@ -81,18 +85,24 @@ try {
   }
   const devices = [];
   for (let i = 0; i < connections; i++) devices.push(await attestDevice(i === 0 ? apps[0] : apps[i % apps.length]));
-  const flagDevice = devices[0];
 
   const operations = {
-    'GET /api/v1/flags': () =>
+    'GET /api/v1/flags': (worker) =>
       call('GET', '/api/v1/flags', {
-        headers: { ...identity(flagDevice.app), authorization: `Bearer ${flagDevice.token}`, 'x-app-version': '3.1.0' },
+        headers: {
+          ...identity(devices[worker].app),
+          authorization: `Bearer ${devices[worker].token}`,
+          'x-app-version': '3.1.0',
+        },
       }),
-    'POST /api/v1/flags/:id/evaluate': () =>
-      call('POST', `/api/v1/flags/${flagIds[sent % flagIds.length]}/evaluate`, {
-        headers: { ...identity(flagDevice.app), ...json, authorization: `Bearer ${flagDevice.token}` },
+    'POST /api/v1/flags/:id/evaluate': (worker) => {
+      const { app, token } = devices[worker];
+      const flagIds = flagIdsOf.get(app.appId);
+      return call('POST', `/api/v1/flags/${flagIds[sent % flagIds.length]}/evaluate`, {
+        headers: { ...identity(app), ...json, authorization: `Bearer ${token}` },
         body: JSON.stringify({ deviceId: `soak-${sent % 1000}`, appVersion: '3.1.0', country: 'DE' }),
-      }),
+      });
+    },
     'GET /api/v1/attestation/challenge': () =>
       call('GET', '/api/v1/attestation/challenge', { headers: identity(apps[sent % apps.length]) }),
     'challenge + POST /api/v1/attestation/refresh': async (worker) => {
@@ -110,6 +120,18 @@ try {
       return call('POST', '/api/v1/attestation/refresh', {
         headers: { ...identity(entry.app), ...json },
         body: JSON.stringify({ keyId: entry.device.keyId, assertion, challenge: value }),
+      });
+    },
+    'challenge + POST /api/v1/attestation/validate (a new device)': async () => {
+      const app = apps[sent % apps.length];
+      const challenge = await call('GET', '/api/v1/attestation/challenge', { headers: identity(app) });
+      if (challenge.status !== 200) return challenge;
+      const value = JSON.parse(challenge.text).challenge;
+      const device = authority.createDevice();
+      const attestationObject = await device.attest({ challenge: value, teamId: TEAM_ID, bundleId: app.bundleId });
+      return call('POST', '/api/v1/attestation/validate', {
+        headers: { ...identity(app), ...json },
+        body: JSON.stringify({ keyId: device.keyId, attestationObject, challenge: value }),
       });
     },
     'GET /api/v1/health': () => call('GET', '/api/v1/health'),
