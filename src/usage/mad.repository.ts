@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { OrganizationId } from '../common/access/tenant-id.js';
 import { preparedStatement, queryPrepared, queryRows } from '../database/sql.js';
+import { hasSqlState } from '../database/sql-state.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 
 /** A period's counter after a device was counted in it. */
@@ -33,7 +34,7 @@ const MAD_LIMIT_REACHED = 'AT402';
  * transactional path, where `MadService.count` decides.
  */
 export function isMadLimitReached(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { code?: string }).code === MAD_LIMIT_REACHED;
+  return hasSqlState(error, MAD_LIMIT_REACHED);
 }
 
 /**
