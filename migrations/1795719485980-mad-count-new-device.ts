@@ -36,25 +36,21 @@ export class MadCountNewDevice1795719485980 implements MigrationInterface {
       RETURNS integer LANGUAGE plpgsql VOLATILE AS $$
       #variable_conflict error
       DECLARE
+        period date;
         counted integer;
       BEGIN
-        IF p_calendar IS NOT NULL THEN
+        -- The calendar month (when it differs) first, then the billing period, as MadService.count
+        -- locks them; after the loop, counted is the billing period's (null: the device was counted).
+        FOREACH period IN ARRAY array_remove(ARRAY[p_calendar, p_billing], NULL) LOOP
           WITH fresh AS (
-            INSERT INTO mad_devices (organization_id, period_start, device_id) VALUES (p_organization, p_calendar, p_device)
+            INSERT INTO mad_devices (organization_id, period_start, device_id) VALUES (p_organization, period, p_device)
             ON CONFLICT DO NOTHING RETURNING 1
           )
           INSERT INTO mad_counters AS c (organization_id, period_start, active_devices)
-          SELECT p_organization, p_calendar, 1 FROM fresh
-          ON CONFLICT (organization_id, period_start) DO UPDATE SET active_devices = c.active_devices + 1;
-        END IF;
-        WITH fresh AS (
-          INSERT INTO mad_devices (organization_id, period_start, device_id) VALUES (p_organization, p_billing, p_device)
-          ON CONFLICT DO NOTHING RETURNING 1
-        )
-        INSERT INTO mad_counters AS c (organization_id, period_start, active_devices)
-        SELECT p_organization, p_billing, 1 FROM fresh
-        ON CONFLICT (organization_id, period_start) DO UPDATE SET active_devices = c.active_devices + 1
-        RETURNING c.active_devices INTO counted;
+          SELECT p_organization, period, 1 FROM fresh
+          ON CONFLICT (organization_id, period_start) DO UPDATE SET active_devices = c.active_devices + 1
+          RETURNING c.active_devices INTO counted;
+        END LOOP;
         IF counted IS NULL THEN
           SELECT c.active_devices INTO counted FROM mad_counters c
            WHERE c.organization_id = p_organization AND c.period_start = p_billing;
