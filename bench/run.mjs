@@ -413,7 +413,22 @@ if (!only || 'flag-store'.includes(only)) {
   );
 }
 
-const targets = evaluateTargets({ ceilings, results, memory });
+// What evaluating the flags row's set costs alone, in its own process while the server idles:
+// printed beside the flags target's budget (bench/flag-evaluation.mjs).
+let flagEvaluation = null;
+if (!only || 'flags'.includes(only)) {
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [new URL('./flag-evaluation.mjs', import.meta.url).pathname, '--devices', smoke ? '5000' : '200000'],
+    { maxBuffer: 1024 * 1024 },
+  );
+  flagEvaluation = JSON.parse(stdout.trim().split('\n').at(-1));
+  say(
+    `${`flag evaluation alone, ${flagEvaluation.flags} flags (tight loop)`.padEnd(44)} ${String(flagEvaluation.usPerAnswer).padStart(7)} µs per answer  (${flagEvaluation.rolloutHashes} rollout hashes, ${flagEvaluation.answerBytes} bytes)`,
+  );
+}
+
+const targets = evaluateTargets({ ceilings, results, memory, flagEvaluation });
 if (!asJson) {
   console.log('');
   console.log('Targets (issues 22 and 33); BELOW is reported, not failed:');
@@ -480,7 +495,11 @@ async function measureEnumeration(baseUrl, db) {
 if (asJson) {
   const rows = results.map(({ name: _name, ...row }) => row);
   console.log(
-    JSON.stringify({ connections, durationSeconds: duration, ceilings, memory, targets, results: rows }, null, 2),
+    JSON.stringify(
+      { connections, durationSeconds: duration, ceilings, memory, flagEvaluation, targets, results: rows },
+      null,
+      2,
+    ),
   );
 }
 if (write) {
@@ -514,6 +533,13 @@ if (write) {
     '| Target (issues 22 and 33) | measured | target | |',
     '|---|---|---|---|',
     ...targets.map((t) => `| ${t.title} | ${t.display} | ${t.targetText} | ${t.verdict} |`),
+    '',
+    ...targets.filter((t) => t.budget).map((t) => `${t.title}: ${t.budget}.`),
+    ...(flagEvaluation
+      ? [
+          `Flag evaluation alone (bench/flag-evaluation.mjs): ${flagEvaluation.usPerAnswer} µs per answer of ${flagEvaluation.flags} flags, ${flagEvaluation.rolloutHashes} rollout hashes.`,
+        ]
+      : []),
     '',
   ];
   writeFileSync(new URL('./results.md', import.meta.url), lines.join('\n'));
