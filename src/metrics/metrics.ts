@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { DatabasePool, type PoolStats } from '../database/database-pool.js';
+import { RequestLatencyHistogram } from './request-latency.js';
 
 /** What became of one webhook delivery attempt (`retrying`: it failed and another attempt is scheduled). */
 export type WebhookDeliveryOutcome = 'succeeded' | 'retrying' | 'failed';
@@ -21,19 +22,24 @@ const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
 export class Metrics {
   readonly registry = new Registry();
 
+  private readonly latency = new RequestLatencyHistogram({
+    name: 'attestly_http_request_duration_seconds',
+    help: 'Time from the request reaching the service to the last byte of the response',
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+
+  /** Read from the latency histogram's series at each scrape: every answered request is in both. */
   private readonly requests = new Counter({
     name: 'attestly_http_requests_total',
     help: 'HTTP requests answered, by method, route template and status code',
     labelNames: ['method', 'route', 'status'] as const,
     registers: [this.registry],
-  });
-
-  private readonly latency = new Histogram({
-    name: 'attestly_http_request_duration_seconds',
-    help: 'Time from the request reaching the service to the last byte of the response',
-    labelNames: ['method', 'route', 'status'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [this.registry],
+    collect: ((latency: RequestLatencyHistogram) =>
+      function (this: Counter<'method' | 'route' | 'status'>) {
+        this.reset();
+        for (const { labels, count } of latency.counts()) this.inc(labels, count);
+      })(this.latency),
   });
 
   private readonly attestations = new Counter({
@@ -137,9 +143,7 @@ export class Metrics {
 
   /** One answered request, by method, route template and status, with its duration in seconds. */
   request(method: string, route: string, status: number, seconds: number): void {
-    const labels = { method, route, status: String(status) };
-    this.latency.observe(labels, seconds);
-    this.requests.inc(labels);
+    this.latency.record(method, route, status, seconds);
     if (status === 429) this.rateLimited.inc({ route });
   }
 
