@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { DatabasePool, type PoolStats } from '../database/database-pool.js';
-import { RequestLatencyHistogram } from './request-latency.js';
+import { RequestLatencyHistogram, requestCountsOf } from './request-latency.js';
 
 /** What became of one webhook delivery attempt (`retrying`: it failed and another attempt is scheduled). */
 export type WebhookDeliveryOutcome = 'succeeded' | 'retrying' | 'failed';
@@ -31,11 +31,7 @@ export class Metrics {
     help: 'HTTP requests answered, by method, route template and status code',
     labelNames: ['method', 'route', 'status'] as const,
     registers: [this.registry],
-    collect: ((metrics: Metrics) =>
-      function (this: Counter<'method' | 'route' | 'status'>) {
-        this.reset();
-        for (const { labels, count } of metrics.latency.counts()) this.inc(labels, count);
-      })(this),
+    collect: requestCountsOf(() => this.latency),
   });
 
   private readonly latency = new RequestLatencyHistogram({

@@ -1,4 +1,4 @@
-import { Histogram, type Registry } from 'prom-client';
+import { Histogram, type Counter, type Registry } from 'prom-client';
 
 type RequestLabel = 'method' | 'route' | 'status';
 type RequestLabels = Readonly<Record<RequestLabel, string>>;
@@ -114,4 +114,16 @@ export class RequestLatencyHistogram extends Histogram<RequestLabel> {
     // prom-client's constructor resets too, before this class's fields exist.
     this.series?.clear();
   }
+}
+
+/**
+ * The `collect` of the requests counter: at each scrape the counter is set to the requests of
+ * `histogram()` per label set, every answered request being recorded there once (decision 0079).
+ * A function of the histogram, so the counter can be made, and registered, first.
+ */
+export function requestCountsOf(histogram: () => RequestLatencyHistogram) {
+  return function (this: Counter<RequestLabel>): void {
+    this.reset();
+    for (const { labels, count } of histogram().counts()) this.inc(labels, count);
+  };
 }
