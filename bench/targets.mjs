@@ -10,12 +10,13 @@ const round = (value) => Math.round(value * 100) / 100;
 export function evaluateTargets({ ceilings, results, memory, flagEvaluation = null }) {
   const rate = (name) => results.find((row) => row.name === name)?.requestsPerSecond ?? null;
   const p99 = (name) => results.find((row) => row.name === name)?.p99Ms ?? null;
+  const cpu = (name) => results.find((row) => row.name === name)?.cpuUsPerRequest ?? null;
   const ratio = (numerator, denominator) =>
     numerator === null || denominator === null || !denominator ? null : round(numerator / denominator);
 
   const health = rate('reference');
-  const healthCpu = results.find((row) => row.name === 'reference')?.cpuUsPerRequest ?? null;
-  const flagsCpu = results.find((row) => row.name === 'flags')?.cpuUsPerRequest ?? null;
+  const healthCpu = cpu('reference');
+  const flagsCpu = cpu('flags');
   const evaluation = flagEvaluation?.usPerAnswer ?? null;
   const flags = rate('flags');
   const flagsRatio = ratio(flags, health);
